@@ -1,0 +1,1127 @@
+/* lite_di_lock.h - v0.1.0 - a lease-lock LIFECYCLE for C programs.
+   Single header, stb style, MIT license (see the end of the file).
+
+   WHAT IT IS
+   ==========
+   acquire -> hold -> heartbeat -> release, or lose; over a pluggable
+   three-function store. Every grant carries a FENCING TOKEN (an integer
+   >= 1 that strictly grows per key) which protected work passes downstream
+   so a resource can reject a stale holder. The lock fails CLOSED: a store
+   answer is a grant only if it has exactly the right shape, the fence is
+   bound into a child DI scope before the body runs or the body never runs,
+   run() always releases, and a heartbeat that is anything but a clean yes
+   loses the lease and says so once. No heap, no globals, no threads: you
+   own the loop (call ldl_lock_poll() every frame, or hand over a timer
+   vtable).
+
+   In exactly ONE .c file:
+       #define LITE_DI_LOCK_IMPLEMENTATION
+       #include "lite_di_lock.h"
+   Everywhere else just #include it.
+
+   QUICK START
+   ===========
+       ldl_scope root, pool[4];                 // the reference DI container
+       ldl_scope_init(&root, pool, 4);
+       ldl_lock lock;
+       ldl_lock_desc d = {0};
+       d.container = ldl_scope_container(&root);
+       d.key = "nightly-report";
+       d.ttl_ms = 30000;                        // store = in-process MemoryStore
+       if (ldl_lock_init(&lock, &d) != LDL_OK) puts(ldl_lock_why(&lock));
+
+       static int body(void *scope, void *user) {
+           const int64_t *fence = (const int64_t *)ldl_scope_get(scope, "lock:fence");
+           return write_report(user, *fence);   // pass the fence downstream
+       }
+       int rc = ldl_lock_run(&lock, body, db, NULL); // acquire, bind, body, shutdown, release
+       ldl_lock_dispose(&lock);
+
+   Or drive it yourself: ldl_lock_acquire() == 1, then ldl_lock_poll() every
+   frame (it renews when the heartbeat is due and notices a passed deadline),
+   then ldl_lock_release(). ldl_lock_due_in_ms() says how long you may sleep.
+
+   COMPILE-TIME OPTIONS (define before including)
+   ==============================================
+   LITE_DI_LOCK_IMPLEMENTATION  emit the implementation (one .c file).
+   LDL_STATIC                   every function static (private copy per TU).
+   LDL_NO_DEFAULT_CLOCK         no built-in clock (bare metal): every lock and
+                                MemoryStore must be given an ldl_clock.
+   LDL_KEY_MAX                  bytes per key including the NUL (default 128).
+   LDL_SCOPE_BINDINGS           bindings per reference-container scope (8).
+
+   The built-in clock is clock_gettime(CLOCK_MONOTONIC) on POSIX and
+   QueryPerformanceCounter on Windows. Under a strict -std=c99 the header
+   asks for POSIX itself (_POSIX_C_SOURCE) when it is included before any
+   system header; if a system header came first the build stops with an
+   #error that says what to define. It never falls back to a wall clock.
+
+   THE LIFECYCLE
+   =============
+     IDLE      -acquire->  ACQUIRING -grant->  HELD      (heartbeat armed)
+     ACQUIRING -no grant-> IDLE                          (acquire answers 0, token 0)
+     HELD      -renew != 1-> LOST                        (on_lost(reason) once)
+     HELD      -local deadline reached-> LOST            (LEASE_EXPIRED; store not asked)
+     HELD      -release->  RELEASING -> RELEASED         (disarm FIRST, then store.release)
+     LOST      -release or dispose-> RELEASED            (store.release(last token) once,
+                                                          unless already handed back)
+     any       -dispose->  RELEASED, terminal            (idempotent)
+
+   The lease is trusted while now < start + ttl_ms - drift_ms, where start is
+   the clock read just BEFORE the last successful acquire or renew call. A
+   clock that reads earlier than start is broken: the lock treats the lease
+   as expired (fail closed) rather than trusting it longer.
+
+   THE STORE CONTRACT
+   ==================
+   Three functions and a ctx (ldl_store). Each answers an int: EXACTLY 1 is
+   yes, 0 is no, negative is a store error, anything else is malformed (no;
+   for renew/release: a store error). acquire writes the new token through
+   token_out; the lock zeroes it before every call. A grant is acquire == 1
+   AND token in [1, INT64_MAX] AND token > every token this lock accepted
+   before. A grant refused because its token did not advance sets the reason
+   FENCE_REGRESSED and is handed straight back with release(key, token).
+
+   THE FENCING CONTRACT
+   ====================
+   ldl_lock_fencing_token() is the token while HELD, 0 otherwise. Inside
+   ldl_lock_run() the body's child scope has the token bound (as a pointer to
+   an int64_t that stays valid and unchanged until the child is shut down)
+   under token_name ("lock:fence") and the lock under holder_name
+   ("lock:holder"). A protected resource remembers the highest fence it has
+   accepted and rejects any write carrying a lower one: a holder that was
+   paused past its lease then cannot overwrite its successor's work.
+
+   THREADS
+   =======
+   A lock and a MemoryStore are single-threaded objects: serialise calls on
+   one object (timer callbacks included). Different objects are independent.
+   Do not move or copy a lock or MemoryStore after init.
+*/
+#ifndef LITE_DI_LOCK_H
+#define LITE_DI_LOCK_H
+
+/* Strict ISO C hides clock_gettime; ask for POSIX before <stdint.h> pulls in
+   the C library's feature selection. Only when nothing else was chosen. */
+#if defined(LITE_DI_LOCK_IMPLEMENTATION) && !defined(LDL_NO_DEFAULT_CLOCK) && \
+    !defined(_WIN32) && defined(__STRICT_ANSI__) && !defined(_POSIX_C_SOURCE) && \
+    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
+    !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200112L
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LDL_VERSION_MAJOR 0
+#define LDL_VERSION_MINOR 1
+#define LDL_VERSION_PATCH 0
+#define LDL_VERSION "0.1.0"
+
+#ifndef LDL_KEY_MAX
+#define LDL_KEY_MAX 128
+#endif
+#ifndef LDL_SCOPE_BINDINGS
+#define LDL_SCOPE_BINDINGS 8
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LDL__UNUSED __attribute__((unused))
+#else
+#define LDL__UNUSED
+#endif
+
+#ifndef LDL_API
+#ifdef LDL_STATIC
+#define LDL_API static LDL__UNUSED
+#else
+#define LDL_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+#define LDL__INLINE static inline
+extern "C" {
+#else
+#define LDL__INLINE static inline LDL__UNUSED
+#endif
+
+/* ------------------------------------------------------------ results */
+enum {
+    LDL_OK           =  0,
+    LDL_EINVAL       = -1,  /* bad argument or option; ldl_lock_why() names it */
+    LDL_ESTATE       = -2,  /* call not allowed in this state (non-reentrant) */
+    LDL_ENOTACQUIRED = -3,  /* run(): no grant; the body never ran */
+    LDL_EFENCE       = -4,  /* run(): child scope or fence bind failed; released; body never ran */
+    LDL_EBODY        = -5,  /* run(): body returned non-zero; cleanup was clean */
+    LDL_EAGGREGATE   = -6,  /* run(): body failed AND a cleanup leg failed */
+    LDL_ECLEANUP     = -7,  /* run(): body ok, a cleanup leg failed */
+    LDL_EEXIST       = -8,  /* bind: name already registered */
+    LDL_ENOSPC       = -9,  /* MemoryStore table (or a scope pool) full */
+    LDL_EUNSUPPORTED = -10, /* container lacks an optional hook */
+    LDL_ELOST        = -11, /* run(): body ok, cleanup clean, lease lost while the body ran */
+    LDL_ESTORE       = -12  /* release(): store answered an error or a malformed value */
+};
+LDL_API const char *ldl_strerror(int rc);   /* static text, never NULL */
+
+typedef enum ldl_state {
+    LDL_IDLE = 0, LDL_ACQUIRING = 1, LDL_HELD = 2,
+    LDL_RELEASING = 3, LDL_RELEASED = 4, LDL_LOST = 5
+} ldl_state;
+
+typedef enum ldl_reason {
+    LDL_REASON_NONE = 0, LDL_REASON_RELEASED = 1, LDL_REASON_HEARTBEAT_FAILED = 2,
+    LDL_REASON_STORE_ERROR = 3, LDL_REASON_FENCE_REGRESSED = 4, LDL_REASON_DISPOSED = 5,
+    LDL_REASON_TIMER_UNARMABLE = 6, LDL_REASON_LEASE_EXPIRED = 7
+} ldl_reason;
+LDL_API const char *ldl_state_name(int state);   /* "IDLE"...; "?" out of range */
+LDL_API const char *ldl_reason_name(int reason); /* "NONE"...; "?" out of range */
+
+/* ------------------------------------------------------------ platform vtables */
+typedef struct ldl_clock {          /* monotonic milliseconds */
+    uint64_t (*now_ms)(void *ctx);
+    void *ctx;
+} ldl_clock;                        /* all-zero = the built-in monotonic clock */
+
+typedef struct ldl_timers {         /* one-shot timers; all-zero = manual mode */
+    uintptr_t (*set_timeout)(void *ctx, void (*fire)(void *arg), void *arg, uint32_t delay_ms);
+                                    /* non-zero handle, or 0 = could not arm */
+    void      (*clear_timeout)(void *ctx, uintptr_t handle);
+    void *ctx;
+} ldl_timers;
+
+/* ------------------------------------------------------------ the store */
+typedef struct ldl_store {
+    int (*acquire)(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out);
+    int (*renew)  (void *ctx, const char *key, int64_t token, uint32_t ttl_ms);
+    int (*release)(void *ctx, const char *key, int64_t token);
+    void *ctx;
+} ldl_store;
+
+/* ------------------------------------------------------------ container */
+typedef struct ldl_container {
+    void *(*scope)(void *self);                                   /* new child, NULL = failed */
+    int   (*value)(void *scope, const char *name, void *value);   /* bind; 0 = ok */
+    int   (*shutdown)(void *scope);                               /* tear down child; 0 = ok */
+    int   (*singleton_factory)(void *self, const char *name, void *(*factory)(void *arg), void *arg);
+    int   (*on_teardown)(void *self, const char *name, void (*fn)(void *arg), void *arg);
+    void *self;
+} ldl_container;
+
+/* ------------------------------------------------------------ MemoryStore
+   An open-addressing hash table over caller-owned slots: O(1) expected per
+   call at a sane load factor (keep nslots >= 2x the live keys). One token
+   counter per store. Expired slots are reused for any key; only when every
+   slot holds an unexpired lease does acquire of a new key answer
+   LDL_ENOSPC. Fields are private. */
+typedef struct ldl_memstore_slot {
+    int64_t  _token;        /* 0 = slot empty */
+    uint64_t _expires;      /* clock ms at which the lease ends */
+    uint32_t _hash;
+    char     _key[LDL_KEY_MAX];
+} ldl_memstore_slot;
+
+typedef struct ldl_memstore {
+    ldl_memstore_slot *_slots;
+    size_t             _n;
+    int64_t            _last;   /* last token issued */
+    ldl_clock          _clock;
+} ldl_memstore;
+
+LDL_API int       ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t nslots, ldl_clock clock);
+LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms);
+LDL_API size_t    ldl_memstore_live(const ldl_memstore *ms);   /* O(nslots) scan */
+
+/* ------------------------------------------------------------ reference container
+   A zero-allocation DI container implementing ldl_container: named scopes
+   with a parent chain, bindings resolved through the chain, reverse-order
+   teardown and a live-child count. Child scopes come from a caller-owned
+   pool given to the root. Names are kept as pointers (must outlive the
+   scope). Fields are private. */
+typedef struct ldl__binding {
+    const char *name;
+    void *value;                     /* a value, or the cached singleton */
+    void *(*factory)(void *arg);     /* singleton factory, NULL for a value */
+    void *arg;
+    void (*teardown)(void *arg);
+    void *teardown_arg;
+    int made;                        /* singleton resolved */
+} ldl__binding;
+
+typedef struct ldl_scope ldl_scope;
+struct ldl_scope {
+    ldl_scope   *_parent;            /* NULL for the root */
+    ldl_scope   *_root;
+    ldl_scope   *_pool;              /* root only: child storage */
+    size_t       _npool;
+    size_t       _children;          /* live direct children */
+    size_t       _nb;
+    int          _open;              /* 1 between init/child and shutdown */
+    ldl__binding _b[LDL_SCOPE_BINDINGS];
+};
+
+LDL_API int    ldl_scope_init(ldl_scope *root, ldl_scope *pool, size_t npool);
+LDL_API ldl_container ldl_scope_container(ldl_scope *root);
+LDL_API ldl_scope *ldl_scope_child(ldl_scope *s);          /* NULL: pool empty or s closed */
+LDL_API int    ldl_scope_value(ldl_scope *s, const char *name, void *value);  /* LDL_EEXIST */
+LDL_API int    ldl_scope_singleton(ldl_scope *s, const char *name, void *(*factory)(void *arg), void *arg);
+LDL_API int    ldl_scope_on_teardown(ldl_scope *s, const char *name, void (*fn)(void *arg), void *arg);
+LDL_API void  *ldl_scope_get(ldl_scope *s, const char *name);  /* through the chain; NULL = none */
+LDL_API int    ldl_scope_shutdown(ldl_scope *s);  /* children first, then teardowns in reverse */
+LDL_API size_t ldl_scope_live_children(const ldl_scope *s);
+
+/* ------------------------------------------------------------ the lock */
+typedef struct ldl_lock_desc {
+    ldl_container  container;     /* REQUIRED: scope, value, shutdown non-NULL */
+    const char    *key;           /* REQUIRED: 1..LDL_KEY_MAX-1 bytes, no control bytes */
+    uint32_t       ttl_ms;        /* REQUIRED: > 0 */
+    uint32_t       heartbeat_ms;  /* 0 = ttl_ms / 3; heartbeat_ms * 2 <= ttl_ms */
+    uint32_t       drift_ms;      /* 0 = ttl_ms / 100 + 2; < ttl_ms - heartbeat_ms */
+    const ldl_store *store;       /* NULL = a fresh MemoryStore owned by this lock */
+    ldl_clock      clock;         /* zero = built-in monotonic clock */
+    ldl_timers     timers;        /* zero = manual mode: call ldl_lock_poll() */
+    const char    *token_name;    /* NULL = "lock:fence" */
+    const char    *holder_name;   /* NULL = "lock:holder" */
+    void         (*on_lost)(void *user, int reason);  /* fired once per lost lease */
+    void          *user;          /* passed to on_lost */
+} ldl_lock_desc;
+
+typedef struct ldl_lock ldl_lock;
+struct ldl_lock {                 /* private: the type is complete so you own the storage */
+    int           _state;
+    int           _reason;
+    int64_t       _token;         /* while HELD, else 0 */
+    int64_t       _last;          /* highest token ever accepted */
+    int64_t       _owed;          /* a lost lease not yet handed back, else 0 */
+    uint64_t      _start;         /* clock before the last good acquire/renew */
+    uint32_t      _window;        /* ttl_ms - drift_ms */
+    uint32_t      _ttl_ms;
+    uint32_t      _heartbeat_ms;
+    uint32_t      _drift_ms;
+    uintptr_t     _timer;         /* armed one-shot, 0 = none */
+    int           _busy;          /* inside a store call */
+    int           _interrupted;   /* release/dispose arrived during a store call */
+    int           _dead;          /* disposed (or failed init) */
+    unsigned      _losses;        /* count of lost leases */
+    int           _loss_reason;   /* reason of the last loss */
+    const char   *_why;
+    ldl_store     _store;
+    ldl_clock     _clock;
+    ldl_timers    _timers;
+    ldl_container _container;
+    const char   *_token_name;
+    const char   *_holder_name;
+    void        (*_on_lost)(void *user, int reason);
+    void         *_user;
+    ldl_memstore  _own;           /* the default store, when desc.store is NULL */
+    ldl_memstore_slot _own_slot[1];
+    char          _key[LDL_KEY_MAX];
+};
+
+typedef struct ldl_run_result {
+    int body_rc;      /* what the body returned (0 if it never ran) */
+    int shutdown_rc;  /* what the child scope's shutdown returned */
+    int release_rc;   /* what ldl_lock_release returned (1, 0 or LDL_ESTORE) */
+    int lost_reason;  /* LDL_REASON_* if the lease was lost while the body ran, else 0 */
+} ldl_run_result;
+
+LDL_API int  ldl_lock_init(ldl_lock *lock, const ldl_lock_desc *desc);  /* LDL_OK or LDL_EINVAL */
+LDL_API const char *ldl_lock_why(const ldl_lock *lock);
+LDL_API int  ldl_lock_acquire(ldl_lock *lock);   /* 1 granted, 0 not, LDL_ESTATE */
+LDL_API int  ldl_lock_release(ldl_lock *lock);   /* 1 store ack, 0 no/nothing, LDL_ESTORE */
+LDL_API int  ldl_lock_tick(ldl_lock *lock);      /* renew now: 1 still held, 0 not */
+LDL_API int  ldl_lock_poll(ldl_lock *lock);      /* every frame: 1 held, 0 not */
+LDL_API int  ldl_lock_run(ldl_lock *lock, int (*body)(void *scope, void *user), void *user,
+                          ldl_run_result *result);
+LDL_API void ldl_lock_dispose(ldl_lock *lock);   /* idempotent terminal */
+LDL_API uint32_t ldl_lock_valid_ms(ldl_lock *lock);   /* ms still guaranteed; 0 = not held */
+LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *lock);  /* ms until poll has work; UINT32_MAX = not held */
+LDL_API int  ldl_bind_lock(const ldl_container *c, const char *name, ldl_lock *lock);
+
+/* hot getters: a plain field read each */
+LDL__INLINE int     ldl_lock_state(const ldl_lock *lock)         { return lock->_state; }
+LDL__INLINE int     ldl_lock_held(const ldl_lock *lock)          { return lock->_state == LDL_HELD; }
+LDL__INLINE int64_t ldl_lock_fencing_token(const ldl_lock *lock) { return lock->_token; }
+LDL__INLINE int     ldl_lock_reason(const ldl_lock *lock)        { return lock->_reason; }
+
+#ifdef __cplusplus
+}
+#endif
+
+/* compile-time size checks (negative array on failure) */
+typedef char ldl__check_key_max[(LDL_KEY_MAX >= 2 && LDL_KEY_MAX <= 65536) ? 1 : -1];
+typedef char ldl__check_int64[(sizeof(int64_t) == 8) ? 1 : -1];
+
+#endif /* LITE_DI_LOCK_H */
+
+/* ==================================================================== */
+/*                          IMPLEMENTATION                               */
+/* ==================================================================== */
+#ifdef LITE_DI_LOCK_IMPLEMENTATION
+#ifndef LITE_DI_LOCK_C
+#define LITE_DI_LOCK_C
+
+#ifndef LDL_NO_DEFAULT_CLOCK
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#else
+#include <time.h>
+#if !defined(CLOCK_MONOTONIC)
+#error "lite_di_lock.h: the built-in clock needs clock_gettime(CLOCK_MONOTONIC). Define _POSIX_C_SOURCE=200112L before including any system header (or compile with -std=gnu99), or define LDL_NO_DEFAULT_CLOCK and pass an ldl_clock."
+#endif
+#endif
+#endif /* LDL_NO_DEFAULT_CLOCK */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ names */
+LDL_API const char *ldl_strerror(int rc) {
+    switch (rc) {
+    case LDL_OK:           return "ok";
+    case LDL_EINVAL:       return "invalid argument or option";
+    case LDL_ESTATE:       return "call not allowed in this state";
+    case LDL_ENOTACQUIRED: return "lock not acquired; the body never ran";
+    case LDL_EFENCE:       return "child scope or fence bind failed; lease released; body never ran";
+    case LDL_EBODY:        return "body failed; cleanup was clean";
+    case LDL_EAGGREGATE:   return "body failed and a cleanup leg failed";
+    case LDL_ECLEANUP:     return "body ok but a cleanup leg failed";
+    case LDL_EEXIST:       return "name already registered";
+    case LDL_ENOSPC:       return "no free slot";
+    case LDL_EUNSUPPORTED: return "container lacks an optional hook";
+    case LDL_ELOST:        return "lease lost while the body ran";
+    case LDL_ESTORE:       return "store answered an error or a malformed value";
+    default:               return "unknown result code";
+    }
+}
+
+LDL_API const char *ldl_state_name(int state) {
+    static const char *const names[] = { "IDLE", "ACQUIRING", "HELD", "RELEASING", "RELEASED", "LOST" };
+    return (state >= 0 && state < 6) ? names[state] : "?";
+}
+
+LDL_API const char *ldl_reason_name(int reason) {
+    static const char *const names[] = { "NONE", "RELEASED", "HEARTBEAT_FAILED", "STORE_ERROR",
+        "FENCE_REGRESSED", "DISPOSED", "TIMER_UNARMABLE", "LEASE_EXPIRED" };
+    return (reason >= 0 && reason < 8) ? names[reason] : "?";
+}
+
+/* ------------------------------------------------------------ small helpers */
+static size_t ldl__keylen(const char *s) {   /* LDL_KEY_MAX when too long */
+    size_t n = 0;
+    while (n < LDL_KEY_MAX && s[n]) n++;
+    return n;
+}
+
+static int ldl__streq(const char *a, const char *b) {
+    while (*a && *a == *b) { a++; b++; }
+    return *a == *b;
+}
+
+static uint32_t ldl__hash(const char *s) {   /* FNV-1a */
+    uint32_t h = 2166136261u;
+    while (*s) { h ^= (unsigned char)*s++; h *= 16777619u; }
+    return h;
+}
+
+#ifndef LDL_NO_DEFAULT_CLOCK
+static uint64_t ldl__default_now(void *ctx) {
+    (void)ctx;
+#if defined(_WIN32)
+    {
+        LARGE_INTEGER c, f;
+        uint64_t cu, fu;
+        QueryPerformanceCounter(&c);
+        QueryPerformanceFrequency(&f);
+        cu = (uint64_t)c.QuadPart;
+        fu = (uint64_t)f.QuadPart;
+        if (fu == 0) return 0;
+        return (cu / fu) * 1000u + ((cu % fu) * 1000u) / fu;   /* no overflow */
+    }
+#else
+    {
+        struct timespec ts;
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    }
+#endif
+}
+#endif
+
+/* resolve a caller clock: 1 ok, 0 invalid */
+static int ldl__clock_resolve(ldl_clock *c) {
+    if (c->now_ms) return 1;
+    if (c->ctx) return 0;
+#ifdef LDL_NO_DEFAULT_CLOCK
+    return 0;
+#else
+    c->now_ms = ldl__default_now;
+    return 1;
+#endif
+}
+
+/* ------------------------------------------------------------ MemoryStore */
+LDL_API int ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t nslots, ldl_clock clock) {
+    size_t i;
+    if (!ms || !slots || nslots == 0) return LDL_EINVAL;
+    if (!ldl__clock_resolve(&clock)) return LDL_EINVAL;
+    for (i = 0; i < nslots; i++) { slots[i]._token = 0; slots[i]._expires = 0; slots[i]._hash = 0; slots[i]._key[0] = 0; }
+    ms->_slots = slots;
+    ms->_n = nslots;
+    ms->_last = 0;
+    ms->_clock = clock;
+    return LDL_OK;
+}
+
+static uint64_t ldl__expiry(uint64_t now, uint32_t ttl) {
+    return (now > UINT64_MAX - ttl) ? UINT64_MAX : now + ttl;   /* saturate */
+}
+
+/* find key: index, or (size_t)-1 */
+static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h) {
+    size_t i = (size_t)(h % ms->_n), k;
+    for (k = 0; k < ms->_n; k++) {
+        const ldl_memstore_slot *s = &ms->_slots[i];
+        if (s->_token == 0) return (size_t)-1;
+        if (s->_hash == h && ldl__streq(s->_key, key)) return i;
+        if (++i == ms->_n) i = 0;
+    }
+    return (size_t)-1;
+}
+
+/* remove slot i, backward-shifting the probe chain (no tombstones) */
+static void ldl__ms_remove(ldl_memstore *ms, size_t i) {
+    size_t n = ms->_n, j = i;
+    for (;;) {
+        size_t home;
+        if (++j == n) j = 0;
+        if (ms->_slots[j]._token == 0) break;
+        home = (size_t)(ms->_slots[j]._hash % n);
+        /* move j into the hole at i unless its home lies cyclically in (i, j] */
+        if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
+            ms->_slots[i] = ms->_slots[j];
+            i = j;
+        }
+    }
+    ms->_slots[i]._token = 0;
+    ms->_slots[i]._key[0] = 0;
+}
+
+static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
+    ldl_memstore *ms = (ldl_memstore *)ctx;
+    size_t len, i, k, cand = (size_t)-1;
+    uint32_t h;
+    uint64_t now;
+    ldl_memstore_slot *s;
+    if (!ms || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
+    len = ldl__keylen(key);
+    if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    if (ms->_last == INT64_MAX) return LDL_ENOSPC;           /* tokens exhausted */
+    h = ldl__hash(key);
+    now = ms->_clock.now_ms(ms->_clock.ctx);
+    i = (size_t)(h % ms->_n);
+    for (k = 0; k < ms->_n; k++) {
+        s = &ms->_slots[i];
+        if (s->_token == 0) { if (cand == (size_t)-1) cand = i; break; }
+        if (s->_hash == h && ldl__streq(s->_key, key)) {
+            if (now < s->_expires) return 0;                      /* held by someone */
+            cand = i;                                             /* expired: steal */
+            break;
+        }
+        if (cand == (size_t)-1 && now >= s->_expires) cand = i;   /* expired: reusable */
+        if (++i == ms->_n) i = 0;
+    }
+    if (cand == (size_t)-1) return LDL_ENOSPC;
+    s = &ms->_slots[cand];
+    s->_token = ++ms->_last;
+    s->_expires = ldl__expiry(now, ttl_ms);
+    s->_hash = h;
+    for (k = 0; k <= len; k++) s->_key[k] = key[k];
+    *token_out = s->_token;
+    return 1;
+}
+
+static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    ldl_memstore *ms = (ldl_memstore *)ctx;
+    size_t i, len;
+    uint64_t now;
+    if (!ms || !key || ttl_ms == 0) return LDL_EINVAL;
+    len = ldl__keylen(key);
+    if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    if (token < 1) return 0;
+    i = ldl__ms_find(ms, key, ldl__hash(key));
+    if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
+    now = ms->_clock.now_ms(ms->_clock.ctx);
+    if (now >= ms->_slots[i]._expires) return 0;
+    ms->_slots[i]._expires = ldl__expiry(now, ttl_ms);
+    return 1;
+}
+
+static int ldl__ms_release(void *ctx, const char *key, int64_t token) {
+    ldl_memstore *ms = (ldl_memstore *)ctx;
+    size_t i, len;
+    if (!ms || !key) return LDL_EINVAL;
+    len = ldl__keylen(key);
+    if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    if (token < 1) return 0;
+    i = ldl__ms_find(ms, key, ldl__hash(key));
+    if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
+    ldl__ms_remove(ms, i);
+    return 1;
+}
+
+LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms) {
+    ldl_store s;
+    s.acquire = ldl__ms_acquire;
+    s.renew = ldl__ms_renew;
+    s.release = ldl__ms_release;
+    s.ctx = ms;
+    return s;
+}
+
+LDL_API size_t ldl_memstore_live(const ldl_memstore *ms) {
+    size_t i, live = 0;
+    uint64_t now;
+    if (!ms || !ms->_slots) return 0;
+    now = ms->_clock.now_ms(ms->_clock.ctx);
+    for (i = 0; i < ms->_n; i++)
+        if (ms->_slots[i]._token != 0 && now < ms->_slots[i]._expires) live++;
+    return live;
+}
+
+/* ------------------------------------------------------------ reference container */
+static void ldl__scope_reset(ldl_scope *s, ldl_scope *parent, ldl_scope *root) {
+    s->_parent = parent;
+    s->_root = root;
+    s->_pool = NULL;
+    s->_npool = 0;
+    s->_children = 0;
+    s->_nb = 0;
+    s->_open = 1;
+}
+
+LDL_API int ldl_scope_init(ldl_scope *root, ldl_scope *pool, size_t npool) {
+    size_t i;
+    if (!root || (!pool && npool)) return LDL_EINVAL;
+    ldl__scope_reset(root, NULL, root);
+    root->_pool = pool;
+    root->_npool = npool;
+    for (i = 0; i < npool; i++) pool[i]._open = 0;
+    return LDL_OK;
+}
+
+LDL_API ldl_scope *ldl_scope_child(ldl_scope *s) {
+    ldl_scope *root;
+    size_t i;
+    if (!s || !s->_open) return NULL;
+    root = s->_root;
+    for (i = 0; i < root->_npool; i++) {
+        if (!root->_pool[i]._open) {
+            ldl__scope_reset(&root->_pool[i], s, root);
+            s->_children++;
+            return &root->_pool[i];
+        }
+    }
+    return NULL;
+}
+
+static ldl__binding *ldl__scope_own(ldl_scope *s, const char *name) {
+    size_t i;
+    for (i = 0; i < s->_nb; i++)
+        if (ldl__streq(s->_b[i].name, name)) return &s->_b[i];
+    return NULL;
+}
+
+static ldl__binding *ldl__scope_add(ldl_scope *s, const char *name, int *rc) {
+    ldl__binding *b;
+    if (!s || !name || !name[0] || !s->_open) { *rc = LDL_EINVAL; return NULL; }
+    if (ldl__scope_own(s, name)) { *rc = LDL_EEXIST; return NULL; }
+    if (s->_nb >= LDL_SCOPE_BINDINGS) { *rc = LDL_ENOSPC; return NULL; }
+    b = &s->_b[s->_nb++];
+    b->name = name; b->value = NULL; b->factory = NULL; b->arg = NULL;
+    b->teardown = NULL; b->teardown_arg = NULL; b->made = 0;
+    *rc = LDL_OK;
+    return b;
+}
+
+LDL_API int ldl_scope_value(ldl_scope *s, const char *name, void *value) {
+    int rc;
+    ldl__binding *b = ldl__scope_add(s, name, &rc);
+    if (b) { b->value = value; b->made = 1; }
+    return rc;
+}
+
+LDL_API int ldl_scope_singleton(ldl_scope *s, const char *name, void *(*factory)(void *arg), void *arg) {
+    int rc;
+    ldl__binding *b;
+    if (!factory) return LDL_EINVAL;
+    b = ldl__scope_add(s, name, &rc);
+    if (b) { b->factory = factory; b->arg = arg; }
+    return rc;
+}
+
+LDL_API int ldl_scope_on_teardown(ldl_scope *s, const char *name, void (*fn)(void *arg), void *arg) {
+    ldl__binding *b;
+    if (!s || !name || !fn || !s->_open) return LDL_EINVAL;
+    b = ldl__scope_own(s, name);
+    if (!b) return LDL_EINVAL;          /* teardown attaches to a registered name */
+    if (b->teardown) return LDL_EEXIST;
+    b->teardown = fn;
+    b->teardown_arg = arg;
+    return LDL_OK;
+}
+
+LDL_API void *ldl_scope_get(ldl_scope *s, const char *name) {
+    if (!name) return NULL;
+    for (; s; s = s->_parent) {
+        ldl__binding *b;
+        if (!s->_open) return NULL;
+        b = ldl__scope_own(s, name);
+        if (b) {
+            if (!b->made) { b->value = b->factory(b->arg); b->made = 1; }
+            return b->value;
+        }
+    }
+    return NULL;
+}
+
+LDL_API int ldl_scope_shutdown(ldl_scope *s) {
+    size_t i;
+    ldl_scope *root;
+    if (!s || !s->_open) return LDL_ESTATE;
+    root = s->_root;
+    s->_open = 0;                         /* closed first: teardowns cannot add */
+    for (i = 0; i < root->_npool && s->_children; i++)   /* children first */
+        if (root->_pool[i]._open && root->_pool[i]._parent == s)
+            (void)ldl_scope_shutdown(&root->_pool[i]);
+    for (i = s->_nb; i-- > 0;)            /* reverse registration order */
+        if (s->_b[i].teardown) s->_b[i].teardown(s->_b[i].teardown_arg);
+    s->_nb = 0;
+    if (s->_parent && s->_parent->_children) s->_parent->_children--;
+    return LDL_OK;
+}
+
+LDL_API size_t ldl_scope_live_children(const ldl_scope *s) { return s ? s->_children : 0; }
+
+static void *ldl__scope_vt_scope(void *self) { return ldl_scope_child((ldl_scope *)self); }
+static int ldl__scope_vt_value(void *scope, const char *name, void *value) {
+    return ldl_scope_value((ldl_scope *)scope, name, value);
+}
+static int ldl__scope_vt_shutdown(void *scope) { return ldl_scope_shutdown((ldl_scope *)scope); }
+static int ldl__scope_vt_singleton(void *self, const char *name, void *(*factory)(void *arg), void *arg) {
+    return ldl_scope_singleton((ldl_scope *)self, name, factory, arg);
+}
+static int ldl__scope_vt_teardown(void *self, const char *name, void (*fn)(void *arg), void *arg) {
+    return ldl_scope_on_teardown((ldl_scope *)self, name, fn, arg);
+}
+
+LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
+    ldl_container c;
+    c.scope = ldl__scope_vt_scope;
+    c.value = ldl__scope_vt_value;
+    c.shutdown = ldl__scope_vt_shutdown;
+    c.singleton_factory = ldl__scope_vt_singleton;
+    c.on_teardown = ldl__scope_vt_teardown;
+    c.self = root;
+    return c;
+}
+
+/* ------------------------------------------------------------ the lock */
+static uint64_t ldl__now(ldl_lock *l) { return l->_clock.now_ms(l->_clock.ctx); }
+
+/* 1 while the local lease window is open at `now` */
+static int ldl__trusted(const ldl_lock *l, uint64_t now) {
+    return now >= l->_start && now - l->_start < l->_window;
+}
+
+static void ldl__disarm(ldl_lock *l) {
+    if (l->_timer) {
+        uintptr_t t = l->_timer;
+        l->_timer = 0;
+        l->_timers.clear_timeout(l->_timers.ctx, t);
+    }
+}
+
+/* store calls, marked busy so re-entry is detected */
+static int ldl__store_release(ldl_lock *l, int64_t token) {
+    int rc;
+    l->_busy++;
+    rc = l->_store.release(l->_store.ctx, l->_key, token);
+    l->_busy--;
+    return rc;
+}
+
+/* THE loss funnel: state LOST first, then hand-back (if asked), then on_lost */
+static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
+    ldl__disarm(l);
+    l->_owed = l->_token;
+    l->_token = 0;
+    l->_state = LDL_LOST;
+    l->_reason = reason;
+    l->_losses++;
+    l->_loss_reason = reason;
+    if (hand_back && l->_owed) {
+        int64_t t = l->_owed;
+        l->_owed = 0;
+        (void)ldl__store_release(l, t);
+    }
+    if (l->_on_lost) l->_on_lost(l->_user, reason);
+}
+
+static void ldl__fire(void *arg);
+
+/* arm the one heartbeat timer; 0 = could not (the lock is LOST then) */
+static int ldl__arm(ldl_lock *l) {
+    uintptr_t h;
+    if (!l->_timers.set_timeout) return 1;
+    h = l->_timers.set_timeout(l->_timers.ctx, ldl__fire, l, l->_heartbeat_ms);
+    if (h == 0) { ldl__lose(l, LDL_REASON_TIMER_UNARMABLE, 1); return 0; }
+    l->_timer = h;
+    return 1;
+}
+
+/* a re-entrant release/dispose: RELEASED at once; the pending call hands back */
+static void ldl__interrupt(ldl_lock *l, int reason) {
+    ldl__disarm(l);
+    if (l->_state == LDL_HELD) l->_reason = reason;
+    if (l->_state == LDL_LOST && l->_owed) {  /* only reachable from a hand-back call */
+        l->_owed = 0;
+    }
+    l->_token = 0;
+    l->_state = LDL_RELEASED;
+    l->_interrupted = 1;
+}
+
+static void ldl__fail_init(ldl_lock *l, const char *why) {
+    l->_why = why;
+}
+
+LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
+    uint32_t ttl, hb, drift;
+    size_t len, i;
+    if (!l) return LDL_EINVAL;
+    /* behave as disposed until every check passed */
+    l->_state = LDL_RELEASED; l->_reason = LDL_REASON_NONE;
+    l->_token = 0; l->_last = 0; l->_owed = 0; l->_start = 0; l->_window = 0;
+    l->_ttl_ms = 0; l->_heartbeat_ms = 0; l->_drift_ms = 0; l->_timer = 0;
+    l->_busy = 0; l->_interrupted = 0; l->_dead = 1; l->_losses = 0; l->_loss_reason = 0;
+    l->_why = "ok";
+    l->_store.acquire = NULL; l->_store.renew = NULL; l->_store.release = NULL; l->_store.ctx = NULL;
+    l->_clock.now_ms = NULL; l->_clock.ctx = NULL;
+    l->_timers.set_timeout = NULL; l->_timers.clear_timeout = NULL; l->_timers.ctx = NULL;
+    l->_container.scope = NULL; l->_container.value = NULL; l->_container.shutdown = NULL;
+    l->_container.singleton_factory = NULL; l->_container.on_teardown = NULL; l->_container.self = NULL;
+    l->_token_name = NULL; l->_holder_name = NULL; l->_on_lost = NULL; l->_user = NULL;
+    l->_key[0] = 0;
+
+    if (!d) { ldl__fail_init(l, "desc: NULL"); return LDL_EINVAL; }
+    if (!d->container.scope || !d->container.value || !d->container.shutdown) {
+        ldl__fail_init(l, "container: scope, value and shutdown are required"); return LDL_EINVAL;
+    }
+    if (!d->key) { ldl__fail_init(l, "key: NULL (required)"); return LDL_EINVAL; }
+    len = ldl__keylen(d->key);
+    if (len == 0) { ldl__fail_init(l, "key: empty"); return LDL_EINVAL; }
+    if (len >= LDL_KEY_MAX) { ldl__fail_init(l, "key: longer than LDL_KEY_MAX - 1 bytes"); return LDL_EINVAL; }
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)d->key[i];
+        if (c < 0x20 || c == 0x7F) { ldl__fail_init(l, "key: contains a control byte"); return LDL_EINVAL; }
+    }
+    ttl = d->ttl_ms;
+    if (ttl == 0) { ldl__fail_init(l, "ttl_ms: must be > 0 (required)"); return LDL_EINVAL; }
+    hb = d->heartbeat_ms ? d->heartbeat_ms : ttl / 3;
+    drift = d->drift_ms ? d->drift_ms : ttl / 100 + 2;
+    if (hb < 1) { ldl__fail_init(l, "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)"); return LDL_EINVAL; }
+    if ((uint64_t)hb * 2u > (uint64_t)ttl) { ldl__fail_init(l, "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms"); return LDL_EINVAL; }
+    if ((uint64_t)drift >= (uint64_t)ttl - (uint64_t)hb) { ldl__fail_init(l, "drift_ms: must be < ttl_ms - heartbeat_ms"); return LDL_EINVAL; }
+    if (d->store && (!d->store->acquire || !d->store->renew || !d->store->release)) {
+        ldl__fail_init(l, "store: acquire, renew and release are all required"); return LDL_EINVAL;
+    }
+    l->_clock = d->clock;
+    if (!l->_clock.now_ms) {
+#ifdef LDL_NO_DEFAULT_CLOCK
+        ldl__fail_init(l, "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)"); return LDL_EINVAL;
+#else
+        if (l->_clock.ctx) { ldl__fail_init(l, "clock: ctx given without now_ms"); return LDL_EINVAL; }
+#endif
+    }
+    (void)ldl__clock_resolve(&l->_clock);
+    if (d->timers.set_timeout || d->timers.clear_timeout || d->timers.ctx) {
+        if (!d->timers.set_timeout || !d->timers.clear_timeout) {
+            ldl__fail_init(l, "timers: set_timeout and clear_timeout are both required (or all zero)"); return LDL_EINVAL;
+        }
+    }
+    if (d->token_name && !d->token_name[0]) { ldl__fail_init(l, "token_name: empty"); return LDL_EINVAL; }
+    if (d->holder_name && !d->holder_name[0]) { ldl__fail_init(l, "holder_name: empty"); return LDL_EINVAL; }
+    l->_token_name = d->token_name ? d->token_name : "lock:fence";
+    l->_holder_name = d->holder_name ? d->holder_name : "lock:holder";
+    if (ldl__streq(l->_token_name, l->_holder_name)) {
+        ldl__fail_init(l, "holder_name: must differ from token_name"); return LDL_EINVAL;
+    }
+
+    l->_ttl_ms = ttl; l->_heartbeat_ms = hb; l->_drift_ms = drift;
+    l->_window = ttl - drift;
+    l->_timers = d->timers;
+    l->_container = d->container;
+    l->_on_lost = d->on_lost;
+    l->_user = d->user;
+    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
+    if (d->store) {
+        l->_store = *d->store;
+    } else {
+        (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
+        l->_store = ldl_memstore_store(&l->_own);
+    }
+    l->_state = LDL_IDLE;
+    l->_dead = 0;
+    return LDL_OK;
+}
+
+LDL_API const char *ldl_lock_why(const ldl_lock *l) {
+    return l ? (l->_why ? l->_why : "ok") : "lock: NULL";
+}
+
+LDL_API int ldl_lock_acquire(ldl_lock *l) {
+    int64_t tok = 0;
+    uint64_t start;
+    int rc;
+    if (!l || l->_dead || l->_busy) return LDL_ESTATE;
+    if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
+    l->_state = LDL_ACQUIRING;
+    l->_interrupted = 0;
+    start = ldl__now(l);
+    l->_busy++;
+    rc = l->_store.acquire(l->_store.ctx, l->_key, l->_ttl_ms, &tok);
+    l->_busy--;
+    if (l->_interrupted) {                       /* released/disposed from inside */
+        l->_interrupted = 0;
+        if (tok >= 1) (void)ldl__store_release(l, tok);
+        return 0;
+    }
+    if (rc != 1 || tok < 1) { l->_state = LDL_IDLE; return 0; }
+    if (tok <= l->_last) {                       /* fence did not advance */
+        l->_state = LDL_IDLE;
+        l->_reason = LDL_REASON_FENCE_REGRESSED;
+        (void)ldl__store_release(l, tok);
+        if (l->_interrupted) l->_interrupted = 0; /* already RELEASED by the re-entry */
+        return 0;
+    }
+    l->_last = tok;
+    l->_token = tok;
+    l->_start = start;
+    l->_reason = LDL_REASON_NONE;
+    l->_state = LDL_HELD;
+    return ldl__arm(l);
+}
+
+/* renew the held lease; `now` is the clock read just before the call */
+static int ldl__renew(ldl_lock *l, uint64_t now) {
+    int64_t tok = l->_token;
+    int rc;
+    ldl__disarm(l);                              /* exactly one timer afterwards */
+    l->_interrupted = 0;
+    l->_busy++;
+    rc = l->_store.renew(l->_store.ctx, l->_key, tok, l->_ttl_ms);
+    l->_busy--;
+    if (l->_interrupted) {                       /* released/disposed from inside */
+        l->_interrupted = 0;
+        (void)ldl__store_release(l, tok);
+        return 0;
+    }
+    if (rc != 1) {
+        ldl__lose(l, rc == 0 ? LDL_REASON_HEARTBEAT_FAILED : LDL_REASON_STORE_ERROR, 0);
+        return 0;
+    }
+    l->_start = now;
+    return ldl__arm(l);
+}
+
+LDL_API int ldl_lock_tick(ldl_lock *l) {
+    uint64_t now;
+    if (!l || l->_dead) return 0;
+    if (l->_busy) return LDL_ESTATE;
+    if (l->_state != LDL_HELD) return 0;
+    now = ldl__now(l);
+    if (!ldl__trusted(l, now)) { ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0); return 0; }
+    return ldl__renew(l, now);
+}
+
+static void ldl__fire(void *arg) {
+    ldl_lock *l = (ldl_lock *)arg;
+    if (!l || l->_dead || l->_busy) return;      /* stale or re-entrant fire: no-op */
+    l->_timer = 0;                               /* this one-shot is spent */
+    if (l->_state == LDL_HELD) (void)ldl_lock_tick(l);
+}
+
+LDL_API int ldl_lock_poll(ldl_lock *l) {
+    uint64_t now;
+    if (!l || l->_dead) return 0;
+    if (l->_busy) return LDL_ESTATE;
+    if (l->_state != LDL_HELD) return 0;
+    now = ldl__now(l);
+    if (!ldl__trusted(l, now)) { ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0); return 0; }
+    if (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms) return ldl__renew(l, now);
+    return 1;
+}
+
+/* the release leg shared by release and dispose */
+static int ldl__release(ldl_lock *l, int reason) {
+    int64_t tok;
+    int rc;
+    if (l->_state == LDL_HELD) {
+        ldl__disarm(l);                          /* disarm FIRST */
+        tok = l->_token;
+        l->_token = 0;
+        l->_reason = reason;
+    } else if (l->_state == LDL_LOST) {
+        tok = l->_owed;                          /* the loss reason is kept */
+        l->_owed = 0;
+    } else {
+        return 0;
+    }
+    if (!tok) { l->_state = LDL_RELEASED; return 0; }
+    l->_state = LDL_RELEASING;
+    rc = ldl__store_release(l, tok);
+    l->_state = LDL_RELEASED;
+    l->_interrupted = 0;
+    return rc == 1 ? 1 : rc == 0 ? 0 : LDL_ESTORE;
+}
+
+LDL_API int ldl_lock_release(ldl_lock *l) {
+    if (!l || l->_dead) return 0;
+    if (l->_busy) {
+        if (l->_state == LDL_ACQUIRING || l->_state == LDL_HELD ||
+            l->_state == LDL_LOST || l->_state == LDL_RELEASING)
+            ldl__interrupt(l, LDL_REASON_RELEASED);
+        return 0;
+    }
+    return ldl__release(l, LDL_REASON_RELEASED);
+}
+
+LDL_API void ldl_lock_dispose(ldl_lock *l) {
+    if (!l || l->_dead) return;
+    l->_dead = 1;
+    if (l->_busy) {
+        ldl__interrupt(l, LDL_REASON_DISPOSED);
+        return;
+    }
+    ldl__disarm(l);
+    (void)ldl__release(l, LDL_REASON_DISPOSED);
+    l->_state = LDL_RELEASED;
+}
+
+LDL_API uint32_t ldl_lock_valid_ms(ldl_lock *l) {
+    uint64_t now;
+    if (!l || l->_dead || l->_state != LDL_HELD) return 0;
+    now = ldl__now(l);
+    if (!ldl__trusted(l, now)) {
+        if (!l->_busy) ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
+        return 0;
+    }
+    return (uint32_t)(l->_window - (now - l->_start));
+}
+
+LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
+    uint64_t now, el, due;
+    if (!l || l->_dead || l->_state != LDL_HELD) return UINT32_MAX;
+    now = ldl__now(l);
+    if (!ldl__trusted(l, now)) return 0;
+    el = now - l->_start;
+    due = l->_window - el;                       /* to the deadline */
+    if (!l->_timers.set_timeout) {               /* manual mode: or the heartbeat */
+        uint64_t beat = el >= l->_heartbeat_ms ? 0 : l->_heartbeat_ms - el;
+        if (beat < due) due = beat;
+    }
+    return (uint32_t)due;
+}
+
+LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void *user,
+                         ldl_run_result *res) {
+    ldl_run_result r;
+    int64_t fence;                               /* the bound copy: lives until shutdown */
+    void *scope;
+    unsigned losses;
+    int rc, clean;
+    r.body_rc = 0; r.shutdown_rc = 0; r.release_rc = 0; r.lost_reason = 0;
+    if (res) *res = r;
+    if (!body) return LDL_EINVAL;
+    if (!l || l->_dead || l->_busy) return LDL_ESTATE;
+    if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
+    rc = ldl_lock_acquire(l);
+    if (rc < 0) return rc;
+    if (rc != 1 || l->_state != LDL_HELD) return LDL_ENOTACQUIRED;
+    fence = l->_token;
+    losses = l->_losses;
+    scope = l->_container.scope(l->_container.self);
+    if (!scope) {
+        r.release_rc = ldl_lock_release(l);
+        if (res) *res = r;
+        return LDL_EFENCE;
+    }
+    if (l->_container.value(scope, l->_token_name, &fence) != 0 ||
+        l->_container.value(scope, l->_holder_name, l) != 0) {
+        r.shutdown_rc = l->_container.shutdown(scope);
+        r.release_rc = ldl_lock_release(l);
+        if (res) *res = r;
+        return LDL_EFENCE;
+    }
+    r.body_rc = body(scope, user);
+    /* a deadline that passed while the body ran counts, even if nobody polled */
+    if (!l->_dead && !l->_busy && l->_state == LDL_HELD && !ldl__trusted(l, ldl__now(l)))
+        ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
+    if (l->_losses != losses) r.lost_reason = l->_loss_reason;
+    r.shutdown_rc = l->_container.shutdown(scope);   /* child BEFORE release */
+    r.release_rc = ldl_lock_release(l);
+    if (res) *res = r;
+    clean = r.shutdown_rc == 0 && r.release_rc != LDL_ESTORE;
+    if (r.body_rc != 0) return clean ? LDL_EBODY : LDL_EAGGREGATE;
+    if (!clean) return LDL_ECLEANUP;
+    return r.lost_reason ? LDL_ELOST : LDL_OK;
+}
+
+static void *ldl__lock_factory(void *arg) { return arg; }
+static void ldl__lock_teardown(void *arg) { ldl_lock_dispose((ldl_lock *)arg); }
+
+LDL_API int ldl_bind_lock(const ldl_container *c, const char *name, ldl_lock *lock) {
+    if (!c || !name || !name[0] || !lock) return LDL_EINVAL;
+    if (!c->singleton_factory || !c->on_teardown) return LDL_EUNSUPPORTED;
+    if (c->singleton_factory(c->self, name, ldl__lock_factory, lock) != 0) return LDL_EEXIST;
+    if (c->on_teardown(c->self, name, ldl__lock_teardown, lock) != 0) return LDL_EUNSUPPORTED;
+    return LDL_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LITE_DI_LOCK_C */
+#endif /* LITE_DI_LOCK_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the lite_di_lock.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
