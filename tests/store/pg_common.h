@@ -1,0 +1,102 @@
+/* tests/store/pg_common.h -- helpers shared by the tests/store/pg_*.c programs.
+ * Test code. Include after lite_di_lock.h and tests/store/fenced.h; needs the
+ * environment set up by tests/store/with_pg.sh (LDL_PG_CONNINFO, LDL_PG_CTL). */
+#ifndef LDL_TESTS_STORE_PG_COMMON_H
+#define LDL_TESTS_STORE_PG_COMMON_H
+
+#define LDL_PG_IMPLEMENTATION
+#include "adapters/lite_di_lock_pg.h"
+
+/* the server's conninfo plus extra options ("" for none); NULL env = exit 2:
+   a store suite is never skipped silently */
+ST_FN PGconn *pgt_connect(const char *extra)
+{
+    char buf[1024];
+    const char *ci = getenv("LDL_PG_CONNINFO");
+    PGconn *c;
+    if (!ci || !*ci) {
+        fprintf(stderr, "LDL_PG_CONNINFO is not set: run me through tests/store/with_pg.sh\n");
+        exit(2);
+    }
+    snprintf(buf, sizeof buf, "%s %s", ci, extra ? extra : "");
+    c = PQconnectdb(buf);
+    if (PQstatus(c) != CONNECTION_OK)
+        fprintf(stderr, "pgt_connect: %s", PQerrorMessage(c));
+    return c;
+}
+
+/* run SQL on a helper connection; 1 when it succeeded */
+ST_FN int pgt_exec(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    int ok = r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
+    if (!ok) fprintf(stderr, "pgt_exec(%s): %s", sql, r ? PQresultErrorMessage(r) : PQerrorMessage(c));
+    PQclear(r);
+    return ok;
+}
+
+/* one integer from a query with up to one text parameter; INT64_MIN on error/no row */
+ST_FN int64_t pgt_int(PGconn *c, const char *sql, const char *param)
+{
+    const char *vals[1];
+    PGresult *r;
+    int64_t v = INT64_MIN;
+    vals[0] = param;
+    r = PQexecParams(c, sql, param ? 1 : 0, NULL, param ? vals : NULL, NULL, NULL, 0);
+    if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0))
+        v = (int64_t)strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    else if (r && PQresultStatus(r) != PGRES_TUPLES_OK)
+        fprintf(stderr, "pgt_int(%s): %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    return v;
+}
+
+/* "$LDL_PG_CTL <cmd>"; 0 on success */
+ST_FN int pgt_ctl(const char *cmd)
+{
+    char buf[1024];
+    const char *ctl = getenv("LDL_PG_CTL");
+    if (!ctl || !*ctl) { fprintf(stderr, "LDL_PG_CTL is not set\n"); return -1; }
+    snprintf(buf, sizeof buf, "\"%s\" %s", ctl, cmd);
+    fflush(stdout);
+    fflush(stderr);
+    return system(buf) == 0 ? 0 : -1;
+}
+
+/* a lock over a PG store, with the header's reference container */
+typedef struct pgt_lock {
+    ldl_scope root, pool[2];
+    ldl_store store;
+    ldl_lock  lock;
+    int lost_calls, lost_reason;
+} pgt_lock;
+
+ST_FN void pgt__on_lost(void *user, int reason)
+{
+    pgt_lock *t = (pgt_lock *)user;
+    t->lost_calls++;
+    t->lost_reason = reason;
+}
+
+ST_FN int pgt_lock_init(pgt_lock *t, ldl_pg *pg, const char *key, uint32_t ttl_ms, uint32_t hb_ms)
+{
+    ldl_lock_desc d;
+    memset(t, 0, sizeof *t);
+    ldl_scope_init(&t->root, t->pool, 2);
+    t->store = ldl_pg_store(pg);
+    memset(&d, 0, sizeof d);
+    d.container = ldl_scope_container(&t->root);
+    d.key = key;
+    d.ttl_ms = ttl_ms;
+    d.heartbeat_ms = hb_ms;
+    d.store = &t->store;
+    d.on_lost = pgt__on_lost;
+    d.user = t;
+    if (ldl_lock_init(&t->lock, &d) != LDL_OK) {
+        fprintf(stderr, "ldl_lock_init: %s\n", ldl_lock_why(&t->lock));
+        return -1;
+    }
+    return 0;
+}
+
+#endif /* LDL_TESTS_STORE_PG_COMMON_H */
