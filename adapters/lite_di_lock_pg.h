@@ -422,6 +422,18 @@ LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table)
         return LDL_ESTORE;
     }
     if (ldl__pg_prepare_all(p) != 0) return LDL_ESTORE;
+    /* the ON CONFLICT arbiter (a unique index on key) is only checked when
+       the statement is planned: plan it now, without running it */
+    {
+        PGresult *r;
+        int ok;
+        snprintf(sql, sizeof sql, "EXPLAIN EXECUTE %s('', 1)", p->_stmt[LDL_PG__ACQ]);
+        r = PQexec(conn, sql);
+        ok = r && PQresultStatus(r) == PGRES_TUPLES_OK;
+        if (!ok) ldl__pg_err(p, "plan", r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
+        PQclear(r);
+        if (!ok) return LDL_ESTORE;
+    }
     p->_ok = 1;
     return LDL_OK;
 }

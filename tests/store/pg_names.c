@@ -1,0 +1,232 @@
+/* pg_names.c -- ldl_pg_init's table-name validation and the adapter's care for
+ * the caller's connection: bad names answer an error and create nothing; an
+ * UNLOGGED/TEMP or wrongly shaped table is refused; a connection inside the
+ * caller's transaction is refused and left as it was; an error inside a store
+ * call leaves the connection idle and usable; statements come back after
+ * PQreset and DEALLOCATE ALL; racing inits on a new table all succeed.
+ * Run through tests/store/with_pg.sh. Last line: "N passed, N failed". */
+#define _POSIX_C_SOURCE 200809L
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#include "tests/store/fenced.h"
+#include "tests/store/pg_common.h"
+
+static int64_t ntables(PGconn *c)
+{
+    return pgt_int(c, "SELECT count(*) FROM pg_catalog.pg_class WHERE relkind = 'r' "
+                      "AND relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace)", NULL);
+}
+
+static void bad_names(PGconn *c)
+{
+    static char long64[80], long63[80];
+    const char *bad[20];
+    int n = 0, i;
+    int64_t before = ntables(c), after;
+    ldl_pg p;
+
+    memset(long64, 'a', 64); long64[64] = 0;   /* one byte over the server's identifier limit */
+    bad[n++] = "";
+    bad[n++] = "a\"b";
+    bad[n++] = "x\"; DROP TABLE ldl_lease; --";
+    bad[n++] = "a;b";
+    bad[n++] = "t'q";
+    bad[n++] = "a b";
+    bad[n++] = "ldl-lease";
+    bad[n++] = "1abc";
+    bad[n++] = long64;
+    bad[n++] = "a.b.c";
+    bad[n++] = "a.";
+    bad[n++] = ".a";
+    bad[n++] = "public.";
+    bad[n++] = "na\xc3\xafve";
+    bad[n++] = "tab\n";
+    bad[n++] = "a.1b";
+    for (i = 0; i < n; i++) {
+        int rc = ldl_pg_init(&p, c, bad[i]);
+        ST_CHECK(rc == LDL_EINVAL, "bad table name #%d answered %d, want LDL_EINVAL", i, rc);
+        /* the failed ldl_pg must answer errors, never a grant */
+        {
+            ldl_store s = ldl_pg_store(&p);
+            int64_t t = 5;
+            rc = s.acquire(s.ctx, "k", 1000, &t);
+            ST_CHECK(rc < 0 && t == 0, "acquire through a failed init #%d = %d token %lld", i, rc, (long long)t);
+        }
+    }
+    after = ntables(c);
+    ST_CHECK(before >= 0 && after == before, "bad names created tables: %lld -> %lld",
+             (long long)before, (long long)after);
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace", NULL) == 0,
+             "no relation at all in schema public after the bad names");
+    ST_CHECK(ldl_pg_init(&p, NULL, NULL) == LDL_EINVAL, "NULL connection");
+    ST_CHECK(ldl_pg_init(NULL, c, NULL) == LDL_EINVAL, "NULL ldl_pg");
+    {
+        ldl_store s = ldl_pg_store(NULL);
+        ST_CHECK(!s.acquire && !s.renew && !s.release, "store of NULL is all-zero");
+    }
+
+    /* good names: 63 bytes, schema-qualified, case kept exactly */
+    memset(long63, 'b', 63); long63[63] = 0;
+    ST_CHECK(ldl_pg_init(&p, c, long63) == LDL_OK, "63-byte name: %s", p._err);
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relname = $1", long63) == 1, "63-byte table exists");
+    ST_CHECK(pgt_exec(c, "CREATE SCHEMA IF NOT EXISTS ldl_s"), "schema");
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_s.Lease_2") == LDL_OK, "schema-qualified: %s", p._err);
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE oid = to_regclass('ldl_s.\"Lease_2\"')", NULL) == 1,
+             "case kept: ldl_s.\"Lease_2\" exists");
+    ST_CHECK(ldl_pg_init(&p, c, "nosuchschema.t") == LDL_ESTORE, "missing schema answers LDL_ESTORE");
+    ST_CHECK(ldl_pg_init(&p, c, NULL) == LDL_OK, "default name: %s", p._err);
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relname = 'ldl_lease' AND relpersistence = 'p'", NULL) == 1,
+             "default table ldl_lease exists and is logged");
+    {   /* the default table's shape */
+        ST_CHECK(pgt_int(c, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'ldl_lease' "
+                            "AND ((column_name = 'key' AND data_type = 'text') OR (column_name = 'token' AND "
+                            "data_type = 'bigint') OR (column_name = 'expires_at' AND data_type = "
+                            "'timestamp with time zone'))", NULL) == 3, "ldl_lease columns");
+    }
+}
+
+static void refused_tables(PGconn *c)
+{
+    ldl_pg p;
+    int rc;
+    ST_CHECK(pgt_exec(c, "CREATE UNLOGGED TABLE ldl_unlogged (key text PRIMARY KEY, token bigint NOT NULL, "
+                         "expires_at timestamptz NOT NULL)"), "create unlogged");
+    rc = ldl_pg_init(&p, c, "ldl_unlogged");
+    ST_CHECK(rc == LDL_ESTORE, "UNLOGGED table answered %d, want LDL_ESTORE", rc);
+    ST_CHECK(pgt_exec(c, "CREATE TEMP TABLE ldl_temp (key text PRIMARY KEY, token bigint NOT NULL, "
+                         "expires_at timestamptz NOT NULL)"), "create temp");
+    rc = ldl_pg_init(&p, c, "ldl_temp");
+    ST_CHECK(rc == LDL_ESTORE, "TEMP table answered %d, want LDL_ESTORE", rc);
+    ST_CHECK(pgt_exec(c, "CREATE TABLE ldl_wrong (key integer PRIMARY KEY, token bigint, expires_at timestamptz)"),
+             "create wrong");
+    rc = ldl_pg_init(&p, c, "ldl_wrong");
+    ST_CHECK(rc == LDL_ESTORE, "wrongly shaped table answered %d, want LDL_ESTORE", rc);
+    ST_CHECK(pgt_exec(c, "CREATE TABLE ldl_nopk (key text, token bigint, expires_at timestamptz)"), "create nopk");
+    rc = ldl_pg_init(&p, c, "ldl_nopk");
+    ST_CHECK(rc == LDL_ESTORE, "table without a unique key answered %d, want LDL_ESTORE", rc);
+    ST_CHECK(PQtransactionStatus(c) == PQTRANS_IDLE, "connection idle after refused inits");
+}
+
+static void connection_care(PGconn *c)
+{
+    ldl_pg p;
+    ldl_store s;
+    int64_t t = 0, t2 = 0;
+    int rc;
+
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_care") == LDL_OK, "init ldl_care: %s", p._err);
+    s = ldl_pg_store(&p);
+
+    /* inside the caller's transaction: refused, nothing sent, the transaction untouched */
+    ST_CHECK(pgt_exec(c, "BEGIN"), "begin");
+    rc = s.acquire(s.ctx, "care", 5000, &t);
+    ST_CHECK(rc < 0 && t == 0, "acquire inside a transaction = %d", rc);
+    ST_CHECK(PQtransactionStatus(c) == PQTRANS_INTRANS, "caller's transaction still open");
+    ST_CHECK(pgt_exec(c, "ROLLBACK"), "rollback");
+
+    /* in an aborted transaction: refused; after the caller's ROLLBACK it works */
+    ST_CHECK(pgt_exec(c, "BEGIN"), "begin 2");
+    {
+        PGresult *r = PQexec(c, "SELECT 1/0");
+        PQclear(r);
+    }
+    ST_CHECK(PQtransactionStatus(c) == PQTRANS_INERROR, "caller's transaction failed");
+    rc = s.acquire(s.ctx, "care", 5000, &t);
+    ST_CHECK(rc < 0, "acquire in a failed transaction = %d", rc);
+    ST_CHECK(PQtransactionStatus(c) == PQTRANS_INERROR, "the adapter did not end the caller's transaction");
+    ST_CHECK(pgt_exec(c, "ROLLBACK"), "rollback 2");
+    rc = s.acquire(s.ctx, "care", 5000, &t);
+    ST_CHECK(rc == 1 && t >= 1, "acquire after rollback = %d token %lld (%s)", rc, (long long)t, p._err);
+    ST_CHECK(s.release(s.ctx, "care", t) == 1, "release care");
+
+    /* a server error inside the store call (token overflow) answers negative and
+       leaves the connection idle and usable */
+    ST_CHECK(pgt_exec(c, "INSERT INTO ldl_care VALUES ('full', 9223372036854775807, '-infinity')"), "insert max");
+    t = 77;
+    rc = s.acquire(s.ctx, "full", 5000, &t);
+    ST_CHECK(rc < 0 && t == 0, "acquire at INT64_MAX = %d token %lld (want an error, no wrap)", rc, (long long)t);
+    ST_CHECK(PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE,
+             "connection idle after a failed statement");
+    rc = s.acquire(s.ctx, "care", 5000, &t2);
+    ST_CHECK(rc == 1 && t2 > t, "acquire after the error = %d token %lld", rc, (long long)t2);
+    /* renew/release with tokens no lease carries */
+    ST_CHECK(s.renew(s.ctx, "care", 0, 5000) == 0, "renew token 0");
+    ST_CHECK(s.release(s.ctx, "care", -1) == 0, "release token -1");
+    ST_CHECK(s.renew(s.ctx, "care", INT64_MAX, 5000) == 0, "renew INT64_MAX");
+    ST_CHECK(s.renew(s.ctx, "care", t2, 5000) == 1, "renew care");
+
+    /* statements forgotten by the session (DEALLOCATE ALL, same backend): re-prepared */
+    ST_CHECK(pgt_exec(c, "DEALLOCATE ALL"), "deallocate");
+    rc = s.renew(s.ctx, "care", t2, 5000);
+    ST_CHECK(rc == 1, "renew after DEALLOCATE ALL = %d (%s)", rc, p._err);
+    /* a new backend (PQreset): re-prepared */
+    {
+        int pid = PQbackendPID(c);
+        PQreset(c);
+        ST_CHECK(PQstatus(c) == CONNECTION_OK && PQbackendPID(c) != pid, "PQreset gave a new backend");
+        rc = s.release(s.ctx, "care", t2);
+        ST_CHECK(rc == 1, "release after PQreset = %d (%s)", rc, p._err);
+    }
+    /* two ldl_pg on one connection and one table: both work */
+    {
+        ldl_pg q;
+        ldl_store s2;
+        ST_CHECK(ldl_pg_init(&q, c, "ldl_care") == LDL_OK, "second ldl_pg on the same connection: %s", q._err);
+        s2 = ldl_pg_store(&q);
+        rc = s2.acquire(s2.ctx, "care2", 5000, &t);
+        ST_CHECK(rc == 1, "second ldl_pg acquire = %d (%s)", rc, q._err);
+        ST_CHECK(s.renew(s.ctx, "care2", t, 5000) == 1, "first ldl_pg renews the second's lease");
+        ST_CHECK(s2.release(s2.ctx, "care2", t) == 1, "second releases");
+    }
+    /* a connection that never came up */
+    {
+        PGconn *bad = PQconnectdb("host=127.0.0.1 port=1 connect_timeout=2");
+        ST_CHECK(PQstatus(bad) == CONNECTION_BAD, "port 1 refused");
+        rc = ldl_pg_init(&p, bad, NULL);
+        ST_CHECK(rc == LDL_ESTORE, "init on a dead connection = %d", rc);
+        s = ldl_pg_store(&p);
+        rc = s.acquire(s.ctx, "x", 1000, &t);
+        ST_CHECK(rc < 0 && t == 0, "acquire through it = %d", rc);
+        PQfinish(bad);
+    }
+}
+
+/* several processes init the same new table at once: all succeed */
+static int racer(void *arg, int in, int out)
+{
+    PGconn *c;
+    ldl_pg p;
+    int rc;
+    (void)arg; (void)out;
+    c = pgt_connect("");
+    if (st_recv(in, 10000) != 'g') return 3;
+    rc = ldl_pg_init(&p, c, "ldl_race");
+    if (rc != LDL_OK) fprintf(stderr, "racer: %d %s\n", rc, p._err);
+    PQfinish(c);
+    return rc == LDL_OK ? 0 : 1;
+}
+
+static void init_race(void)
+{
+    st_child ch[6];
+    int i, ok = 0;
+    for (i = 0; i < 6; i++) st_fork(&ch[i], racer, NULL);
+    st_sleep_ms(300);   /* let every child connect */
+    for (i = 0; i < 6; i++) st_send(ch[i].to_child, 'g');
+    for (i = 0; i < 6; i++) ok += st_join(&ch[i], 20000) == 0;
+    ST_CHECK(ok == 6, "concurrent inits of a new table: %d of 6 succeeded", ok);
+}
+
+int main(void)
+{
+    PGconn *c = pgt_connect("");
+    ST_CHECK(PQstatus(c) == CONNECTION_OK, "connect");
+    if (st_failed()) return st_report();
+    pgt_exec(c, "SET client_min_messages = warning");
+    bad_names(c);
+    refused_tables(c);
+    connection_care(c);
+    init_race();
+    PQfinish(c);
+    return st_report();
+}
