@@ -297,7 +297,7 @@ static void test_lost_connection(redisContext *admin, const rs_server *srv)
     ST_CHECK(c->err != 0, "%s", "context not marked failed");
     ST_CHECK(s.renew(s.ctx, "lostconn", 1, 1000) < 0, "%s", "renew on a failed context");
     ST_CHECK(s.release(s.ctx, "lostconn", 1) < 0, "%s", "release on a failed context");
-    ST_CHECK(redisReconnect(c) == REDIS_OK, "%s", "reconnect");
+    ST_CHECK(rs_reconnect(c, 500) == REDIS_OK, "%s", "reconnect");
     rc = s.acquire(s.ctx, "lostconn", 1000, &t);
     ST_CHECK(rc == 1 && t >= 1, "acquire after reconnect = %d", rc);
     ST_CHECK(s.release(s.ctx, "lostconn", t) == 1, "%s", "release after reconnect");

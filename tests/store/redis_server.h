@@ -82,6 +82,17 @@ static ST__UNUSED redisContext *rs_connect(const rs_server *s, uint32_t timeout_
     return rs_connect_port(s->port, timeout_ms);
 }
 
+/* redisReconnect, then the command timeout again: hiredis 0.14 does not carry it over to
+   the new socket (1.x does); REDIS_OK or REDIS_ERR */
+static ST__UNUSED int rs_reconnect(redisContext *c, uint32_t timeout_ms)
+{
+    struct timeval tv;
+    if (redisReconnect(c) != REDIS_OK) return REDIS_ERR;
+    tv.tv_sec = (time_t)(timeout_ms / 1000u);
+    tv.tv_usec = (suseconds_t)((timeout_ms % 1000u) * 1000u);
+    return redisSetTimeout(c, tv);
+}
+
 /* start (or restart) the process on s->dir / s->port; 0 once it answers PING */
 static ST__UNUSED int rs__launch(rs_server *s)
 {
