@@ -79,7 +79,11 @@
 
 #ifndef LDL_PG_API
 #ifdef LDL_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define LDL_PG_API static __attribute__((unused))
+#else
 #define LDL_PG_API static
+#endif
 #else
 #define LDL_PG_API extern
 #endif

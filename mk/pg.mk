@@ -1,0 +1,57 @@
+# mk/pg.mk -- the PostgreSQL adapter (adapters/lite_di_lock_pg.h): its tests
+# against a throwaway real server (tests/store/with_pg.sh) and its example.
+#   make test-pg       build everything, start PostgreSQL once, run every PG suite
+#   make examples-pg   build examples/pg_leader.c (no server needed)
+
+TEST_TARGETS    += test-pg
+EXAMPLE_TARGETS += examples-pg
+DEPS_PKGS       += postgresql libpq-dev
+DEPS_CMDS       += runuser
+DEPS_FILES      += /usr/include/postgresql/libpq-fe.h /usr/lib/postgresql/*/bin/initdb
+
+# pg_config may be missing from PATH; Debian's libpq-dev puts the headers here
+PG_INC   := $(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
+PG_CFLAGS = -I. -I$(PG_INC)
+PG_LIBS   = -lpq
+PG_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+PG_HDRS   = $(HDR) adapters/lite_di_lock_pg.h
+PG_THDRS  = $(PG_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/pg_common.h
+PG_SUITES = pg_names pg_conformance pg_contention pg_faults
+PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static
+
+.PHONY: test-pg examples-pg
+test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_names_vg $(B)/pg/pg_leader
+	@for b in $(PG_BUILDS); do ./$$b || exit 1; done
+	tests/store/with_pg.sh $(addprefix ./$(B)/pg/,$(PG_SUITES)) \
+	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite ./$(B)/pg/pg_names_vg' \
+	  'tests/store/pg_leader_smoke.sh ./$(B)/pg/pg_leader'
+
+examples-pg: $(B)/pg/pg_leader
+
+# the suites: C99 with ASan + UBSan
+$(B)/pg/pg_%: tests/store/pg_%.c $(PG_THDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -O1 -g $(WARN) $(PG_SAN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+# memcheck once, without the sanitizers
+$(B)/pg/pg_names_vg: tests/store/pg_names.c $(PG_THDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -O0 -g $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+# the adapter in every language and option it claims (runs without a server)
+$(B)/pg/build_c99: tests/store/pg_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+$(B)/pg/build_clang: tests/store/pg_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+$(B)/pg/build_cxx17: tests/store/pg_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow $(PG_CFLAGS) $< -x none $(PG_LIBS) -o $@
+$(B)/pg/build_static: tests/store/pg_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+$(B)/pg/pg_leader: examples/pg_leader.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -O2 $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
