@@ -192,6 +192,32 @@ static void connection_care(PGconn *c)
     }
 }
 
+/* what the rows say: server-clock expiry, renew refused once expired even if
+   nobody took the key, released rows kept at '-infinity' (never deleted) */
+static void row_semantics(PGconn *c)
+{
+    ldl_pg p;
+    ldl_store s;
+    int64_t t = 0, left;
+    int rc;
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_rows") == LDL_OK, "init ldl_rows: %s", p._err);
+    s = ldl_pg_store(&p);
+    ST_CHECK(s.acquire(s.ctx, "r", 60000, &t) == 1 && t == 1, "first grant of a key is token 1 (%lld)", (long long)t);
+    left = pgt_int(c, "SELECT (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint "
+                      "FROM ldl_rows WHERE key = 'r'", NULL);
+    ST_CHECK(left > 59000 && left <= 60000, "expires_at is server now + TTL: %lld ms left", (long long)left);
+    ST_CHECK(s.release(s.ctx, "r", t) == 1, "release");
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM ldl_rows WHERE key = 'r' AND expires_at = '-infinity' AND token = 1",
+                     NULL) == 1, "released row kept with expires_at = -infinity");
+    ST_CHECK(s.acquire(s.ctx, "r", 150, &t) == 1 && t == 2, "re-grant bumps the same row to 2 (%lld)", (long long)t);
+    st_sleep_ms(300);
+    rc = s.renew(s.ctx, "r", t, 5000);
+    ST_CHECK(rc == 0, "renew after expiry (key not retaken) = %d, want 0", rc);
+    ST_CHECK(s.acquire(s.ctx, "r", 5000, &t) == 1 && t == 3, "expired lease re-granted as 3 (%lld)", (long long)t);
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM ldl_rows", NULL) == 1, "one row per key");
+    ST_CHECK(s.release(s.ctx, "r", 3) == 1, "release 3");
+}
+
 /* several processes init the same new table at once: all succeed */
 static int racer(void *arg, int in, int out)
 {
@@ -225,12 +251,13 @@ int main(void)
     if (st_failed()) return st_report();
     pgt_exec(c, "SET client_min_messages = warning");
     /* re-runnable on the same server: start from none of this file's tables */
-    ST_CHECK(pgt_exec(c, "DROP TABLE IF EXISTS ldl_unlogged, ldl_temp, ldl_wrong, ldl_nopk, ldl_care, ldl_race, "
+    ST_CHECK(pgt_exec(c, "DROP TABLE IF EXISTS ldl_unlogged, ldl_temp, ldl_wrong, ldl_nopk, ldl_care, ldl_race, ldl_rows, "
                          "ldl_lease, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb") &&
              pgt_exec(c, "DROP SCHEMA IF EXISTS ldl_s CASCADE"), "clean slate");
     bad_names(c);
     refused_tables(c);
     connection_care(c);
+    row_semantics(c);
     init_race();
     PQfinish(c);
     return st_report();
