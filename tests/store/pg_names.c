@@ -215,6 +215,13 @@ static void row_semantics(PGconn *c)
     ST_CHECK(rc == 0, "renew after expiry (key not retaken) = %d, want 0", rc);
     ST_CHECK(s.acquire(s.ctx, "r", 5000, &t) == 1 && t == 3, "expired lease re-granted as 3 (%lld)", (long long)t);
     ST_CHECK(pgt_int(c, "SELECT count(*) FROM ldl_rows", NULL) == 1, "one row per key");
+    /* a key that is not valid UTF-8: an error, never a grant; the connection stays usable */
+    {
+        int64_t bad = 5;
+        rc = s.acquire(s.ctx, "bad\xff\xfekey", 5000, &bad);
+        ST_CHECK(rc < 0 && bad == 0, "invalid UTF-8 key answered %d token %lld (want an error)", rc, (long long)bad);
+        ST_CHECK(PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE, "usable after the bad key");
+    }
     ST_CHECK(s.release(s.ctx, "r", 3) == 1, "release 3");
 }
 

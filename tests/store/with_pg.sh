@@ -37,7 +37,9 @@ if [ "$(id -u)" = 0 ]; then
   else runas="setpriv --reuid=$user --regid=$(id -g "$user") --clear-groups"; fi
 fi
 
+child=
 cleanup() {
+  if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; kill -CONT "$child" 2>/dev/null; fi
   if [ -f "$tmp/data/postmaster.pid" ]; then
     $runas "$pgbin/pg_ctl" -D "$tmp/data" -m immediate -w -t 20 stop >/dev/null 2>&1
   fi
@@ -48,6 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
+trap 'exit 141' PIPE   # a closed stdout (| head) must still stop the server
 
 if ! $runas "$pgbin/initdb" -D "$tmp/data" -U ldl -A trust -E UTF8 --locale=C \
      --no-sync >"$tmp/initdb.log" 2>&1; then
@@ -97,7 +100,10 @@ failed=0
 for cmd in "$@"; do
   "$tmp/ctl" start || { echo "with_pg.sh: could not (re)start postgres" >&2; failed=$((failed+1)); continue; }
   echo "== $cmd"
-  sh -c "$cmd" || { echo "with_pg.sh: FAILED: $cmd" >&2; failed=$((failed+1)); }
+  # in the background + wait, so a signal to this script runs the cleanup at once
+  sh -c "$cmd" & child=$!
+  wait $child; rc=$?; child=
+  [ $rc = 0 ] || { echo "with_pg.sh: FAILED ($rc): $cmd" >&2; failed=$((failed+1)); }
 done
 [ $failed = 0 ] || echo "with_pg.sh: $failed command(s) failed" >&2
 exit $failed
