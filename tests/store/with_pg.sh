@@ -41,7 +41,7 @@ child=
 cleanup() {
   if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; kill -CONT "$child" 2>/dev/null; fi
   if [ -f "$tmp/data/postmaster.pid" ]; then
-    $runas "$pgbin/pg_ctl" -D "$tmp/data" -m immediate -w -t 20 stop >/dev/null 2>&1
+    (cd "$tmp" && $runas "$pgbin/pg_ctl" -D "$tmp/data" -m immediate -w -t 20 stop) >/dev/null 2>&1
   fi
   if [ "${LDL_PG_KEEP_LOG:-0}" = 1 ] && [ -f "$tmp/log" ]; then
     echo "---- postgres log ----" >&2; cat "$tmp/log" >&2
@@ -52,15 +52,16 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 trap 'exit 141' PIPE   # a closed stdout (| head) must still stop the server
 
-if ! $runas "$pgbin/initdb" -D "$tmp/data" -U ldl -A trust -E UTF8 --locale=C \
-     --no-sync >"$tmp/initdb.log" 2>&1; then
+# the server user may not be able to enter our cwd (a clone under /root): run from $tmp
+if ! (cd "$tmp" && $runas "$pgbin/initdb" -D "$tmp/data" -U ldl -A trust -E UTF8 --locale=C \
+     --no-sync) >"$tmp/initdb.log" 2>&1; then
   echo "with_pg.sh: initdb failed:" >&2; cat "$tmp/initdb.log" >&2; exit 2
 fi
 
 # the control script the tests use to stop / restart the server
 cat >"$tmp/ctl" <<CTL
 #!/bin/sh
-D="$tmp/data"; L="$tmp/log"
+D="$tmp/data"; L="$tmp/log"; cd "$tmp" || exit 2
 case "\${1:-}" in
   start)   [ -f "\$D/postmaster.pid" ] && exit 0
            $runas "$pgbin/pg_ctl" -D "\$D" -l "\$L" -w -t 30 start >/dev/null ;;
