@@ -401,14 +401,15 @@ LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table)
     }
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
     /* create when missing; two processes racing on CREATE may see a unique
-       violation (23505) or duplicate table (42P07): look again */
+       violation (23505) or duplicate table (42P07): look again. (Not IF NOT
+       EXISTS: its NOTICE would reach the caller's notice processor.) */
     for (i = 0; i < 3; i++) {
         PGresult *r;
         int ok;
         pers = ldl__pg_persistence(p);
         if (pers != 0) break;
         snprintf(sql, sizeof sql,
-            "CREATE TABLE IF NOT EXISTS %s (key text PRIMARY KEY, "
+            "CREATE TABLE %s (key text PRIMARY KEY, "
             "token bigint NOT NULL CHECK (token >= 1), expires_at timestamptz NOT NULL)",
             p->_ident);
         r = PQexec(conn, sql);
