@@ -68,7 +68,17 @@
 
    One ldl_pg serves one thread at a time (like its PGconn). Several ldl_pg
    may share one PGconn; the same table gives the same statement names, which
-   is fine.
+   is fine. ldl_pg_store(p) points at p: do not move p while a lock uses it.
+
+   LIMITS (details in docs/postgres.md)
+   - The fence survives restarts and crashes through the WAL with the server's
+     defaults; not with fsync = off or synchronous_commit = off, and not across
+     a failover to an asynchronous replica.
+   - A frozen server (SIGSTOP, paused VM) still ACKs TCP: no libpq timeout
+     fires and the call waits until it resumes. The lock stays safe (its own
+     deadline), but your loop waits.
+   - Keys are text: valid in the client encoding, or the call answers an error.
+   - The private _err field holds the last error text, for debugging only.
 */
 #ifndef LITE_DI_LOCK_PG_H
 #define LITE_DI_LOCK_PG_H
