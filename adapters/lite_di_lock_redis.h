@@ -58,7 +58,10 @@
    call is one synchronous round trip (two after NOSCRIPT). After a timeout
    or a lost connection hiredis marks the context failed (c->err != 0) and
    every later call answers LDL_ESTORE at once without sending anything;
-   call redisReconnect(c) (same pointer, nothing to re-init) to carry on.
+   call redisReconnect(c) (same pointer, nothing to re-init) to carry on;
+   hiredis 0.14 drops the command timeout on reconnect, so set it again.
+   Ignore SIGPIPE in your program: hiredis writes with plain write(), and a
+   server that closed the connection would otherwise kill the process.
    One ldl_redis serves one thread at a time (like its redisContext).
 
    DURABILITY (read docs/redis.md). A fence only protects a resource while it

@@ -79,6 +79,7 @@ int main(int argc, char **argv)
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);             /* hiredis writes to a socket the server may have closed */
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     c = redisConnectWithTimeout(host, port, tv);

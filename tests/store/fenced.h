@@ -12,6 +12,9 @@
  *                counters: a child answers through its exit code (see st_child below).
  *
  *   2. Time.     st_now_ms() (CLOCK_MONOTONIC), st_sleep_ms(ms).
+ *                st_ignore_sigpipe(): call it first in main(). A write to a dead child's pipe
+ *                or to a socket the server closed (hiredis 0.14 uses plain write()) must come
+ *                back as EPIPE, not kill the test before it prints its summary line.
  *
  *   3. Processes.
  *                st_child c; st_fork(&c, fn, arg);   runs `int fn(void *arg, int in, int out)`
@@ -144,6 +147,15 @@ ST_FN void st_sleep_ms(uint32_t ms)
     ts.tv_sec = (time_t)(ms / 1000u);
     ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+
+ST_FN void st_ignore_sigpipe(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
 }
 
 /* ------------------------------------------------------------------ processes */

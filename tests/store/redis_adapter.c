@@ -312,6 +312,7 @@ int main(void)
     conf_env e;
     uint64_t t0 = st_now_ms();
 
+    st_ignore_sigpipe();
     if (rs_start(&srv, "redis-adapter", 0) != 0) {
         ST_CHECK(0, "%s", "redis-server did not start");
         return st_report();

@@ -93,7 +93,7 @@ static int contention_worker(void *arg, int in, int out)
     if (client_open(&cl, "contended", 2000, 2000) != 0) return 100;
     for (i = 0; i < NROUND; i++) {
         int64_t f, v;
-        if (!acquire_within(&cl, 20000)) { bad |= 1; break; }
+        if (!acquire_within(&cl, 5000)) { bad |= 1; break; }
         f = ldl_lock_fencing_token(&cl.lk);
         fenced_enter(g_res);
         if (fenced_read(g_res, f, &v) == 1) {
@@ -421,6 +421,7 @@ int main(void)
 {
     uint64_t t0 = st_now_ms(), t;
     char dir[300];
+    st_ignore_sigpipe();
     if (rs_start(&g_srv, "redis-faults", 0) != 0) {
         ST_CHECK(0, "%s", "redis-server did not start");
         return st_report();
