@@ -496,6 +496,7 @@ static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h) 
 /* remove slot i, backward-shifting the probe chain (no tombstones) */
 static void ldl__ms_remove(ldl_memstore *ms, size_t i) {
     size_t n = ms->_n, j = i;
+    ms->_slots[i]._token = 0;                    /* the hole; j stops at a hole */
     for (;;) {
         size_t home;
         if (++j == n) j = 0;
@@ -504,10 +505,10 @@ static void ldl__ms_remove(ldl_memstore *ms, size_t i) {
         /* move j into the hole at i unless its home lies cyclically in (i, j] */
         if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
             ms->_slots[i] = ms->_slots[j];
+            ms->_slots[j]._token = 0;
             i = j;
         }
     }
-    ms->_slots[i]._token = 0;
     ms->_slots[i]._key[0] = 0;
 }
 

@@ -1,0 +1,213 @@
+/* main.c - the core suite: implementation, runner, fakes, suite list. */
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "harness.h"
+
+/* ------------------------------------------------------------ runner */
+int t_failed_checks;
+static int t_passed, t_failed;
+static const char *t_current;
+
+void t_fail(const char *file, int line, const char *expr) {
+    t_failed_checks++;
+    printf("  FAIL %s: %s:%d: %s\n", t_current ? t_current : "?", file, line, expr);
+}
+
+void t_run(const char *name, void (*fn)(void)) {
+    t_current = name;
+    t_failed_checks = 0;
+    ev_reset();
+    lost_calls = 0;
+    lost_last_reason = -1;
+    fn();
+    if (t_failed_checks) { t_failed++; printf("not ok %s\n", name); }
+    else t_passed++;
+}
+
+/* ------------------------------------------------------------ event log */
+static char ev_buf[4096];
+static size_t ev_len;
+void ev(const char *what) {
+    size_t n = strlen(what);
+    if (ev_len + n + 2 >= sizeof ev_buf) return;
+    memcpy(ev_buf + ev_len, what, n);
+    ev_len += n;
+    ev_buf[ev_len++] = ';';
+    ev_buf[ev_len] = 0;
+}
+void ev_reset(void) { ev_len = 0; ev_buf[0] = 0; }
+const char *ev_log(void) { return ev_buf; }
+
+/* ------------------------------------------------------------ clock */
+uint64_t fake_now(void *ctx) { return ((fake_clock *)ctx)->now; }
+ldl_clock fake_clock_of(fake_clock *c) { ldl_clock k; k.now_ms = fake_now; k.ctx = c; return k; }
+
+/* ------------------------------------------------------------ timers */
+static uintptr_t ft_set(void *ctx, void (*fire)(void *), void *arg, uint32_t delay) {
+    fake_timers *ft = (fake_timers *)ctx;
+    int i;
+    ft->set_calls++;
+    ft->last_delay = delay;
+    ev("set");
+    if (ft->fail_next) { ft->fail_next--; return 0; }
+    for (i = 0; i < FT_MAX; i++) {
+        if (!ft->t[i].live) {
+            ft->t[i].h = ++ft->next;
+            ft->t[i].fire = fire; ft->t[i].arg = arg; ft->t[i].live = 1;
+            return ft->t[i].h;
+        }
+    }
+    return 0;
+}
+static void ft_clear(void *ctx, uintptr_t h) {
+    fake_timers *ft = (fake_timers *)ctx;
+    int i;
+    ft->clear_calls++;
+    ev("clear");
+    for (i = 0; i < FT_MAX; i++) if (ft->t[i].live && ft->t[i].h == h) ft->t[i].live = 0;
+}
+ldl_timers fake_timers_of(fake_timers *ft) {
+    ldl_timers t; t.set_timeout = ft_set; t.clear_timeout = ft_clear; t.ctx = ft; return t;
+}
+int fake_timers_armed(const fake_timers *ft) {
+    int i, n = 0;
+    for (i = 0; i < FT_MAX; i++) n += ft->t[i].live;
+    return n;
+}
+int fake_timers_fire(fake_timers *ft) {
+    int i, n = 0;
+    uintptr_t upto = ft->next;     /* only timers armed before this call */
+    for (i = 0; i < FT_MAX; i++) {
+        if (ft->t[i].live && ft->t[i].h <= upto) {
+            ft->t[i].live = 0;       /* one-shot: spent before it runs */
+            ev("fire");
+            ft->t[i].fire(ft->t[i].arg);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ scripted store */
+static void st_tick_clock(script_store *s) { if (s->clock) s->clock->now += s->call_ms; }
+static void st_hook(script_store *s, store_hook *h) {
+    store_hook f = *h;
+    if (!f) return;
+    if (s->hook_once) *h = NULL;
+    f(s);
+}
+static int st_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *out) {
+    script_store *s = (script_store *)ctx;
+    s->acquire_calls++;
+    ev("acquire");
+    strncpy(s->last_key, key, LDL_KEY_MAX - 1);
+    s->last_key[LDL_KEY_MAX - 1] = 0;
+    s->last_ttl = ttl;
+    st_tick_clock(s);
+    if (s->write_token) { *out = s->acquire_token; if (s->auto_token) s->acquire_token++; }
+    st_hook(s, &s->on_acquire);
+    return s->acquire_rc;
+}
+static int st_renew(void *ctx, const char *key, int64_t token, uint32_t ttl) {
+    script_store *s = (script_store *)ctx;
+    (void)key;
+    if (s->renew_calls < 32) s->renewed[s->renew_calls] = token;
+    s->renew_calls++;
+    s->last_ttl = ttl;
+    ev("renew");
+    st_tick_clock(s);
+    st_hook(s, &s->on_renew);
+    return s->renew_rc;
+}
+static int st_release(void *ctx, const char *key, int64_t token) {
+    script_store *s = (script_store *)ctx;
+    (void)key;
+    if (s->release_calls < 32) s->released[s->release_calls] = token;
+    s->release_calls++;
+    ev("release");
+    st_hook(s, &s->on_release);
+    return s->release_rc;
+}
+void script_init(script_store *s) {
+    memset(s, 0, sizeof *s);
+    s->acquire_rc = 1; s->write_token = 1; s->acquire_token = 1; s->auto_token = 1;
+    s->renew_rc = 1; s->release_rc = 1; s->hook_once = 1;
+}
+ldl_store script_of(script_store *s) {
+    ldl_store st; st.acquire = st_acquire; st.renew = st_renew; st.release = st_release; st.ctx = s; return st;
+}
+
+/* ------------------------------------------------------------ fake container */
+static void *fc_scope(void *self) {
+    fake_container *fc = (fake_container *)self;
+    fc->scope_calls++;
+    ev("scope");
+    if (fc->fail_scope) return NULL;
+    return ldl_scope_child(&fc->root);
+}
+static int fc_value(void *scope, const char *name, void *value) {
+    fake_container *fc = (fake_container *)((ldl_scope *)scope)->_root;   /* root is first member */
+    fc->value_calls++;
+    ev("value");
+    if (fc->fail_value_at && fc->value_calls == fc->fail_value_at) return -1;
+    return ldl_scope_value((ldl_scope *)scope, name, value);
+}
+static int fc_shutdown(void *scope) {
+    fake_container *fc = (fake_container *)((ldl_scope *)scope)->_root;
+    fc->shutdown_calls++;
+    ev("shutdown");
+    if (ldl_scope_shutdown((ldl_scope *)scope) != 0) return -99;
+    return fc->shutdown_rc;
+}
+static int fc_singleton(void *self, const char *name, void *(*f)(void *), void *arg) {
+    return ldl_scope_singleton(&((fake_container *)self)->root, name, f, arg);
+}
+static int fc_teardown(void *self, const char *name, void (*fn)(void *), void *arg) {
+    return ldl_scope_on_teardown(&((fake_container *)self)->root, name, fn, arg);
+}
+ldl_container fake_container_of(fake_container *fc) {
+    ldl_container c;
+    memset(fc, 0, sizeof *fc);
+    ldl_scope_init(&fc->root, fc->pool, 4);
+    c.scope = fc_scope; c.value = fc_value; c.shutdown = fc_shutdown;
+    c.singleton_factory = fc_singleton; c.on_teardown = fc_teardown;
+    c.self = fc;
+    return c;
+}
+
+int lost_calls, lost_last_reason;
+void count_lost(void *user, int reason) {
+    (void)user;
+    lost_calls++;
+    lost_last_reason = reason;
+    ev("on_lost");
+}
+
+static ldl_store desc_store_storage[64];
+static int desc_store_n;
+void desc_for(ldl_lock_desc *d, fake_container *fc, script_store *s, fake_clock *c, const char *key, uint32_t ttl) {
+    memset(d, 0, sizeof *d);
+    d->container = fake_container_of(fc);
+    d->key = key;
+    d->ttl_ms = ttl;
+    if (s) {   /* the store struct is copied at init, so a rotating buffer is fine */
+        ldl_store *st = &desc_store_storage[desc_store_n++ % 64];
+        *st = script_of(s);
+        d->store = st;
+    }
+    if (c) d->clock = fake_clock_of(c);
+    d->on_lost = count_lost;
+}
+
+int main(void) {
+    suite_options();
+    suite_whitelist();
+    suite_lifecycle();
+    suite_heartbeat();
+    suite_run();
+    suite_memstore();
+    suite_container();
+    suite_reentry();
+    suite_misc();
+    printf("%d passed, %d failed\n", t_passed, t_failed);
+    return t_failed ? 1 : 0;
+}

@@ -1,0 +1,178 @@
+/* reentry.c - a store, a timer or on_lost that re-enters the lock. */
+#include "harness.h"
+
+typedef struct fix {
+    ldl_lock l; ldl_lock_desc d; fake_container fc; script_store s; fake_clock c; fake_timers ft;
+} fix;
+
+static void fix_init(fix *f, int timers) {
+    memset(f, 0, sizeof *f);
+    script_init(&f->s);
+    desc_for(&f->d, &f->fc, &f->s, &f->c, "re", 300);
+    if (timers) f->d.timers = fake_timers_of(&f->ft);
+    CHECK_EQ(ldl_lock_init(&f->l, &f->d), LDL_OK);
+    f->s.lock = &f->l;
+}
+
+static int state_inside;
+static void release_inside(script_store *s) { s->reentry_rc = ldl_lock_release(s->lock); state_inside = ldl_lock_state(s->lock); }
+static void dispose_inside(script_store *s) { ldl_lock_dispose(s->lock); state_inside = ldl_lock_state(s->lock); s->reentry_rc = ldl_lock_tick(s->lock) + ldl_lock_poll(s->lock); }
+static void tick_inside(script_store *s) { s->reentry_rc = ldl_lock_tick(s->lock); }
+static void acquire_inside(script_store *s) { s->reentry_rc = ldl_lock_acquire(s->lock); }
+
+static void t_release_inside_renew(void) {
+    fix f; fix_init(&f, 1);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.s.on_renew = release_inside;
+    state_inside = -1;
+    ev_reset();
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);                 /* the pending tick answers 0 */
+    CHECK_EQ(f.s.reentry_rc, 0);                      /* the re-entrant release answers 0 */
+    CHECK_EQ(state_inside, LDL_RELEASED);             /* readable immediately */
+    CHECK_EQ(f.s.release_calls, 1);                   /* the renewing lease handed back once */
+    CHECK_EQ(f.s.released[0], 1);
+    CHECK_STR(ev_log(), "clear;renew;release;");      /* no timer re-armed */
+    CHECK_EQ(fake_timers_armed(&f.ft), 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_RELEASED);
+    CHECK_EQ(lost_calls, 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);              /* RELEASED by release: may acquire */
+}
+
+static void t_dispose_inside_renew_even_if_renew_fails(void) {
+    int rcs[] = { 1, 0, -1, 2 };
+    size_t i;
+    for (i = 0; i < 4; i++) {
+        fix f; fix_init(&f, 0);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        f.s.on_renew = dispose_inside;
+        f.s.renew_rc = rcs[i];
+        lost_calls = 0;
+        CHECK_EQ(ldl_lock_tick(&f.l), 0);
+        CHECK_EQ(f.s.reentry_rc, 0);                  /* tick/poll after dispose: 0 */
+        CHECK_EQ(state_inside, LDL_RELEASED);
+        CHECK_EQ(f.s.release_calls, 1);               /* whatever renew answered */
+        CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_DISPOSED);
+        CHECK_EQ(lost_calls, 0);
+        CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+        ldl_lock_dispose(&f.l);
+        CHECK_EQ(f.s.release_calls, 1);
+    }
+}
+
+static void t_reentrant_calls_inside_renew_and_release(void) {
+    fix f; fix_init(&f, 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.s.on_renew = tick_inside;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);
+    CHECK_EQ(f.s.reentry_rc, LDL_ESTATE);
+    CHECK_EQ(f.s.renew_calls, 1);
+    f.s.on_renew = acquire_inside;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);
+    CHECK_EQ(f.s.reentry_rc, LDL_ESTATE);
+    f.s.on_release = acquire_inside;
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(f.s.reentry_rc, LDL_ESTATE);
+    CHECK_EQ(f.s.acquire_calls, 1);
+    /* dispose from inside release: still one store call */
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.s.on_release = dispose_inside;
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(f.s.release_calls, 2);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+}
+
+static ldl_lock *lost_lock;
+static int lost_action;
+static int lost_inner_rc;
+static void on_lost_reenter(void *user, int reason) {
+    (void)user;
+    lost_calls++;
+    lost_last_reason = reason;
+    CHECK_EQ(ldl_lock_state(lost_lock), LDL_LOST);       /* already LOST */
+    if (lost_action == 1) lost_inner_rc = ldl_lock_release(lost_lock);
+    if (lost_action == 2) ldl_lock_dispose(lost_lock);
+    if (lost_action == 3) lost_inner_rc = ldl_lock_acquire(lost_lock);
+}
+
+static void t_on_lost_may_release_or_dispose(void) {
+    int action;
+    for (action = 1; action <= 3; action++) {
+        fix f; fix_init(&f, 1);
+        f.d.on_lost = on_lost_reenter;
+        CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+        lost_lock = &f.l; lost_action = action; lost_calls = 0; lost_inner_rc = 99;
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        f.s.renew_rc = 0;
+        CHECK_EQ(fake_timers_fire(&f.ft), 1);
+        CHECK_EQ(lost_calls, 1);
+        CHECK_EQ(fake_timers_armed(&f.ft), 0);
+        if (action == 1) { CHECK_EQ(lost_inner_rc, 1); CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED); CHECK_EQ(f.s.release_calls, 1); }
+        if (action == 2) { CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED); CHECK_EQ(f.s.release_calls, 1); }
+        if (action == 3) { CHECK_EQ(lost_inner_rc, LDL_ESTATE); CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST); }
+        CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_HEARTBEAT_FAILED);
+        ldl_lock_dispose(&f.l);
+        CHECK_EQ(f.s.release_calls, 1);
+        CHECK_EQ(lost_calls, 1);                           /* once, never for the dispose */
+    }
+}
+
+static void t_on_lost_release_after_unarmable(void) {
+    /* the lease was already handed back: release inside on_lost makes no call */
+    fix f; fix_init(&f, 1);
+    f.d.on_lost = on_lost_reenter;
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+    lost_lock = &f.l; lost_action = 1; lost_calls = 0;
+    f.ft.fail_next = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(lost_inner_rc, 0);
+    CHECK_EQ(f.s.release_calls, 1);
+}
+
+static void t_on_lost_never_without_grant(void) {
+    fix f; fix_init(&f, 1);
+    f.s.acquire_rc = 0;
+    ldl_lock_acquire(&f.l);
+    ldl_lock_tick(&f.l);
+    ldl_lock_poll(&f.l);
+    f.c.now += 100000;
+    ldl_lock_poll(&f.l);
+    ldl_lock_valid_ms(&f.l);
+    ldl_lock_release(&f.l);
+    ldl_lock_dispose(&f.l);
+    CHECK_EQ(lost_calls, 0);
+    CHECK_EQ(f.s.renew_calls, 0);
+}
+
+static void t_timer_fire_after_dispose_is_noop(void) {
+    fix f; fix_init(&f, 1);
+    void (*fire)(void *); void *arg;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    fire = f.ft.t[0].fire; arg = f.ft.t[0].arg;
+    ldl_lock_dispose(&f.l);
+    CHECK_EQ(fake_timers_armed(&f.ft), 0);
+    fire(arg);                                         /* a timer that fires anyway */
+    CHECK_EQ(f.s.renew_calls, 0);
+    CHECK_EQ(f.ft.set_calls, 1);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    /* and a stale fire after a release does not renew either */
+    fix_init(&f, 1);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    fire = f.ft.t[0].fire; arg = f.ft.t[0].arg;
+    ldl_lock_release(&f.l);
+    fire(arg);
+    CHECK_EQ(f.s.renew_calls, 0);
+    CHECK_EQ(f.ft.set_calls, 1);
+}
+
+void suite_reentry(void) {
+    RUN(t_release_inside_renew);
+    RUN(t_dispose_inside_renew_even_if_renew_fails);
+    RUN(t_reentrant_calls_inside_renew_and_release);
+    RUN(t_on_lost_may_release_or_dispose);
+    RUN(t_on_lost_release_after_unarmable);
+    RUN(t_on_lost_never_without_grant);
+    RUN(t_timer_fire_after_dispose_is_noop);
+}
