@@ -17,11 +17,52 @@ DEPS_PKGS    := build-essential clang libclang-rt-14-dev valgrind
 DEPS_CMDS    := cc gcc g++ clang make valgrind
 DEPS_FILES   :=
 TEST_TARGETS :=
+EXAMPLE_TARGETS :=
 
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all demo test test-core examples deps deps-check clean
+.PHONY: all demo test test-core test-header examples examples-core deps deps-check clean
 all: examples
+
+# ---------------------------------------------------------------- test
+# deps-check first (installs when root), then every area's suite. Each
+# suite prints "N passed, N failed"; the last line here sums the core runs.
+test: deps-check
+	@$(MAKE) --no-print-directory test-header test-core examples $(TEST_TARGETS)
+	@echo "== make test: every suite passed ($(words test-header test-core examples $(TEST_TARGETS)) targets: test-header test-core examples $(TEST_TARGETS))"
+
+CORE_SRC := $(sort $(wildcard tests/core/*.c))
+CORE_DEP := $(CORE_SRC) tests/core/harness.h $(HDR)
+CORE_BUILDS := gcc-c99 gcc-c11 clang-c99 clang-c11 gxx-cxx17 clangxx-cxx17 asan-ubsan keymax32
+
+$(B)/core/gcc-c99: $(CORE_DEP)
+	@mkdir -p $(@D); gcc -std=c99 -O2 $(WARN) -I. $(CORE_SRC) -o $@
+$(B)/core/gcc-c11: $(CORE_DEP)
+	@mkdir -p $(@D); gcc -std=c11 -O2 $(WARN) -I. $(CORE_SRC) -o $@
+$(B)/core/clang-c99: $(CORE_DEP)
+	@mkdir -p $(@D); $(CLANG) -std=c99 -O2 $(WARN) -I. $(CORE_SRC) -o $@
+$(B)/core/clang-c11: $(CORE_DEP)
+	@mkdir -p $(@D); $(CLANG) -std=c11 -O2 $(WARN) -I. $(CORE_SRC) -o $@
+$(B)/core/gxx-cxx17: $(CORE_DEP)
+	@mkdir -p $(@D); g++ -std=c++17 -O2 $(WARN) -I. -x c++ $(CORE_SRC) -o $@
+$(B)/core/clangxx-cxx17: $(CORE_DEP)
+	@mkdir -p $(@D); clang++ -std=c++17 -O2 $(WARN) -Wno-deprecated -I. -x c++ $(CORE_SRC) -o $@
+$(B)/core/asan-ubsan: $(CORE_DEP)
+	@mkdir -p $(@D); $(CLANG) -std=c99 -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -fno-omit-frame-pointer -I. $(CORE_SRC) -o $@
+$(B)/core/keymax32: $(CORE_DEP)
+	@mkdir -p $(@D); gcc -std=c99 -O2 $(WARN) -DLDL_KEY_MAX=32 -I. $(CORE_SRC) -o $@
+
+test-core: $(addprefix $(B)/core/,$(CORE_BUILDS))
+	@for b in $(CORE_BUILDS); do \
+	  printf '== core suite, %-14s ' "$$b:"; \
+	  out=$$(./$(B)/core/$$b 2>&1); rc=$$?; echo "$$out" | tail -n 1; \
+	  if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi; done
+
+# The header's own promises: ASCII, strict builds with extra warnings, no heap,
+# no mutable global, every configuration option compiles, the clock #error.
+test-header:
+	@sh tests/header/check.sh
 
 # ---------------------------------------------------------------- set-up
 deps:
@@ -37,13 +78,16 @@ deps-check:
 	    sh tools/deps-check.sh "$(sort $(DEPS_PKGS))" "$(DEPS_CMDS)" "$(DEPS_FILES)"; \
 	  else exit 1; fi; }
 
-# ---------------------------------------------------------------- demo
-demo: $(B)/demo
-	./$(B)/demo
+# ---------------------------------------------------------------- examples
+EXAMPLES_CORE := demo game_loop posix_timers container
+examples: examples-core $(EXAMPLE_TARGETS)
+examples-core: $(addprefix $(B)/examples/,$(EXAMPLES_CORE))
+$(B)/examples/%: examples/%.c $(HDR)
+	@mkdir -p $(@D); $(CC) -std=c99 -O2 $(WARN) -I. $< -o $@
 
-$(B)/demo: examples/demo.c $(HDR)
-	@mkdir -p $(B)
-	$(CC) -std=c99 -O2 $(WARN) -I. examples/demo.c -o $@
+# ---------------------------------------------------------------- demo
+demo: $(B)/examples/demo
+	@./$(B)/examples/demo
 
 clean:
 	rm -rf $(B)

@@ -400,14 +400,29 @@ LDL_API const char *ldl_strerror(int rc) {
 }
 
 LDL_API const char *ldl_state_name(int state) {
-    static const char *const names[] = { "IDLE", "ACQUIRING", "HELD", "RELEASING", "RELEASED", "LOST" };
-    return (state >= 0 && state < 6) ? names[state] : "?";
+    switch (state) {   /* a switch, not a pointer table: nothing lands in .data */
+    case LDL_IDLE:      return "IDLE";
+    case LDL_ACQUIRING: return "ACQUIRING";
+    case LDL_HELD:      return "HELD";
+    case LDL_RELEASING: return "RELEASING";
+    case LDL_RELEASED:  return "RELEASED";
+    case LDL_LOST:      return "LOST";
+    default:            return "?";
+    }
 }
 
 LDL_API const char *ldl_reason_name(int reason) {
-    static const char *const names[] = { "NONE", "RELEASED", "HEARTBEAT_FAILED", "STORE_ERROR",
-        "FENCE_REGRESSED", "DISPOSED", "TIMER_UNARMABLE", "LEASE_EXPIRED" };
-    return (reason >= 0 && reason < 8) ? names[reason] : "?";
+    switch (reason) {
+    case LDL_REASON_NONE:             return "NONE";
+    case LDL_REASON_RELEASED:         return "RELEASED";
+    case LDL_REASON_HEARTBEAT_FAILED: return "HEARTBEAT_FAILED";
+    case LDL_REASON_STORE_ERROR:      return "STORE_ERROR";
+    case LDL_REASON_FENCE_REGRESSED:  return "FENCE_REGRESSED";
+    case LDL_REASON_DISPOSED:         return "DISPOSED";
+    case LDL_REASON_TIMER_UNARMABLE:  return "TIMER_UNARMABLE";
+    case LDL_REASON_LEASE_EXPIRED:    return "LEASE_EXPIRED";
+    default:                          return "?";
+    }
 }
 
 /* ------------------------------------------------------------ small helpers */

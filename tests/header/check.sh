@@ -1,0 +1,96 @@
+#!/bin/sh
+# check.sh - the header's own promises, each a check that fails loudly:
+#   pure ASCII; compiles clean as C99/C11/C++11/C++17 with gcc and clang and
+#   extra warnings; no heap reference (nm -u); no mutable global (no .data or
+#   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK and LDL_KEY_MAX builds;
+#   the built-in clock's #error when a system header hides clock_gettime.
+# Prints "N passed, N failed" last; exits non-zero on any failure.
+set -u
+H=lite_di_lock.h
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
+W="-Wall -Wextra -Wpedantic -Werror"
+XW="-Wconversion -Wsign-conversion -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes -Wundef"
+
+# 1. ASCII only
+if LC_ALL=C grep -n '[^ -~	]' "$H" >/dev/null; then bad "non-ASCII or control byte in $H"; else ok; fi
+
+printf '#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n' > "$T/impl.c"
+cp "$T/impl.c" "$T/impl.cpp"
+
+# 2. strict builds of the implementation
+for c in "gcc -std=c99" "gcc -std=c11" "clang -std=c99" "clang -std=c11" "gcc -std=gnu99"; do
+  if $c $W $XW -I. -c "$T/impl.c" -o "$T/o.o" 2>"$T/err"; then ok; else bad "$c: $(head -3 "$T/err")"; fi
+done
+for c in "g++ -std=c++11" "g++ -std=c++17" "clang++ -std=c++11" "clang++ -std=c++17"; do
+  if $c $W -Wshadow -Wconversion -I. -c "$T/impl.cpp" -o "$T/o.o" 2>"$T/err"; then ok; else bad "$c: $(head -3 "$T/err")"; fi
+done
+
+# 3. no heap, no mutable global
+gcc -std=c99 -O2 -I. -c "$T/impl.c" -o "$T/o.o"
+if nm -u "$T/o.o" | grep -Eq '\b(malloc|calloc|realloc|free|aligned_alloc|posix_memalign)\b'; then
+  bad "the implementation references the heap: $(nm -u "$T/o.o" | tr '\n' ' ')"; else ok; fi
+if nm "$T/o.o" | grep -Eq ' [BbDdCGgSs] '; then
+  bad "mutable global state: $(nm "$T/o.o" | grep -E ' [BbDdCGgSs] ' | tr '\n' ' ')"; else ok; fi
+gcc -std=c99 -O0 -I. -c "$T/impl.c" -o "$T/o0.o"
+if nm "$T/o0.o" | grep -Eq ' [BbDdCGgSs] '; then bad "mutable global state at -O0"; else ok; fi
+
+# 4. configuration options
+cat > "$T/static.c" <<'X'
+#define LDL_STATIC
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+int main(void) { return ldl_strerror(LDL_OK)[0] == 'o' ? 0 : 1; }
+X
+if gcc -std=c99 $W -I. "$T/static.c" -o "$T/static" 2>"$T/err" && "$T/static"; then ok; else bad "LDL_STATIC: $(head -3 "$T/err")"; fi
+if nm "$T/static" | grep -q ' T ldl_'; then bad "LDL_STATIC exported an ldl_ symbol"; else ok; fi
+
+cat > "$T/noclock.c" <<'X'
+#define LDL_NO_DEFAULT_CLOCK
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+static uint64_t ticks;
+static uint64_t now(void *ctx) { (void)ctx; return ticks; }
+static void *sc(void *s) { return s; }
+static int va(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int sd(void *s) { (void)s; return 0; }
+int main(void) {
+    ldl_lock l; ldl_lock_desc d = {0};
+    d.container.scope = sc; d.container.value = va; d.container.shutdown = sd;
+    d.key = "k"; d.ttl_ms = 100;
+    if (ldl_lock_init(&l, &d) != LDL_EINVAL) return 1;      /* no clock: refused */
+    d.clock.now_ms = now;
+    if (ldl_lock_init(&l, &d) != LDL_OK) return 2;
+    if (ldl_lock_acquire(&l) != 1) return 3;
+    ticks = 1000;
+    if (ldl_lock_poll(&l) != 0) return 4;                    /* the supplied clock drives it */
+    return 0;
+}
+X
+if gcc -std=c99 $W -I. "$T/noclock.c" -o "$T/noclock" 2>"$T/err" && "$T/noclock"; then ok; else bad "LDL_NO_DEFAULT_CLOCK: rc=$? $(head -3 "$T/err")"; fi
+if nm -u "$T/noclock" 2>/dev/null | grep -q clock_gettime; then bad "LDL_NO_DEFAULT_CLOCK still links clock_gettime"; else ok; fi
+
+cat > "$T/keymax.c" <<'X'
+#define LDL_KEY_MAX 16
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+typedef char key_is_16[sizeof(((ldl_lock *)0)->_key) == 16 ? 1 : -1];
+int main(void) { return 0; }
+X
+if gcc -std=c99 $W -I. "$T/keymax.c" -o "$T/keymax" 2>"$T/err"; then ok; else bad "LDL_KEY_MAX=16: $(head -3 "$T/err")"; fi
+
+# 5. strict C99 with a system header first hides clock_gettime: an #error that
+#    says what to define, never a silent wall-clock fallback
+printf '#include <stdio.h>\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n' > "$T/late.c"
+if gcc -std=c99 -I. -c "$T/late.c" -o "$T/late.o" 2>"$T/err"; then
+  bad "strict C99 after <stdio.h> compiled (expected the clock #error)"
+elif grep -q "LDL_NO_DEFAULT_CLOCK" "$T/err" && grep -q "_POSIX_C_SOURCE" "$T/err"; then ok
+else bad "the clock #error does not say what to define: $(head -3 "$T/err")"; fi
+# ... and the same file is fine once the user does what the message says
+if gcc -std=c99 -D_POSIX_C_SOURCE=200112L $W -I. -c "$T/late.c" -o "$T/late.o" 2>"$T/err"; then ok; else bad "with _POSIX_C_SOURCE: $(head -3 "$T/err")"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
