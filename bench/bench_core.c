@@ -1,0 +1,288 @@
+/* bench_core.c - rows 1, 2 and the x86-64 sizeof part of row 5 of `make bench`.
+   Every row is a pair measured side by side in this one process: the library
+   figure and its anchor, each the median of BENCH_REPS repetitions (default 7).
+   Prints markdown table rows: | row | measure | ours | anchor | ratio | target | verdict |
+   The implementation lives in ldl_impl.c (its own translation unit, no LTO),
+   as an stb user builds it, so nothing is inlined into the timing loops. */
+#include "lite_di_lock.h"
+#include "bench_util.h"
+#include <stdio.h>
+
+static volatile uint64_t sink;
+
+/* ---------------------------------------------------------------- clocks */
+static uint64_t frame_now(void *ctx) { return *(const uint64_t *)ctx; }  /* a game loop's frame clock */
+
+static inline uint64_t bare_mono_ms(void) {    /* what the built-in clock does */
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---------------------------------------------------------------- container */
+static ldl_scope g_root, g_pool[4];
+
+static ldl_lock_desc base_desc(const char *key, uint32_t ttl) {
+    ldl_lock_desc d;
+    memset(&d, 0, sizeof d);
+    d.container = ldl_scope_container(&g_root);
+    d.key = key;
+    d.ttl_ms = ttl;
+    return d;
+}
+
+static void die(const char *what) { fprintf(stderr, "bench_core: %s\n", what); exit(1); }
+
+static void row(const char *id, const char *what, const char *ours, const char *anchor,
+                const char *ratio, const char *target, const char *verdict) {
+    printf("| %s | %s | %s | %s | %s | %s | %s |\n", id, what, ours, anchor, ratio, target, verdict);
+    fflush(stdout);
+}
+
+/* ---------------------------------------------------------------- row 1 */
+#define HOT_N 20000000u
+
+static double t_getters(ldl_lock *l, int bare) {
+    uint64_t t0, acc = 0;
+    unsigned i;
+    t0 = bench_ns();
+    if (!bare) {
+        for (i = 0; i < HOT_N; i++) {
+            BENCH_OPAQUE(l);
+            acc += (uint64_t)ldl_lock_state(l) + (uint64_t)ldl_lock_held(l) +
+                   (uint64_t)ldl_lock_fencing_token(l) + (uint64_t)ldl_lock_reason(l);
+        }
+    } else {                                 /* the same four loads, by hand */
+        for (i = 0; i < HOT_N; i++) {
+            BENCH_OPAQUE(l);
+            acc += (uint64_t)l->_state + (uint64_t)(l->_state == LDL_HELD) +
+                   (uint64_t)l->_token + (uint64_t)l->_reason;
+        }
+    }
+    sink += acc;
+    return (double)(bench_ns() - t0) / HOT_N;
+}
+
+static double t_poll_mono(ldl_lock *l, int bare) {
+    uint64_t t0, acc = 0;
+    unsigned i, n = HOT_N / 4;
+    t0 = bench_ns();
+    if (!bare) for (i = 0; i < n; i++) { BENCH_OPAQUE(l); acc += (uint64_t)ldl_lock_poll(l); }
+    else       for (i = 0; i < n; i++) { acc += bare_mono_ms(); }
+    sink += acc;
+    return (double)(bench_ns() - t0) / n;
+}
+
+static uint64_t (*volatile g_frame_fn)(void *) = frame_now;   /* an opaque indirect call */
+
+static double t_poll_frame(ldl_lock *l, uint64_t *frame, int bare) {
+    uint64_t t0, acc = 0;
+    unsigned i;
+    t0 = bench_ns();
+    if (!bare) for (i = 0; i < HOT_N; i++) { ++*frame; BENCH_OPAQUE(l); acc += (uint64_t)ldl_lock_poll(l); }
+    else {
+        uint64_t (*fn)(void *) = g_frame_fn;
+        for (i = 0; i < HOT_N; i++) { ++*frame; BENCH_OPAQUE(fn); acc += fn(frame); }
+    }
+    sink += acc;
+    return (double)(bench_ns() - t0) / HOT_N;
+}
+
+static void row1(void) {
+    int reps = bench_reps(), r;
+    double a[99], b[99], ours, anc;
+    char o[64], an[64], ra[64];
+    static ldl_lock lm, lf;
+    static uint64_t frame = 1;
+    ldl_lock_desc d = base_desc("hot", 3600000u);      /* 1 h TTL: the heartbeat is never due */
+    if (ldl_lock_init(&lm, &d) != LDL_OK || ldl_lock_acquire(&lm) != 1) die("row1 init mono");
+    d.clock.now_ms = frame_now; d.clock.ctx = &frame;
+    d.ttl_ms = 4000000000u;                            /* frames: never due within the run */
+    if (ldl_lock_init(&lf, &d) != LDL_OK || ldl_lock_acquire(&lf) != 1) die("row1 init frame");
+
+    for (r = 0; r < reps; r++) { a[r] = t_getters(&lm, 0); b[r] = t_getters(&lm, 1); }
+    ours = bench_median(a, reps); anc = bench_median(b, reps);
+    snprintf(o, sizeof o, "%.2f ns", ours); snprintf(an, sizeof an, "%.2f ns (4 field loads)", anc);
+    snprintf(ra, sizeof ra, "%+.2f ns", ours - anc);
+    row("1a", "4 hot getters (state, held, token, reason) per call", o, an, ra, "a field read each",
+        ours - anc < 0.5 ? "met" : "MISSED");
+
+    for (r = 0; r < reps; r++) { a[r] = t_poll_mono(&lm, 0); b[r] = t_poll_mono(&lm, 1); }
+    ours = bench_median(a, reps); anc = bench_median(b, reps);
+    snprintf(o, sizeof o, "%.2f ns", ours); snprintf(an, sizeof an, "%.2f ns (clock_gettime MONOTONIC -> ms)", anc);
+    snprintf(ra, sizeof ra, "%+.2f ns", ours - anc);
+    row("1b", "ldl_lock_poll, not due, built-in clock", o, an, ra, "<= +2 ns", ours - anc <= 2.0 ? "met" : "MISSED");
+
+    for (r = 0; r < reps; r++) { a[r] = t_poll_frame(&lf, &frame, 0); b[r] = t_poll_frame(&lf, &frame, 1); }
+    ours = bench_median(a, reps); anc = bench_median(b, reps);
+    snprintf(o, sizeof o, "%.2f ns", ours); snprintf(an, sizeof an, "%.2f ns (indirect call of the frame clock)", anc);
+    snprintf(ra, sizeof ra, "%+.2f ns", ours - anc);
+    row("1c", "ldl_lock_poll, not due, frame-counter clock", o, an, ra, "<= +2 ns", ours - anc <= 2.0 ? "met" : "MISSED");
+    if (ldl_lock_held(&lm) != 1 || ldl_lock_held(&lf) != 1) die("row1: lock lost during the run");
+    ldl_lock_dispose(&lm); ldl_lock_dispose(&lf);
+}
+
+/* ---------------------------------------------------------------- row 2 */
+typedef struct world {
+    size_t n;                  /* keys in play */
+    char (*keys)[16];
+    int64_t *tok;              /* store-direct tokens */
+    ldl_memstore_slot *slots;
+    ldl_memstore ms;
+    ldl_store st;
+    ldl_lock *locks;           /* one lock per key */
+} world;
+
+static uint64_t xs(uint64_t *s) { uint64_t x = *s; x ^= x << 13; x ^= x >> 7; x ^= x << 17; return *s = x; }
+
+static void world_init(world *w, size_t n, ldl_clock clk) {
+    size_t i, ns = n * 2 < 2 ? 2 : n * 2;
+    w->n = n;
+    w->keys = (char (*)[16])malloc(n * sizeof *w->keys);
+    w->tok = (int64_t *)calloc(n, sizeof *w->tok);
+    w->slots = (ldl_memstore_slot *)malloc(ns * sizeof *w->slots);
+    w->locks = (ldl_lock *)malloc(n * sizeof *w->locks);
+    if (!w->keys || !w->tok || !w->slots || !w->locks) die("out of memory");
+    if (ldl_memstore_init(&w->ms, w->slots, ns, clk) != LDL_OK) die("memstore_init");
+    w->st = ldl_memstore_store(&w->ms);
+    for (i = 0; i < n; i++) {
+        ldl_lock_desc d = base_desc(w->keys[i], 3600000u);
+        snprintf(w->keys[i], sizeof w->keys[i], "job:%07u", (unsigned)(i % 10000000u));
+        d.store = &w->st;
+        d.clock = clk;
+        if (ldl_lock_init(&w->locks[i], &d) != LDL_OK) die(ldl_lock_why(&w->locks[i]));
+    }
+}
+
+static void world_free(world *w) {
+    size_t i;
+    for (i = 0; i < w->n; i++) ldl_lock_dispose(&w->locks[i]);
+    free(w->keys); free(w->tok); free(w->slots); free(w->locks);
+}
+
+/* mode 0: store vtable release+acquire with all n keys held (load 0.5)
+   mode 1: ldl_lock_acquire + ldl_lock_release of a random lock
+   mode 2: ldl_lock_run of a random lock (scope, 2 binds, body, shutdown, release) */
+static int64_t g_fence_sum;
+static int body_fn(void *scope, void *user) {
+    const int64_t *f = (const int64_t *)ldl_scope_get((ldl_scope *)scope, "lock:fence");
+    (void)user;
+    if (!f) return 1;
+    g_fence_sum += *f;
+    return 0;
+}
+
+static double t_world(world *w, int mode, size_t ops) {
+    uint64_t t0, seed = 0x9E3779B97F4A7C15ull;
+    size_t k, n = w->n;
+    t0 = bench_ns();
+    if (mode == 0) {
+        for (k = 0; k < ops; k++) {
+            size_t j = (size_t)(xs(&seed) % n);
+            if (w->st.release(w->st.ctx, w->keys[j], w->tok[j]) != 1) die("store release");
+            if (w->st.acquire(w->st.ctx, w->keys[j], 3600000u, &w->tok[j]) != 1) die("store acquire");
+        }
+    } else if (mode == 1) {
+        for (k = 0; k < ops; k++) {
+            ldl_lock *l = &w->locks[xs(&seed) % n];
+            if (ldl_lock_acquire(l) != 1) die("lock acquire");
+            if (ldl_lock_release(l) != 1) die("lock release");
+        }
+    } else {
+        for (k = 0; k < ops; k++) {
+            ldl_lock *l = &w->locks[xs(&seed) % n];
+            if (ldl_lock_run(l, body_fn, NULL, NULL) != LDL_OK) die("lock run");
+        }
+    }
+    return (double)ops * 1e9 / (double)(bench_ns() - t0);
+}
+
+static void fmt_rate(char *b, size_t n, double r) {
+    if (r >= 1e6) snprintf(b, n, "%.2f M/s", r / 1e6);
+    else snprintf(b, n, "%.0f k/s", r / 1e3);
+}
+
+static void row2(void) {
+    static const size_t ns[3] = { 1, 1000, 1000000 };
+    static const char *const nn[3] = { "1", "1e3", "1e6" };
+    static const char *const mname[3] = { "store vtable release+acquire (all keys held)",
+                                          "ldl_lock_acquire+release", "ldl_lock_run lifecycle" };
+    double rate[3][3];
+    int reps = bench_reps(), r, m, i;
+    ldl_clock builtin = { NULL, NULL };
+    for (i = 0; i < 3; i++) {
+        world w;
+        size_t j, ops = ns[i] >= 1000000 ? 1000000 : 2000000;
+        world_init(&w, ns[i], builtin);
+        for (j = 0; j < w.n; j++)
+            if (w.st.acquire(w.st.ctx, w.keys[j], 3600000u, &w.tok[j]) != 1) die("prefill");
+        for (m = 0; m < 3; m++) {
+            double v[99];
+            if (m == 1) {   /* lock modes: the store holds n keys only while a lock has them */
+                for (j = 0; j < w.n; j++) (void)w.st.release(w.st.ctx, w.keys[j], w.tok[j]);
+            }
+            (void)t_world(&w, m, ops / 4);        /* warm up */
+            for (r = 0; r < reps; r++) v[r] = t_world(&w, m, ops);
+            rate[i][m] = bench_median(v, reps);
+        }
+        world_free(&w);
+    }
+    for (m = 0; m < 3; m++) {
+        for (i = 0; i < 3; i++) {
+            char o[64], an[64], ra[64], what[160], id[8];
+            const char *target = "", *verdict = "";
+            snprintf(id, sizeof id, "2%c", "abc"[m]);
+            snprintf(what, sizeof what, "MemoryStore, %s keys (%s slots): %s", nn[i],
+                     i == 0 ? "2" : i == 1 ? "2e3" : "2e6", mname[m]);
+            fmt_rate(o, sizeof o, rate[i][m]);
+            if (i == 0) {
+                snprintf(an, sizeof an, "-");
+                snprintf(ra, sizeof ra, "%.0f ns/op", 1e9 / rate[i][m]);
+                if (m == 1) { target = ">= 10 M/s"; verdict = rate[i][m] >= 10e6 ? "met" : "MISSED"; }
+            } else {
+                fmt_rate(an, sizeof an, rate[0][m]);
+                snprintf(ra, sizeof ra, "%.2fx slower than 1 key", rate[0][m] / rate[i][m]);
+                strcat(an, " (1 key)");
+                if (i == 2 && m == 1) { target = "<= 3x slower"; verdict = rate[0][m] / rate[i][m] <= 3.0 ? "met" : "MISSED"; }
+            }
+            row(id, what, o, an, ra, target, verdict);
+        }
+    }
+    {   /* the 1-key lock pair again with a frame-counter clock: the clock's share */
+        world w;
+        double v[99], c[99];
+        uint64_t frame = 1;
+        ldl_clock fc; char o[64], an[64], ra[64];
+        fc.now_ms = frame_now; fc.ctx = &frame;
+        world_init(&w, 1, fc);
+        (void)t_world(&w, 1, 500000);
+        for (r = 0; r < reps; r++) v[r] = t_world(&w, 1, 2000000);
+        world_free(&w);
+        world_init(&w, 1, builtin);
+        for (r = 0; r < reps; r++) c[r] = t_world(&w, 1, 2000000);
+        world_free(&w);
+        fmt_rate(o, sizeof o, bench_median(v, reps));
+        fmt_rate(an, sizeof an, bench_median(c, reps)); strcat(an, " (built-in clock)");
+        snprintf(ra, sizeof ra, "%.0f vs %.0f ns/op", 1e9 / bench_median(v, reps), 1e9 / bench_median(c, reps));
+        row("2d", "MemoryStore, 1 key: ldl_lock_acquire+release with a frame-counter clock", o, an, ra, "", "");
+    }
+}
+
+/* ---------------------------------------------------------------- row 5 (sizes here) */
+static void row5_sizes(void) {
+    char o[96];
+    snprintf(o, sizeof o, "%zu B (LDL_KEY_MAX %d)", sizeof(ldl_lock), LDL_KEY_MAX);
+    row("5a", "sizeof(ldl_lock), x86-64", o, "-", "-", "", "");
+    snprintf(o, sizeof o, "%zu B", sizeof(ldl_memstore_slot));
+    row("5b", "sizeof(ldl_memstore_slot), x86-64", o, "-", "-", "", "");
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : "all";
+    if (ldl_scope_init(&g_root, g_pool, 4) != LDL_OK) die("scope init");
+    if (!strcmp(only, "all") || !strcmp(only, "1")) row1();
+    if (!strcmp(only, "all") || !strcmp(only, "2")) row2();
+    if (!strcmp(only, "all") || !strcmp(only, "5")) row5_sizes();
+    if (g_fence_sum < 0) printf("%lld\n", (long long)g_fence_sum);
+    return sink == 42 ? 1 : 0;
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# footprint.sh HDR_DIR OUT_DIR -- row 5 of `make bench`: sizeof and code size of
+# the implementation at -Os for x86-64, 32-bit x86 (-m32) and Cortex-M4
+# (arm-none-eabi-gcc -mthumb -mcpu=cortex-m4 -ffreestanding, LDL_NO_DEFAULT_CLOCK).
+# The implementation is compiled alone with -ffunction-sections -fdata-sections,
+# so `size -A` gives one section per function: ".text all" is every function,
+# ".text lock+MemoryStore" leaves out the reference DI container (ldl_scope_*),
+# which is what a --gc-sections link keeps for a program that brings its own
+# container. Prints markdown table rows.
+set -eu
+hdr=${1:-.}
+out=${2:-build/bench}
+cc=${CC:-cc}
+mkdir -p "$out/fp"
+printf '#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n' >"$out/fp/impl.c"
+cat >"$out/fp/sizes.c" <<'C'
+#include "lite_di_lock.h"
+char ldl_sz_lock[sizeof(ldl_lock)];
+char ldl_sz_slot[sizeof(ldl_memstore_slot)];
+C
+
+# sum `size -A` sections: $1 = size tool, $2 = object, $3 = awk condition on the name
+sum() { "$1" -A "$2" | awk -v pat="$3" 'NF==3 && $1 ~ /^\./ { n=$1; s=$2; if (n ~ pat) t += s } END { print t+0 }'; }
+
+one() {  # label size-tool nm-tool compiler flags...
+  label=$1; sz=$2; nmt=$3; shift 3
+  o="$out/fp/$label.o"; so="$out/fp/$label-sizes.o"
+  if ! "$@" -Os -ffunction-sections -fdata-sections -I"$hdr" -c "$out/fp/impl.c" -o "$o" 2>"$out/fp/$label.err" ||
+     ! "$@" -Os -I"$hdr" -c "$out/fp/sizes.c" -o "$so" 2>>"$out/fp/$label.err"; then
+    echo "| 5 | footprint $label | not built: $(head -c 200 "$out/fp/$label.err" | tr '\n|' '  ') | - | - | | |"; return 0
+  fi
+  text=$(sum "$sz" "$o" '^\.text')
+  cont=$(sum "$sz" "$o" '^\.text\.(ldl_scope_|ldl__scope_)')
+  core=$((text - cont))
+  rodata=$(sum "$sz" "$o" '^\.rodata')
+  data=$(sum "$sz" "$o" '^\.data')
+  bss=$(sum "$sz" "$o" '^\.bss')
+  lock=$(printf '%d' "0x$("$nmt" -S "$so" | awk '$4=="ldl_sz_lock"{print $2}')")
+  slot=$(printf '%d' "0x$("$nmt" -S "$so" | awk '$4=="ldl_sz_slot"{print $2}')")
+  case $label in x86-64) lim=6144 ;; cortex-m4) lim=4096 ;; *) lim= ;; esac
+  if [ -n "$lim" ]; then
+    tgt="<= $lim B"
+    if [ "$core" -le "$lim" ]; then v1=met; else v1=MISSED; fi
+    if [ "$text" -le "$lim" ]; then v2=met; else v2=MISSED; fi
+    v="$v1 (lock+MemoryStore), $v2 (with container)"
+  else tgt=; v=; fi
+  echo "| 5 | footprint $label -Os: .text lock+MemoryStore / all (with DI container) | $core B / $text B | container $cont B | .rodata $rodata B, .data $data B, .bss $bss B | $tgt | $v |"
+  echo "| 5 | sizeof $label: ldl_lock / ldl_memstore_slot | $lock B / $slot B | - | - | | |"
+}
+
+one x86-64 size nm "$cc" -std=c99
+one x86-32 size nm "$cc" -std=c99 -m32
+if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
+  one cortex-m4 arm-none-eabi-size arm-none-eabi-nm arm-none-eabi-gcc -std=c99 -mthumb -mcpu=cortex-m4 -ffreestanding -DLDL_NO_DEFAULT_CLOCK
+else
+  echo "| 5 | footprint cortex-m4 | not built: arm-none-eabi-gcc missing (make bench-deps) | - | - | | |"
+fi

@@ -1,0 +1,80 @@
+#!/bin/sh
+# redis.sh OUT_DIR -- row 3 of `make bench`. Starts a throwaway redis-server on
+# 127.0.0.1 (random port, temp dir, no persistence, stopped by a trap), then
+# BENCH_REPS interleaved rounds of, on that one server:
+#   redis-benchmark -c 1 EVALSHA <sha of "return 1"> 0   the round-trip limit (anchor)
+#   redis-benchmark -c 1 PING                           a second round-trip anchor
+#   bench_redis acqrel                                  ldl_lock_acquire+release over the adapter
+#   node redlock_bench.js                               npm redlock 4.x + ioredis, acquire+release
+# A lifecycle is 2 round trips, so the limit is EVALSHA/s / 2. Prints table rows.
+set -u
+. "$(dirname "$0")/lib.sh"
+out=${1:-build/bench}
+reps=${BENCH_REPS:-7}
+n_rb=${BENCH_REDIS_RB_OPS:-20000}
+n_ldl=${BENCH_REDIS_OPS:-6000}
+n_node=${BENCH_REDLOCK_OPS:-2000}
+command -v redis-server >/dev/null 2>&1 || { echo "| 3 | Redis | not run: redis-server missing (make bench-deps) | | | | |"; exit 0; }
+[ -x "$out/bench_redis" ] || { echo "| 3 | Redis | not run: $out/bench_redis not built (libhiredis-dev?) | | | | |"; exit 0; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldl-bench-redis.XXXXXX") || exit 1
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+up=0
+for attempt in 1 2 3 4 5 6; do
+  port=$(rand_port)
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
+    --daemonize no >"$tmp/log" 2>&1 &
+  pid=$!
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    if redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG; then up=1; break; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ $up = 1 ] && break
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
+done
+[ $up = 1 ] || { echo "| 3 | Redis | not run: redis-server did not start: $(tail -1 "$tmp/log") | | | | |"; exit 0; }
+rc() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
+sha=$(rc SCRIPT LOAD "return 1")
+node_ok=0
+if command -v node >/dev/null 2>&1; then
+  if [ ! -d bench/npm/node_modules/redlock ] && command -v npm >/dev/null 2>&1; then
+    (cd bench/npm && npm ci --no-audit --no-fund >/dev/null 2>&1 || npm install --no-audit --no-fund >/dev/null 2>&1)
+  fi
+  [ -d bench/npm/node_modules/redlock ] && node_ok=1
+fi
+usec() {  # usec_per_call of evalsha since the last RESETSTAT
+  rc INFO commandstats | tr -d '\r' | awk -F'[=,]' '/^cmdstat_evalsha:/ { print $6 }'
+}
+: >"$tmp/rb"; : >"$tmp/ping"; : >"$tmp/ldl"; : >"$tmp/node"; : >"$tmp/us_triv"; : >"$tmp/us_ldl"
+r=0
+while [ $r -lt "$reps" ]; do
+  r=$((r + 1))
+  rc CONFIG RESETSTAT >/dev/null
+  redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -n "$n_rb" --csv EVALSHA "$sha" 0 2>/dev/null |
+    tail -1 | cut -d, -f2 | tr -d '"' >>"$tmp/rb"
+  usec >>"$tmp/us_triv"
+  redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -n "$n_rb" --csv PING 2>/dev/null |
+    tail -1 | cut -d, -f2 | tr -d '"' >>"$tmp/ping"
+  rc CONFIG RESETSTAT >/dev/null
+  "$out/bench_redis" 127.0.0.1 "$port" acqrel "$n_ldl" >>"$tmp/ldl" || echo "bench_redis failed" >&2
+  usec >>"$tmp/us_ldl"
+  [ $node_ok = 1 ] && { node bench/npm/redlock_bench.js "$port" "$n_node" >>"$tmp/node" || echo "redlock_bench failed" >&2; }
+done
+rb=$(median <"$tmp/rb"); ping=$(median <"$tmp/ping"); ldl=$(median <"$tmp/ldl")
+lim=$(awk -v r="$rb" 'BEGIN { print r/2 }')
+ust=$(median <"$tmp/us_triv"); usl=$(median <"$tmp/us_ldl")
+v=MISSED; ge "$ldl" "$(awk -v l="$lim" 'BEGIN { print 0.95*l }')" && v=met
+echo "| 3a | Redis adapter, 1 client, loopback: ldl_lock_acquire+release lifecycles | $(krate "$ldl") | $(krate "$lim") (redis-benchmark -c 1 EVALSHA trivial: $(krate "$rb") / 2) | $(pct "$ldl" "$lim") | >= 95 % | $v |"
+echo "| 3b | Redis: the same vs PING round trips | $(krate "$ldl") | $(krate "$(awk -v r="$ping" 'BEGIN { print r/2 }')") (redis-benchmark -c 1 PING: $(krate "$ping") / 2) | $(pct "$ldl" "$(awk -v r="$ping" 'BEGIN { print r/2 }')") | | |"
+if [ $node_ok = 1 ] && [ -s "$tmp/node" ]; then
+  nd=$(median <"$tmp/node")
+  v=MISSED; ge "$ldl" "$nd" && v=met
+  ver=$(node -e 'process.stdout.write(require("./bench/npm/node_modules/redlock/package.json").version + " / ioredis " + require("./bench/npm/node_modules/ioredis/package.json").version)' 2>/dev/null)
+  echo "| 3c | Redis: the same vs npm redlock $ver (node $(node -v)), acquire+release | $(krate "$ldl") | $(krate "$nd") | $(awk -v a="$ldl" -v b="$nd" 'BEGIN { printf "%.2fx", a/b }') | above redlock | $v |"
+else
+  echo "| 3c | Redis: vs npm redlock | not run: node or bench/npm/node_modules missing (make bench-deps) | | | | |"
+fi
+echo "| 3d | Redis server time per EVALSHA (INFO commandstats) | $usl us (adapter scripts, mean of acquire+release) | $ust us (return 1) | $(awk -v a="$usl" -v b="$ust" 'BEGIN { printf "%+.2f us/call", a-b }') | | |"
