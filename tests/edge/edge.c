@@ -101,7 +101,12 @@ static int c_value(void *scope, const char *name, void *v) {
     if (strcmp(name, "lock:fence") == 0) { C_fence = (const int64_t *)v; C_fence_at_bind = *C_fence; }
     return 0;
 }
-static int c_shutdown(void *scope) { (void)scope; C_open--; C_shut++; e_ev("shutdown"); return 0; }
+static int C_fence_changed;
+static int c_shutdown(void *scope) {
+    (void)scope; C_open--; C_shut++; e_ev("shutdown");
+    if (C_fence && *C_fence != C_fence_at_bind) C_fence_changed = 1;   /* must hold until shutdown */
+    return 0;
+}
 static ldl_container e_container(void) {
     ldl_container c; memset(&c, 0, sizeof c);
     c.scope = c_scope; c.value = c_value; c.shutdown = c_shutdown; c.self = NULL;
@@ -369,6 +374,7 @@ static void kill_monotonic(void) {
 }
 
 static int k_body(void *scope, void *user) { (void)scope; (void)user; e_ev("body"); return 0; }
+static int k_body_release(void *scope, void *user) { (void)scope; (void)ldl_lock_release((ldl_lock *)user); return 0; }
 
 /* kills: release-before-shutdown, fence-not-copied */
 static void kill_run_order(void) {
@@ -381,6 +387,13 @@ static void kill_run_order(void) {
     CHECK_EQ(C_fence_at_bind, 1);
     CHECK_EQ(C_shut, 1);
     CHECK_EQ(r.release_rc, 1);
+    /* the body releases the lock itself: the bound fence stays unchanged
+       until the child is shut down, and the release leg finds nothing */
+    C_fence_changed = 0;
+    CHECK_EQ(ldl_lock_run(&l, k_body_release, &l, &r), LDL_OK);
+    CHECK_EQ(C_fence_changed, 0);
+    CHECK_EQ(C_fence_at_bind, 2);
+    CHECK_EQ(r.release_rc, 0);
     /* bind path: scope fails -> no body, lease released */
     e_log[0] = 0; C_scope_fail = 1;
     CHECK_EQ(ldl_lock_run(&l, k_body, NULL, &r), LDL_EFENCE);
