@@ -44,8 +44,8 @@ one() {  # label size-tool nm-tool compiler flags...
     if [ "$text" -le "$lim" ]; then v2=met; else v2=MISSED; fi
     v="$v1 (lock+MemoryStore), $v2 (with container)"
   else tgt=; v=; fi
-  echo "| 5 | footprint $label -Os: .text lock+MemoryStore / all (with DI container) | $core B / $text B | container $cont B | .rodata $rodata B, .data $data B, .bss $bss B | $tgt | $v |"
-  echo "| 5 | sizeof $label: ldl_lock / ldl_memstore_slot | $lock B / $slot B | - | - | | |"
+  echo "| 5c | footprint $label -Os: .text lock+MemoryStore / all (with DI container) | $core B / $text B | container $cont B | .rodata $rodata B, .data $data B, .bss $bss B | $tgt | $v |"
+  echo "| 5d | sizeof $label: ldl_lock / ldl_memstore_slot | $lock B / $slot B | - | - | | |"
 }
 
 one x86-64 size nm "$cc" -std=c99

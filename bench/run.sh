@@ -1,0 +1,39 @@
+#!/bin/sh
+# run.sh OUT_DIR HDR_DIR -- the `make bench` driver: prints the machine, the date,
+# the command and ONE markdown table (rows 1-5), also saved to OUT_DIR/table.md.
+# BENCH_ROWS="1 2 3 4 5" picks rows; BENCH_REPS sets the repetitions (default 7).
+set -u
+out=${1:-build/bench}
+hdr=${2:-.}
+rows=${BENCH_ROWS:-1 2 3 4 5}
+export BENCH_REPS=${BENCH_REPS:-7}
+table="$out/table.md"
+has() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
+{
+  echo "machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs online, $(uname -sr)"
+  echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: ratios of the same run matter, absolute figures are noisy)"
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "command: make bench BN_HDR_DIR=$hdr (BENCH_REPS=$BENCH_REPS, BENCH_ROWS=\"$rows\")"
+  echo "header: $hdr/lite_di_lock.h sha1 $(sha1sum "$hdr/lite_di_lock.h" | cut -c1-12), repo $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet -- lite_di_lock.h 2>/dev/null || echo ' (lite_di_lock.h modified in the work tree)')"
+  echo "compiler: $(${CC:-cc} --version | head -1), -O2, implementation in its own object"
+  echo
+  echo "| row | measure | ours | anchor | ratio | target | verdict |"
+  echo "|---|---|---|---|---|---|---|"
+} | tee "$table"
+{
+  has 1 && "$out/bench_core" 1
+  has 2 && "$out/bench_core" 2
+  has 3 && sh bench/redis.sh "$out"
+  if has 4; then
+    rm -f "$out/row4.md"
+    if [ -x "$out/bench_pg" ]; then
+      tests/store/with_pg.sh "sh bench/pg.sh $out" >"$out/pg.log" 2>&1
+      if [ -s "$out/row4.md" ]; then cat "$out/row4.md"
+      else echo "| 4 | PostgreSQL | not run: $(tail -1 "$out/pg.log" | tr '|' ' ') | | | | |"; fi
+    else
+      echo "| 4 | PostgreSQL | not run: $out/bench_pg not built (libpq-dev?) | | | | |"
+    fi
+  fi
+  if has 5; then "$out/bench_core" 5; sh bench/footprint.sh "$hdr" "$out"; fi
+} | tee -a "$table"
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$table"
