@@ -95,7 +95,7 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 	@sh tools/ports/ldl-size.sh arm-none-eabi-nm arm-none-eabi-size \
 	  $(PORTS_B)/ldl-$*.o $(PORTS_B)/baremetal-$*.elf ports-baremetal-$*
 	@$(PORTS_RUN) ports-baremetal-$* $(PORTS_B)/baremetal-$*.log "baremetal: OK" \
-	  timeout 120 qemu-system-arm -M $(PORTS_MACHINE_$*) \
+	  qemu-system-arm -M $(PORTS_MACHINE_$*) \
 	  -nographic -monitor none -serial null -icount shift=0,sleep=off \
 	  -semihosting-config enable=on,target=native -kernel $(PORTS_B)/baremetal-$*.elf
 

@@ -3,12 +3,15 @@
 # Run CMD (output to LOG), then judge it. EXPECT is either "suite" (the core
 # test suite: the last "N passed, N failed" line must show N > 0 passed and 0
 # failed) or a fixed line that must appear in the output. The exit status must
-# be 0 either way, so a crash after a good summary still fails.
+# be 0 either way, so a crash after a good summary still fails. A run that
+# takes longer than PORTS_TIMEOUT seconds (default 300) is killed and fails.
 name=$1 log=$2 expect=$3
 shift 3
+limit=${PORTS_TIMEOUT:-300}
 echo "$name: run: $*"
-"$@" >"$log" 2>&1
+timeout -k 10 "$limit" "$@" </dev/null >"$log" 2>&1
 rc=$?
+[ $rc -eq 124 ] && echo "$name: killed after ${limit}s" >>"$log"
 # Windows programs under wine write CRLF; compare without the CR
 tr -d '\r' <"$log" >"$log.txt"
 ok=1
