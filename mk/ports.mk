@@ -99,69 +99,77 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 	  -nographic -monitor none -serial null -icount shift=0,sleep=off \
 	  -semihosting-config enable=on,target=native -kernel $(PORTS_B)/baremetal-$*.elf
 
-# ---------------------------------------------------------------- Windows
-# mingw-w64 build of the core suite, run under wine: the QueryPerformanceCounter
-# clock path executes. The wine prefix lives in build/ports/wineprefix (its
-# first start takes ~7 s); wineserver is stopped afterwards.
-PORTS_WINE = env WINEPREFIX="$(abspath $(PORTS_B))/wineprefix" WINEDEBUG=-all \
-             WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
-
-$(PORTS_B)/core-win64.exe: $(PORTS_INPUTS) mk/ports.mk
-	@$(call ports-need,x86_64-w64-mingw32-gcc,gcc-mingw-w64-x86-64)
-	@mkdir -p $(@D)
-	x86_64-w64-mingw32-gcc -std=c99 -O2 $(WARN) -I. $(PORTS_SRC) -static -o $@
-
-ports-win64: $(PORTS_B)/core-win64.exe
-	@$(call ports-need,wine,wine wine64)
-	@test -x /usr/lib/wine/wine64 || { echo "ports-win64: /usr/lib/wine/wine64 missing: apt-get install wine64" >&2; exit 1; }
-	@rc=0; $(PORTS_RUN) ports-win64 $(PORTS_B)/core-win64.log suite \
-	  $(PORTS_WINE) wine $(PORTS_B)/core-win64.exe || rc=$$?; \
-	 $(PORTS_WINE) wineserver -k >/dev/null 2>&1; exit $$rc
-
-# ----------------------------------------------------------------- 32-bit
-# gcc -m32 with UBSan. Debian's gcc-multilib conflicts with every cross
-# compiler (it only adds the /usr/include/asm symlink), so the deps install
-# gcc-12-multilib and the build finds asm/ through -idirafter instead.
-PORTS_M32_FLAGS := -m32 -idirafter /usr/include/x86_64-linux-gnu \
-                   -fsanitize=undefined -fno-sanitize-recover=all
-
-$(PORTS_B)/core-m32: $(PORTS_INPUTS) mk/ports.mk
-	@test -e /usr/lib32/libc.so || { echo "ports-m32: no 32-bit libc: apt-get install gcc-12-multilib" >&2; exit 1; }
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -O2 $(WARN) $(PORTS_M32_FLAGS) -I. $(PORTS_SRC) -o $@
-
-ports-m32: $(PORTS_B)/core-m32
-	@$(PORTS_RUN) ports-m32 $(PORTS_B)/core-m32.log suite $(PORTS_B)/core-m32
-
-# ------------------------------------------------------ qemu-user targets
-# Debian cross compilers, static binaries, run by qemu-user:
+# ------------------------------------------------------- hosted platforms
+# Each builds two programs and runs both:
+#   core         the core test suite (tests/core/*.c, one program)
+#   clock_check  tools/ports/clock_check.c: the BUILT-IN clock only (the suite
+#                uses fake clocks), slept against for real: advances in ms,
+#                never backwards, expires MemoryStore leases
+#
+#   win64    mingw-w64, run under wine: the QueryPerformanceCounter path.
+#            The prefix lives in build/ports/wineprefix (first start ~7 s);
+#            wineserver is stopped afterwards.
+#   m32      $(CC) -m32 with UBSan. Debian's gcc-multilib conflicts with every
+#            cross compiler (all it adds is the /usr/include/asm symlink), so
+#            the deps install gcc-12-multilib and asm/ comes via -idirafter.
 #   armhf    32-bit little-endian ARM (int64_t split over two registers)
 #   s390x    64-bit big-endian
 #   powerpc  32-bit big-endian (both at once)
-PORTS_CROSS_armhf   := arm-linux-gnueabihf-gcc
-PORTS_CROSS_s390x   := s390x-linux-gnu-gcc
-PORTS_CROSS_powerpc := powerpc-linux-gnu-gcc
-PORTS_QEMU_armhf    := qemu-arm
-PORTS_QEMU_s390x    := qemu-s390x
-PORTS_QEMU_powerpc  := qemu-ppc
-PORTS_PKG_armhf     := gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
-PORTS_PKG_s390x     := gcc-s390x-linux-gnu libc6-dev-s390x-cross
-PORTS_PKG_powerpc   := gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
+#            Debian cross compilers, static binaries, run by qemu-user.
+#   tcc      the Tiny C Compiler, native.
+PORTS_WINE = env WINEPREFIX="$(abspath $(PORTS_B))/wineprefix" WINEDEBUG=-all \
+             WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
 
-$(PORTS_B)/core-armhf $(PORTS_B)/core-s390x $(PORTS_B)/core-powerpc: $(PORTS_B)/core-%: $(PORTS_INPUTS) mk/ports.mk
-	@$(call ports-need,$(PORTS_CROSS_$*),$(PORTS_PKG_$*))
-	@mkdir -p $(@D)
-	$(PORTS_CROSS_$*) -std=c99 -O2 $(WARN) -static -I. $(PORTS_SRC) -o $@
+PORTS_CC_win64     = x86_64-w64-mingw32-gcc -std=c99 -O2 $(WARN) -static
+PORTS_CC_m32       = $(CC) -std=c99 -O2 $(WARN) -m32 -idirafter /usr/include/x86_64-linux-gnu \
+                     -fsanitize=undefined -fno-sanitize-recover=all
+PORTS_CC_armhf     = arm-linux-gnueabihf-gcc -std=c99 -O2 $(WARN) -static
+PORTS_CC_s390x     = s390x-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
+PORTS_CC_powerpc   = powerpc-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
+PORTS_CC_tcc       = tcc -std=c99 -Wall -Werror
+PORTS_EXEC_win64   = $(PORTS_WINE) wine
+PORTS_EXEC_armhf   = qemu-arm
+PORTS_EXEC_s390x   = qemu-s390x
+PORTS_EXEC_powerpc = qemu-ppc
+PORTS_EXE_win64    = .exe
+# what must be installed: "command:package list" pairs, checked before building
+PORTS_NEED_win64   = x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 wine:wine,wine64 \
+                     /usr/lib/wine/wine64:wine64
+PORTS_NEED_m32     = $(firstword $(CC)):build-essential /usr/lib32/libc.so:gcc-12-multilib \
+                     /usr/include/x86_64-linux-gnu/asm/errno.h:linux-libc-dev
+PORTS_NEED_armhf   = arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf \
+                     /usr/arm-linux-gnueabihf/lib/libc.a:libc6-dev-armhf-cross qemu-arm:qemu-user
+PORTS_NEED_s390x   = s390x-linux-gnu-gcc:gcc-s390x-linux-gnu \
+                     /usr/s390x-linux-gnu/lib/libc.a:libc6-dev-s390x-cross qemu-s390x:qemu-user
+PORTS_NEED_powerpc = powerpc-linux-gnu-gcc:gcc-powerpc-linux-gnu \
+                     /usr/powerpc-linux-gnu/lib/libc.a:libc6-dev-powerpc-cross qemu-ppc:qemu-user
+PORTS_NEED_tcc     = tcc:tcc
+PORTS_AFTER_win64  = $(PORTS_WINE) wineserver -k >/dev/null 2>&1
 
-ports-armhf ports-s390x ports-powerpc: ports-%: $(PORTS_B)/core-%
-	@$(call ports-need,$(PORTS_QEMU_$*),qemu-user)
-	@$(PORTS_RUN) ports-$* $(PORTS_B)/core-$*.log suite $(PORTS_QEMU_$*) $(PORTS_B)/core-$*
+# $(call ports-check,NAME): every "thing:packages" in PORTS_NEED_NAME exists
+ports-check = for n in $(PORTS_NEED_$(1)); do t=$${n%%:*}; \
+  case $$t in /*) [ -e "$$t" ] ;; *) command -v "$$t" >/dev/null 2>&1 ;; esac || { \
+  echo "ports-$(1): '$$t' is missing: apt-get install -y --no-install-recommends \
+$$(echo $${n\#*:} | tr , ' ')  (or: make deps)" >&2; exit 1; }; done
 
-# -------------------------------------------------------------------- tcc
-$(PORTS_B)/core-tcc: $(PORTS_INPUTS) mk/ports.mk
-	@$(call ports-need,tcc,tcc)
-	@mkdir -p $(@D)
-	tcc -std=c99 -Wall -Werror -I. $(PORTS_SRC) -o $@
+define PORTS_HOSTED
+$(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)): $$(PORTS_INPUTS) mk/ports.mk
+	@$$(call ports-check,$(1))
+	@mkdir -p $$(@D)
+	$$(PORTS_CC_$(1)) -I. $$(PORTS_SRC) -o $$@
 
-ports-tcc: $(PORTS_B)/core-tcc
-	@$(PORTS_RUN) ports-tcc $(PORTS_B)/core-tcc.log suite $(PORTS_B)/core-tcc
+$(PORTS_B)/$(1)/clock_check$(PORTS_EXE_$(1)): tools/ports/clock_check.c $$(HDR) mk/ports.mk
+	@$$(call ports-check,$(1))
+	@mkdir -p $$(@D)
+	$$(PORTS_CC_$(1)) -I. tools/ports/clock_check.c -o $$@
+
+ports-$(1): $(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)) $(PORTS_B)/$(1)/clock_check$(PORTS_EXE_$(1))
+	@$$(call ports-check,$(1))
+	@rc=0; \
+	 $$(PORTS_RUN) ports-$(1) $(PORTS_B)/$(1)/core.log suite \
+	   $$(PORTS_EXEC_$(1)) $(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)) || rc=1; \
+	 $$(PORTS_RUN) ports-$(1) $(PORTS_B)/$(1)/clock.log suite \
+	   $$(PORTS_EXEC_$(1)) $(PORTS_B)/$(1)/clock_check$(PORTS_EXE_$(1)) || rc=1; \
+	 $$(or $$(PORTS_AFTER_$(1)),:); exit $$$$rc
+endef
+$(foreach p,win64 m32 armhf s390x powerpc tcc,$(eval $(call PORTS_HOSTED,$(p))))
