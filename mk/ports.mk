@@ -15,7 +15,7 @@ PORTS_INPUTS  = $(PORTS_SRC) $(wildcard tests/core/*.h) $(HDR)
 PORTS_NAMES  := baremetal-m0 baremetal-m4 win64 m32 armhf s390x powerpc tcc
 PORTS_RUN    := sh tools/ports/check-run.sh
 
-DEPS_PKGS += gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm \
+DEPS_PKGS += gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm \
              gcc-mingw-w64-x86-64 wine wine64 \
              gcc-12-multilib \
              qemu-user gcc-arm-linux-gnueabihf libc6-dev-armhf-cross \
@@ -63,7 +63,8 @@ ports:
 #    virtual time jump over WFI, so 2.5 simulated seconds take ~0.1 s.
 # 4. The size of the lock's code in the linked image.
 PORTS_ARM_CFLAGS = -mthumb -std=c99 -Os $(WARN) -ffreestanding \
-                   -ffunction-sections -fdata-sections
+                   -ffunction-sections -fdata-sections \
+                   -nostdinc -isystem "$$(arm-none-eabi-gcc -print-file-name=include)"
 PORTS_CPU_m0 := -mcpu=cortex-m0 -DFW_CORE_HZ=16000000u
 PORTS_CPU_m4 := -mcpu=cortex-m4 -DFW_CORE_HZ=25000000u
 PORTS_MACHINE_m0 := microbit
@@ -71,15 +72,14 @@ PORTS_MACHINE_m4 := mps2-an386
 PORTS_LIBC_OK := ^(memcpy|memmove|memset|memcmp|__aeabi_[A-Za-z0-9_]+|__gnu_[A-Za-z0-9_]+)$$
 
 $(PORTS_B)/ldl-m0.o $(PORTS_B)/ldl-m4.o: $(PORTS_B)/ldl-%.o: $(HDR) mk/ports.mk
-	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi libnewlib-arm-none-eabi)
+	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi)
 	@mkdir -p $(@D)
 	arm-none-eabi-gcc $(PORTS_CPU_$*) $(PORTS_ARM_CFLAGS) \
-	  -nostdinc -isystem "$$(arm-none-eabi-gcc -print-file-name=include)" \
 	  -DLDL_NO_DEFAULT_CLOCK -DLITE_DI_LOCK_IMPLEMENTATION -x c -c $(HDR) -o $@
 
 $(PORTS_B)/baremetal-m0.elf $(PORTS_B)/baremetal-m4.elf: $(PORTS_B)/baremetal-%.elf: \
     examples/baremetal.c examples/baremetal/startup.c examples/baremetal/cortex-m.ld $(HDR) mk/ports.mk
-	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi libnewlib-arm-none-eabi)
+	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi)
 	@mkdir -p $(@D)
 	arm-none-eabi-gcc $(PORTS_CPU_$*) $(PORTS_ARM_CFLAGS) -I. \
 	  -nostdlib -T examples/baremetal/cortex-m.ld -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
@@ -92,6 +92,10 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 	 echo "ports-baremetal-$*: the header needs from outside: $${undef:-nothing}"; \
 	 bad=$$(for s in $$undef; do echo "$$s"; done | grep -Ev '$(PORTS_LIBC_OK)' | tr '\n' ' '); \
 	 if [ -n "$$bad" ]; then echo "ports-baremetal-$*: FAIL: lite_di_lock.h pulls in libc symbols: $$bad" >&2; exit 1; fi
+	@other=$$(sed -n 's/^LOAD //p' $(PORTS_B)/baremetal-$*.map | grep -Ev '(\.o|/libgcc\.a|^linker stubs)$$'); \
+	 if [ -n "$$other" ]; then echo "ports-baremetal-$*: FAIL: the image links more than libgcc: $$other" >&2; exit 1; fi; \
+	 echo "ports-baremetal-$*: the image links no C library, only libgcc.a:" \
+	   $$(sed -n '1,/^Discarded input sections/s/^.*libgcc\.a(\(.*\.o\))$$/\1/p' $(PORTS_B)/baremetal-$*.map | sort -u | tr '\n' ' ')
 	@sh tools/ports/ldl-size.sh arm-none-eabi-nm arm-none-eabi-size \
 	  $(PORTS_B)/ldl-$*.o $(PORTS_B)/baremetal-$*.elf ports-baremetal-$*
 	@$(PORTS_RUN) ports-baremetal-$* $(PORTS_B)/baremetal-$*.log "baremetal: OK" \
