@@ -55,7 +55,7 @@ define ldl_run_fuzzers
 	  cp tests/fuzz/corpus/$$f/* $(B)/fuzz/work/$$f/ 2>/dev/null; \
 	  case $$f in fuzz_lock) ml=$(FUZZ_MAXLEN_fuzz_lock);; *) ml=$(FUZZ_MAXLEN_fuzz_memstore);; esac; \
 	  printf '== fuzz %-14s %ss ... ' "$$f" "$(1)"; \
-	  ./$(FUZZ_BIN)/$$f -max_total_time=$(1) -max_len=$$ml -timeout=10 -rss_limit_mb=1024 \
+	  ./$(FUZZ_BIN)/$$f -max_total_time=$(1) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 -artifact_prefix=$(B)/fuzz/artifacts/$$f- \
 	    $(B)/fuzz/work/$$f > $(B)/fuzz/$$f.log 2>&1; rc=$$?; \
 	  runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(B)/fuzz/$$f.log | grep -o '[0-9]*$$'); \
