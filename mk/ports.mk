@@ -31,12 +31,18 @@ DEPS_FILES += /usr/lib/wine/wine64 /usr/lib32/libc.so \
               /usr/arm-linux-gnueabihf/lib/libc.a /usr/s390x-linux-gnu/lib/libc.a \
               /usr/powerpc-linux-gnu/lib/libc.a
 TEST_TARGETS += ports
+# the firmware example also builds for the host (simulated SysTick): make examples runs it
+EXAMPLE_TARGETS += examples-ports
 
 # $(call ports-need,COMMAND,PACKAGE): fail loudly when a tool is missing
 ports-need = command -v $(1) >/dev/null 2>&1 || { \
   echo "ports: '$(1)' is not installed: apt-get install -y --no-install-recommends $(2)  (or: make deps)" >&2; exit 1; }
 
-.PHONY: ports $(addprefix ports-,$(PORTS_NAMES))
+.PHONY: ports examples-ports $(addprefix ports-,$(PORTS_NAMES))
+
+examples-ports: $(B)/examples/baremetal
+	@./$(B)/examples/baremetal >$(B)/examples/baremetal.log 2>&1 || { cat $(B)/examples/baremetal.log; exit 1; }; \
+	 echo "examples: baremetal (hosted, simulated SysTick): $$(tail -n 1 $(B)/examples/baremetal.log)"
 
 ports:
 	@mkdir -p $(PORTS_B); pass=0; fail=0; failed=; \
