@@ -1,27 +1,29 @@
 #!/bin/sh
-# ab.sh HDR_DIR [ROUNDS] -- before/after for a proposed header change: builds
-# bench_core against ./lite_di_lock.h (A) and HDR_DIR/lite_di_lock.h (B), then
+# ab.sh HDR_DIR [ROUNDS [BASE_DIR]] -- before/after for a proposed header change: builds
+# bench_core against BASE_DIR/lite_di_lock.h (A, default ./) and HDR_DIR/lite_di_lock.h (B), then
 # runs rows 1 and 2 as A,B,A,B,... (ROUNDS each, default 5) and prints, per row,
 # the median of the "ours" column for A and for B. Prints the header diff first.
 set -u
 . "$(dirname "$0")/lib.sh"
 alt=${1:?usage: ab.sh HDR_DIR [ROUNDS]}
 rounds=${2:-5}
+base=${3:-.}
 b=${B:-build}/bench
-make -s bench-build >/dev/null && make -s bench-build BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
+make -s bench-build BN_HDR_DIR="$base" BN_DIR="$b/base" >/dev/null &&
+  make -s bench-build BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldl-ab.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-diff -u lite_di_lock.h "$alt/lite_di_lock.h" | sed -n '1,2p' | sed 's/^/# /'
+diff -u "$base/lite_di_lock.h" "$alt/lite_di_lock.h" | sed -n '1,2p' | sed 's/^/# /'
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds of A then B, BENCH_REPS=${BENCH_REPS:-3} each"
 r=0
 while [ $r -lt "$rounds" ]; do
   r=$((r + 1))
   for v in A B; do
-    if [ $v = A ]; then bin="$b/bench_core"; else bin="$b/alt/bench_core"; fi
+    if [ $v = A ]; then bin="$b/base/bench_core"; else bin="$b/alt/bench_core"; fi
     for row in 1 2; do BENCH_REPS=${BENCH_REPS:-3} "$bin" $row; done >"$tmp/$v.$r"
   done
 done
-echo "| row | measure | A: lite_di_lock.h | B: $alt/lite_di_lock.h | B/A |"
+echo "| row | measure | A: $base/lite_di_lock.h | B: $alt/lite_di_lock.h | B/A |"
 echo "|---|---|---|---|---|"
 n=$(wc -l <"$tmp/A.1")
 i=0
