@@ -78,3 +78,6 @@ else
   echo "| 3c | Redis: vs npm redlock | not run: node or bench/npm/node_modules missing (make bench-deps) | | | | |"
 fi
 echo "| 3d | Redis server time per EVALSHA (INFO commandstats) | $usl us (adapter scripts, mean of acquire+release) | $ust us (return 1) | $(awk -v a="$usl" -v b="$ust" 'BEGIN { printf "%+.2f us/call", a-b }') | | |"
+# the limit once the scripts' extra server time is added to the two round trips
+cl=$(awk -v rb="$rb" -v a="$usl" -v b="$ust" 'BEGIN { d = a - b; if (d < 0) d = 0; print 1 / (2 / rb + 2 * d * 1e-6) }')
+echo "| 3e | Redis: the same vs the limit plus the scripts' extra server time (3a, 3d) | $(krate "$ldl") | $(krate "$cl") | $(pct "$ldl" "$cl") | | |"
