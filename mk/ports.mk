@@ -81,7 +81,15 @@ $(PORTS_B)/ldl-m0.o $(PORTS_B)/ldl-m4.o: $(PORTS_B)/ldl-%.o: $(HDR) mk/ports.mk
 	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi)
 	@mkdir -p $(@D)
 	arm-none-eabi-gcc $(PORTS_CPU_$*) $(PORTS_ARM_CFLAGS) \
-	  -DLDL_NO_DEFAULT_CLOCK -DLITE_DI_LOCK_IMPLEMENTATION -x c -c $(HDR) -o $@
+	  $(PORTS_XW) -DLDL_NO_DEFAULT_CLOCK -DLITE_DI_LOCK_IMPLEMENTATION -x c -c $(HDR) -o $@
+
+# the same as C++11 (firmware is often C++): no exceptions, no RTTI, no libstdc++
+$(PORTS_B)/ldl-m0-cxx.o $(PORTS_B)/ldl-m4-cxx.o: $(PORTS_B)/ldl-%-cxx.o: $(HDR) mk/ports.mk
+	@$(call ports-need,arm-none-eabi-g++,gcc-arm-none-eabi)
+	@mkdir -p $(@D)
+	arm-none-eabi-g++ $(PORTS_CPU_$*) $(subst -std=c99,-std=c++11,$(PORTS_ARM_CFLAGS)) \
+	  -fno-exceptions -fno-rtti -Wconversion -Wsign-conversion -Wshadow -Wcast-qual -Wundef \
+	  -DLDL_NO_DEFAULT_CLOCK -DLITE_DI_LOCK_IMPLEMENTATION -x c++ -c $(HDR) -o $@
 
 $(PORTS_B)/baremetal-m0.elf $(PORTS_B)/baremetal-m4.elf: $(PORTS_B)/baremetal-%.elf: \
     examples/baremetal.c examples/baremetal/startup.c examples/baremetal/cortex-m.ld $(HDR) mk/ports.mk
@@ -91,16 +99,17 @@ $(PORTS_B)/baremetal-m0.elf $(PORTS_B)/baremetal-m4.elf: $(PORTS_B)/baremetal-%.
 	  -nostdlib -T examples/baremetal/cortex-m.ld -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
 	  examples/baremetal.c examples/baremetal/startup.c -lgcc -o $@
 
-ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(PORTS_B)/baremetal-%.elf
+ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(PORTS_B)/ldl-%-cxx.o \
+    $(PORTS_B)/baremetal-%.elf
 	@$(call ports-need,arm-none-eabi-nm,binutils-arm-none-eabi)
 	@$(call ports-need,qemu-system-arm,qemu-system-arm)
-	@undef=$$(arm-none-eabi-nm -u $(PORTS_B)/ldl-$*.o | awk '{ print $$2 }' | tr '\n' ' '); \
-	 echo "ports-baremetal-$*: the header needs from outside: $${undef:-nothing}"; \
+	@undef=$$(arm-none-eabi-nm -u $(PORTS_B)/ldl-$*.o $(PORTS_B)/ldl-$*-cxx.o | awk 'NF == 2 { print $$2 }' | sort -u | tr '\n' ' '); \
+	 echo "ports-baremetal-$*: the header (C99 and C++11, freestanding) needs from outside: $${undef:-nothing}"; \
 	 bad=$$(for s in $$undef; do echo "$$s"; done | grep -Ev '$(PORTS_LIBC_OK)' | tr '\n' ' '); \
 	 if [ -n "$$bad" ]; then echo "ports-baremetal-$*: FAIL: lite_di_lock.h pulls in libc symbols: $$bad" >&2; exit 1; fi
 	@other=$$(sed -n 's/^LOAD //p' $(PORTS_B)/baremetal-$*.map | grep -Ev '(\.o|/libgcc\.a|^linker stubs)$$'); \
 	 if [ -n "$$other" ]; then echo "ports-baremetal-$*: FAIL: the image links more than libgcc: $$other" >&2; exit 1; fi; \
-	 echo "ports-baremetal-$*: the image links no C library, only libgcc.a:" \
+	 echo "ports-baremetal-$*: the firmware image links no C library; libgcc members:" \
 	   $$(sed -n '1,/^Discarded input sections/s/^.*libgcc\.a(\(.*\.o\))$$/\1/p' $(PORTS_B)/baremetal-$*.map | sort -u | tr '\n' ' ')
 	@sh tools/ports/ldl-size.sh arm-none-eabi-nm arm-none-eabi-size \
 	  $(PORTS_B)/ldl-$*.o $(PORTS_B)/baremetal-$*.elf ports-baremetal-$*
@@ -129,6 +138,12 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 #   tcc      the Tiny C Compiler, native.
 PORTS_WINE = env WINEPREFIX="$(abspath $(PORTS_B))/wineprefix" WINEDEBUG=-all \
              WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
+
+# the header's strict-warning set (as in tests/header/check.sh), applied on each
+# target to the implementation in clock_check.c: -Wconversion on a 32-bit or
+# big-endian target sees conversions that x86-64 hides (tcc has no such flags)
+PORTS_XW = -Wconversion -Wsign-conversion -Wshadow -Wcast-qual -Wcast-align \
+           -Wstrict-prototypes -Wmissing-prototypes -Wundef
 
 PORTS_CC_win64     = x86_64-w64-mingw32-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_m32       = $(CC) -std=c99 -O2 $(WARN) -m32 -idirafter /usr/include/x86_64-linux-gnu \
@@ -171,7 +186,7 @@ $(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)): $$(PORTS_INPUTS) mk/ports.mk
 $(PORTS_B)/$(1)/clock_check$(PORTS_EXE_$(1)): tools/ports/clock_check.c $$(HDR) mk/ports.mk
 	@$$(call ports-check,$(1))
 	@mkdir -p $$(@D)
-	$$(PORTS_CC_$(1)) -I. tools/ports/clock_check.c -o $$@
+	$$(PORTS_CC_$(1)) $$(if $$(filter tcc,$(1)),,$$(PORTS_XW)) -I. tools/ports/clock_check.c -o $$@
 
 ports-$(1): $(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)) $(PORTS_B)/$(1)/clock_check$(PORTS_EXE_$(1))
 	@$$(call ports-check,$(1))
