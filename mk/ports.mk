@@ -106,7 +106,9 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 	@undef=$$(arm-none-eabi-nm -u $(PORTS_B)/ldl-$*.o $(PORTS_B)/ldl-$*-cxx.o | awk 'NF == 2 { print $$2 }' | sort -u | tr '\n' ' '); \
 	 echo "ports-baremetal-$*: the header (C99 and C++11, freestanding) needs from outside: $${undef:-nothing}"; \
 	 bad=$$(for s in $$undef; do echo "$$s"; done | grep -Ev '$(PORTS_LIBC_OK)' | tr '\n' ' '); \
-	 if [ -n "$$bad" ]; then echo "ports-baremetal-$*: FAIL: lite_di_lock.h pulls in libc symbols: $$bad" >&2; exit 1; fi
+	 if [ -n "$$bad" ]; then echo "ports-baremetal-$*: FAIL: lite_di_lock.h pulls in libc symbols: $$bad" >&2; exit 1; fi; \
+	 rw=$$(arm-none-eabi-size $(PORTS_B)/ldl-$*.o | awk 'NR == 2 { print $$2 + $$3 }'); \
+	 if [ "$$rw" != 0 ]; then echo "ports-baremetal-$*: FAIL: the header has $$rw bytes of .data/.bss (mutable global state)" >&2; exit 1; fi
 	@other=$$(sed -n 's/^LOAD //p' $(PORTS_B)/baremetal-$*.map | grep -Ev '(\.o|/libgcc\.a|^linker stubs)$$'); \
 	 if [ -n "$$other" ]; then echo "ports-baremetal-$*: FAIL: the image links more than libgcc: $$other" >&2; exit 1; fi; \
 	 echo "ports-baremetal-$*: the firmware image links no C library; libgcc members:" \
