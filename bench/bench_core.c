@@ -313,7 +313,7 @@ static void row2(void) {
         fmt_rate(an, sizeof an, floor_r);
         strcat(an, " (2 dependent random reads: a lock's key, then a slot)");
         snprintf(ra, sizeof ra, "%.0f vs %.0f ns/op (%.2fx the floor)", 1e9 / lock_r, 1e9 / floor_r, floor_r / lock_r);
-        row("2e", "MemoryStore, 1e6 keys: ldl_lock_acquire+release vs the memory-latency floor", o, an, ra, "", "");
+        row("2d", "MemoryStore, 1e6 keys: ldl_lock_acquire+release vs the memory-latency floor", o, an, ra, "", "");
     }
     {   /* the 1-key lock pair again with a frame-counter clock: the clock's share */
         world w;
@@ -331,7 +331,7 @@ static void row2(void) {
         fmt_rate(o, sizeof o, bench_median(v, reps));
         fmt_rate(an, sizeof an, bench_median(c, reps)); strcat(an, " (built-in clock)");
         snprintf(ra, sizeof ra, "%.0f vs %.0f ns/op", 1e9 / bench_median(v, reps), 1e9 / bench_median(c, reps));
-        row("2d", "MemoryStore, 1 key: ldl_lock_acquire+release with a frame-counter clock", o, an, ra, "", "");
+        row("2e", "MemoryStore, 1 key: ldl_lock_acquire+release with a frame-counter clock", o, an, ra, "", "");
     }
 }
 
