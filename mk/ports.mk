@@ -137,7 +137,7 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 #   s390x    64-bit big-endian
 #   powerpc  32-bit big-endian (both at once)
 #            Debian cross compilers, static binaries, run by qemu-user.
-#   tcc      the Tiny C Compiler, native.
+#   tcc      the Tiny C Compiler, native, with its bounds checker (-b).
 PORTS_WINE = env WINEPREFIX="$(abspath $(PORTS_B))/wineprefix" WINEDEBUG=-all \
              WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
 
@@ -153,7 +153,7 @@ PORTS_CC_m32       = $(CC) -std=c99 -O2 $(WARN) -m32 -idirafter /usr/include/x86
 PORTS_CC_armhf     = arm-linux-gnueabihf-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_s390x     = s390x-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_powerpc   = powerpc-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
-PORTS_CC_tcc       = tcc -std=c99 -Wall -Werror
+PORTS_CC_tcc       = tcc -std=c99 -Wall -Werror -b
 PORTS_EXEC_win64   = $(PORTS_WINE) wine
 PORTS_EXEC_armhf   = qemu-arm
 PORTS_EXEC_s390x   = qemu-s390x
