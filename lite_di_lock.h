@@ -363,10 +363,8 @@ typedef char ldl__check_int64[(sizeof(int64_t) == 8) ? 1 : -1];
 
 #ifndef LDL_NO_DEFAULT_CLOCK
 #if defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#include <windows.h>
+#include <windows.h>       /* not WIN32_LEAN_AND_MEAN: a later <windows.h> in the
+                              same file would silently stay lean */
 #else
 #include <time.h>
 #if !defined(CLOCK_MONOTONIC)
