@@ -7,3 +7,7 @@ rand_port() { echo $(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 400
 krate() { awk -v r="$1" 'BEGIN { if (r >= 1e6) printf "%.2f M/s", r/1e6; else printf "%.2f k/s", r/1e3 }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f %%", 100*a/b; else print "-" }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+# median over rounds of A_i / B_i * K: paired ratios, so a load change between rounds cancels
+# usage: pratio FILE_A FILE_B K  (one number per line, line i = round i)
+pratio() { paste "$1" "$2" | awk -v k="$3" 'NF == 2 && $2 > 0 { print $1 / $2 * k }' | median; }
+ppct() { awk -v r="$1" 'BEGIN { printf "%.1f %%", 100*r }'; }
