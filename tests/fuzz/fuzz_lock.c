@@ -548,6 +548,8 @@ static void fz_op(int op) {
             if (rc == 1) FZ_CHECK(ldl_lock_state(&H.lock) == LDL_HELD, "tick answered 1 while not HELD");
         }
         if (dead || nested || st0 != LDL_HELD) FZ_CHECK(H.renews == renews0, "tick renewed when it must not");
+        if (!dead && !nested && st0 == LDL_HELD && !trusted0)
+            FZ_CHECK(ldl_lock_state(&H.lock) != LDL_HELD, "tick past the deadline left the lock HELD");
         break;
     case OP_POLL:
         rc = ldl_lock_poll(&H.lock);
@@ -561,6 +563,8 @@ static void fz_op(int op) {
             FZ_CHECK(H.renews == renews0 && rc == 1, "poll in timer mode renewed or lost");
         }   /* manual mode, trusted: fz_poll_top checks "renew exactly when due" */
         if (dead || nested || st0 != LDL_HELD) FZ_CHECK(H.renews == renews0, "poll renewed when it must not");
+        if (!dead && !nested && st0 == LDL_HELD && !trusted0)
+            FZ_CHECK(ldl_lock_state(&H.lock) != LDL_HELD, "poll past the deadline left the lock HELD");
         break;
     case OP_RUN: {
         ldl_run_result res;
@@ -627,6 +631,12 @@ static void fz_op(int op) {
             void *a = H.armed_arg;
             H.armed = 0;                          /* a one-shot is spent when it fires */
             f(a);
+            /* the heartbeat fired on a held, trusted lease: it must renew */
+            if (!dead && !nested && st0 == LDL_HELD && trusted0)
+                FZ_CHECK(H.renews >= renews0 + 1, "heartbeat timer fired on a trusted lease without a renew");
+            if (!dead && !nested && st0 == LDL_HELD && !trusted0)
+                FZ_CHECK(H.renews == renews0 && ldl_lock_state(&H.lock) != LDL_HELD,
+                         "heartbeat timer past the deadline renewed or kept the lease");
         }
         break;
     case OP_STALE_FIRE:                            /* a timer that fires after dispose */
