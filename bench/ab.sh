@@ -9,8 +9,9 @@ alt=${1:?usage: ab.sh HDR_DIR [ROUNDS]}
 rounds=${2:-5}
 base=${3:-.}
 b=${B:-build}/bench
-make -s bench-build BN_HDR_DIR="$base" BN_DIR="$b/base" >/dev/null &&
-  make -s bench-build BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
+# -B: a copied header can be older than an object built from another copy
+make -s -B bench-build BN_HDR_DIR="$base" BN_DIR="$b/base" >/dev/null &&
+  make -s -B bench-build BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldl-ab.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 diff -u "$base/lite_di_lock.h" "$alt/lite_di_lock.h" | sed -n '1,2p' | sed 's/^/# /'
