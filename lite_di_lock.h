@@ -798,13 +798,12 @@ static int ldl__arm(ldl_lock *l) {
     return 1;
 }
 
-/* a re-entrant release/dispose: RELEASED at once; the pending call hands back */
+/* a re-entrant release/dispose: RELEASED at once; the pending call hands back.
+   (A LOST lock is only busy inside its own hand-back, so nothing is owed.) */
 static void ldl__interrupt(ldl_lock *l, int reason) {
+    if (l->_state == LDL_IDLE || l->_state == LDL_RELEASED) return;
     ldl__disarm(l);
     if (l->_state == LDL_HELD) l->_reason = reason;
-    if (l->_state == LDL_LOST && l->_owed) {  /* only reachable from a hand-back call */
-        l->_owed = 0;
-    }
     l->_token = 0;
     l->_state = LDL_RELEASED;
     l->_interrupted = 1;
@@ -953,32 +952,27 @@ static int ldl__renew(ldl_lock *l, uint64_t now) {
     return ldl__arm(l);
 }
 
-LDL_API int ldl_lock_tick(ldl_lock *l) {
+/* tick (renew_now) and poll: one clock read, the deadline, then maybe a renew */
+static int ldl__heartbeat(ldl_lock *l, int renew_now) {
     uint64_t now;
     if (!l || l->_dead) return 0;
     if (l->_busy) return LDL_ESTATE;
     if (l->_state != LDL_HELD) return 0;
     now = ldl__now(l);
     if (!ldl__trusted(l, now)) { ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0); return 0; }
-    return ldl__renew(l, now);
+    if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms))
+        return ldl__renew(l, now);
+    return 1;                                    /* timer mode: the timer renews */
 }
+
+LDL_API int ldl_lock_tick(ldl_lock *l) { return ldl__heartbeat(l, 1); }
+LDL_API int ldl_lock_poll(ldl_lock *l) { return ldl__heartbeat(l, 0); }
 
 static void ldl__fire(void *arg) {
     ldl_lock *l = (ldl_lock *)arg;
     if (!l || l->_dead || l->_busy) return;      /* stale or re-entrant fire: no-op */
     l->_timer = 0;                               /* this one-shot is spent */
     if (l->_state == LDL_HELD) (void)ldl_lock_tick(l);
-}
-
-LDL_API int ldl_lock_poll(ldl_lock *l) {
-    uint64_t now;
-    if (!l || l->_dead) return 0;
-    if (l->_busy) return LDL_ESTATE;
-    if (l->_state != LDL_HELD) return 0;
-    now = ldl__now(l);
-    if (!ldl__trusted(l, now)) { ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0); return 0; }
-    if (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms) return ldl__renew(l, now);
-    return 1;
 }
 
 /* the release leg shared by release and dispose */
@@ -1004,24 +998,25 @@ static int ldl__release(ldl_lock *l, int reason) {
     return rc == 1 ? 1 : rc == 0 ? 0 : LDL_ESTORE;
 }
 
+/* Re-entry (a store call is pending): release and dispose take effect at
+   once -- even inside dispose's own store call -- and answer 0. */
 LDL_API int ldl_lock_release(ldl_lock *l) {
-    if (!l || l->_dead) return 0;
-    if (l->_busy) {
-        if (l->_state == LDL_ACQUIRING || l->_state == LDL_HELD ||
-            l->_state == LDL_LOST || l->_state == LDL_RELEASING)
-            ldl__interrupt(l, LDL_REASON_RELEASED);
-        return 0;
-    }
+    if (!l) return 0;
+    if (l->_busy) { ldl__interrupt(l, LDL_REASON_RELEASED); return 0; }
+    if (l->_dead) return 0;
     return ldl__release(l, LDL_REASON_RELEASED);
 }
 
 LDL_API void ldl_lock_dispose(ldl_lock *l) {
-    if (!l || l->_dead) return;
-    l->_dead = 1;
+    if (!l) return;
     if (l->_busy) {
+        l->_dead = 1;
         ldl__interrupt(l, LDL_REASON_DISPOSED);
+        l->_state = LDL_RELEASED;                /* terminal, even from IDLE */
         return;
     }
+    if (l->_dead) return;
+    l->_dead = 1;
     ldl__disarm(l);
     (void)ldl__release(l, LDL_REASON_DISPOSED);
     l->_state = LDL_RELEASED;

@@ -167,7 +167,23 @@ static void t_timer_fire_after_dispose_is_noop(void) {
     CHECK_EQ(f.ft.set_calls, 1);
 }
 
+static void t_release_inside_dispose_is_immediate(void) {
+    /* dispose's own store.release re-enters with release: RELEASED at once */
+    fix f; fix_init(&f, 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.s.on_release = release_inside;
+    state_inside = -1;
+    f.s.reentry_rc = 99;
+    ldl_lock_dispose(&f.l);
+    CHECK_EQ(state_inside, LDL_RELEASED);
+    CHECK_EQ(f.s.reentry_rc, 0);
+    CHECK_EQ(f.s.release_calls, 1);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_DISPOSED);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+}
+
 void suite_reentry(void) {
+    RUN(t_release_inside_dispose_is_immediate);
     RUN(t_release_inside_renew);
     RUN(t_dispose_inside_renew_even_if_renew_fails);
     RUN(t_reentrant_calls_inside_renew_and_release);
