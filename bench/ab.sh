@@ -2,7 +2,7 @@
 # ab.sh HDR_DIR [ROUNDS [BASE_DIR]] -- before/after for a proposed header change: builds
 # bench_core against BASE_DIR/lite_di_lock.h (A, default ./) and HDR_DIR/lite_di_lock.h (B), then
 # runs rows 1 and 2 as A,B,A,B,... (ROUNDS each, default 5) and prints, per row,
-# the median of the "ours" column for A and for B. Prints the header diff first.
+# the median of the "ours" column for A and for B. AB_ROWS="1" limits the rows.
 set -u
 . "$(dirname "$0")/lib.sh"
 alt=${1:?usage: ab.sh HDR_DIR [ROUNDS]}
@@ -21,7 +21,7 @@ while [ $r -lt "$rounds" ]; do
   r=$((r + 1))
   for v in A B; do
     if [ $v = A ]; then bin="$b/base/bench_core"; else bin="$b/alt/bench_core"; fi
-    for row in 1 2; do BENCH_REPS=${BENCH_REPS:-3} "$bin" $row; done >"$tmp/$v.$r"
+    for row in ${AB_ROWS:-1 2}; do BENCH_REPS=${BENCH_REPS:-3} "$bin" $row; done >"$tmp/$v.$r"
   done
 done
 echo "| row | measure | A: $base/lite_di_lock.h | B: $alt/lite_di_lock.h | B/A |"
