@@ -11,9 +11,11 @@ BN_HDR_DIR ?= .
 BN_DIR     ?= $(B)/bench
 BN_CFLAGS   = -std=c11 -O2 -D_POSIX_C_SOURCE=200809L $(WARN) -I$(BN_HDR_DIR) -Ibench
 BN_PG_INC  := $(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
-DEPS_BENCH_PKGS := build-essential gcc-multilib gcc-arm-none-eabi libnewlib-arm-none-eabi \
+DEPS_BENCH_PKGS := build-essential gcc-multilib gcc-arm-none-eabi \
                    redis-server redis-tools libhiredis-dev postgresql postgresql-contrib \
-                   libpq-dev nodejs npm valgrind
+                   libpq-dev valgrind
+# node/npm only when missing: a NodeSource nodejs already ships npm and conflicts with Debian's
+DEPS_BENCH_NODE := nodejs npm
 
 .PHONY: bench bench-deps bench-build
 bench: bench-build
@@ -24,6 +26,7 @@ bench-build: $(BN_DIR)/bench_core $(BN_DIR)/bench_redis $(BN_DIR)/bench_pg
 bench-deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "run as root: apt-get install -y $(DEPS_BENCH_PKGS)"; exit 1; fi
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS_BENCH_PKGS)
+	command -v npm >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS_BENCH_NODE)
 	cd bench/npm && npm ci --no-audit --no-fund
 
 # the implementation in its own object (no LTO), as an stb user builds it
