@@ -288,26 +288,31 @@ typedef struct ldl_lock_desc {
 
 typedef struct ldl_lock ldl_lock;
 struct ldl_lock {                 /* private: the type is complete so you own the storage */
+    /* hot: what acquire, release and poll touch, in the first 136 bytes ... */
     int           _state;
     int           _reason;
-    int64_t       _token;         /* while HELD, else 0 */
-    int64_t       _last;          /* highest token ever accepted */
-    int64_t       _owed;          /* a lost lease not yet handed back, else 0 */
-    uint64_t      _start;         /* clock before the last good acquire/renew */
-    uint32_t      _window;        /* ttl_ms - drift_ms */
-    uint32_t      _ttl_ms;
-    uint32_t      _heartbeat_ms;
-    uint32_t      _drift_ms;
-    uintptr_t     _timer;         /* armed one-shot, 0 = none */
     int           _busy;          /* inside a store call */
     int           _interrupted;   /* release/dispose arrived during a store call */
     int           _dead;          /* disposed (or failed init) */
-    unsigned      _losses;        /* count of lost leases */
-    int           _loss_reason;   /* reason of the last loss */
-    const char   *_why;
+    uint32_t      _window;        /* ttl_ms - drift_ms */
+    uint32_t      _ttl_ms;
+    uint32_t      _heartbeat_ms;
+    uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
+                                     (manual mode) or the window (timer mode) */
+    int64_t       _token;         /* while HELD, else 0 */
+    int64_t       _last;          /* highest token ever accepted */
+    uint64_t      _start;         /* clock before the last good acquire/renew */
+    uintptr_t     _timer;         /* armed one-shot, 0 = none */
     ldl_store     _store;
     ldl_clock     _clock;
     ldl_timers    _timers;
+    char          _key[LDL_KEY_MAX];  /* ... and the key right after them */
+    /* cold */
+    int64_t       _owed;          /* a lost lease not yet handed back, else 0 */
+    uint32_t      _drift_ms;
+    unsigned      _losses;        /* count of lost leases */
+    int           _loss_reason;   /* reason of the last loss */
+    const char   *_why;
     ldl_container _container;
     const char   *_token_name;
     const char   *_holder_name;
@@ -315,7 +320,6 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     void         *_user;
     ldl_memstore  _own;           /* the default store, when desc.store is NULL */
     ldl_memstore_slot _own_slot[1];
-    char          _key[LDL_KEY_MAX];
 };
 
 typedef struct ldl_run_result {
@@ -435,10 +439,27 @@ static int ldl__streq(const char *a, const char *b) {
     return *a == *b;
 }
 
-static uint32_t ldl__hash(const char *s) {   /* FNV-1a */
-    uint32_t h = 2166136261u;
-    while (*s) { h ^= (unsigned char)*s++; h *= 16777619u; }
+/* key hash and length in one pass (length capped at LDL_KEY_MAX): FNV-1a over
+   4-byte groups (one multiply per 4 bytes, not per byte: the multiply chain is
+   the latency) and the murmur3 finaliser, so the high bits that ldl__home
+   uses are well mixed */
+static uint32_t ldl__hashlen(const char *s, size_t *len) {
+    uint32_t h = 2166136261u, w = 0;
+    size_t n = 0;
+    while (n < LDL_KEY_MAX && s[n]) {
+        w = (w << 8) | (unsigned char)s[n];
+        if ((++n & 3u) == 0) { h = (h ^ w) * 16777619u; w = 0; }
+    }
+    h = (h ^ w ^ (uint32_t)n) * 16777619u;
+    h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;
+    *len = n;
     return h;
+}
+
+/* home slot of hash h in n slots: a multiply-shift, not a division */
+static size_t ldl__home(uint32_t h, size_t n) {
+    if ((uint64_t)n <= 0xFFFFFFFFu) return (size_t)(((uint64_t)h * (uint64_t)n) >> 32);
+    return (size_t)(h % n);
 }
 
 #ifndef LDL_NO_DEFAULT_CLOCK
@@ -496,7 +517,7 @@ static uint64_t ldl__expiry(uint64_t now, uint32_t ttl) {
 
 /* find key: index, or (size_t)-1 */
 static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h) {
-    size_t i = (size_t)(h % ms->_n), k;
+    size_t i = ldl__home(h, ms->_n), k;
     for (k = 0; k < ms->_n; k++) {
         const ldl_memstore_slot *s = &ms->_slots[i];
         if (s->_token == 0) return (size_t)-1;
@@ -514,7 +535,7 @@ static void ldl__ms_remove(ldl_memstore *ms, size_t i) {
         size_t home;
         if (++j == n) j = 0;
         if (ms->_slots[j]._token == 0) break;
-        home = (size_t)(ms->_slots[j]._hash % n);
+        home = ldl__home(ms->_slots[j]._hash, n);
         /* move j into the hole at i unless its home lies cyclically in (i, j] */
         if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
             ms->_slots[i] = ms->_slots[j];
@@ -532,12 +553,11 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
     uint64_t now;
     ldl_memstore_slot *s;
     if (!ms || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
-    len = ldl__keylen(key);
+    h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (ms->_last == INT64_MAX) return LDL_ENOSPC;           /* tokens exhausted */
-    h = ldl__hash(key);
     now = ms->_clock.now_ms(ms->_clock.ctx);
-    i = (size_t)(h % ms->_n);
+    i = ldl__home(h, ms->_n);
     for (k = 0; k < ms->_n; k++) {
         s = &ms->_slots[i];
         if (s->_token == 0) { if (cand == (size_t)-1) cand = i; break; }
@@ -562,12 +582,13 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
 static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
     ldl_memstore *ms = (ldl_memstore *)ctx;
     size_t i, len;
+    uint32_t h;
     uint64_t now;
     if (!ms || !key || ttl_ms == 0) return LDL_EINVAL;
-    len = ldl__keylen(key);
+    h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    i = ldl__ms_find(ms, key, ldl__hash(key));
+    i = ldl__ms_find(ms, key, h);
     if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     now = ms->_clock.now_ms(ms->_clock.ctx);
     if (now >= ms->_slots[i]._expires) return 0;
@@ -578,11 +599,12 @@ static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl
 static int ldl__ms_release(void *ctx, const char *key, int64_t token) {
     ldl_memstore *ms = (ldl_memstore *)ctx;
     size_t i, len;
+    uint32_t h;
     if (!ms || !key) return LDL_EINVAL;
-    len = ldl__keylen(key);
+    h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    i = ldl__ms_find(ms, key, ldl__hash(key));
+    i = ldl__ms_find(ms, key, h);
     if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     ldl__ms_remove(ms, i);
     return 1;
@@ -820,7 +842,7 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     /* behave as disposed until every check passed */
     l->_state = LDL_RELEASED; l->_reason = LDL_REASON_NONE;
     l->_token = 0; l->_last = 0; l->_owed = 0; l->_start = 0; l->_window = 0;
-    l->_ttl_ms = 0; l->_heartbeat_ms = 0; l->_drift_ms = 0; l->_timer = 0;
+    l->_ttl_ms = 0; l->_heartbeat_ms = 0; l->_drift_ms = 0; l->_quiet = 0; l->_timer = 0;
     l->_busy = 0; l->_interrupted = 0; l->_dead = 1; l->_losses = 0; l->_loss_reason = 0;
     l->_why = "ok";
     l->_store.acquire = NULL; l->_store.renew = NULL; l->_store.release = NULL; l->_store.ctx = NULL;
@@ -878,6 +900,7 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     l->_ttl_ms = ttl; l->_heartbeat_ms = hb; l->_drift_ms = drift;
     l->_window = ttl - drift;
     l->_timers = d->timers;
+    l->_quiet = l->_timers.set_timeout ? l->_window : hb;   /* hb < window always */
     l->_container = d->container;
     l->_on_lost = d->on_lost;
     l->_user = d->user;
@@ -952,21 +975,36 @@ static int ldl__renew(ldl_lock *l, uint64_t now) {
     return ldl__arm(l);
 }
 
-/* tick (renew_now) and poll: one clock read, the deadline, then maybe a renew */
-static int ldl__heartbeat(ldl_lock *l, int renew_now) {
-    uint64_t now;
-    if (!l || l->_dead) return 0;
-    if (l->_busy) return LDL_ESTATE;
-    if (l->_state != LDL_HELD) return 0;
-    now = ldl__now(l);
+/* tick/poll preamble: 1 = HELD and free to act, else the answer to give
+   (HELD implies not disposed; a disposed lock answers 0 even re-entrantly) */
+static int ldl__may_beat(const ldl_lock *l) {
+    if (l && l->_state == LDL_HELD && !l->_busy) return 1;
+    if (!l || l->_dead || !l->_busy) return 0;
+    return LDL_ESTATE;
+}
+
+/* the heartbeat at clock reading `now`: the deadline, then maybe a renew */
+static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
     if (!ldl__trusted(l, now)) { ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0); return 0; }
     if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms))
         return ldl__renew(l, now);
     return 1;                                    /* timer mode: the timer renews */
 }
 
-LDL_API int ldl_lock_tick(ldl_lock *l) { return ldl__heartbeat(l, 1); }
-LDL_API int ldl_lock_poll(ldl_lock *l) { return ldl__heartbeat(l, 0); }
+LDL_API int ldl_lock_tick(ldl_lock *l) {
+    int rc = ldl__may_beat(l);
+    return rc == 1 ? ldl__beat(l, ldl__now(l), 1) : rc;
+}
+
+/* the game-loop call: when nothing is due, one clock read and two compares */
+LDL_API int ldl_lock_poll(ldl_lock *l) {
+    uint64_t now;
+    int rc = ldl__may_beat(l);
+    if (rc != 1) return rc;
+    now = ldl__now(l);
+    if (now >= l->_start && now - l->_start < l->_quiet) return 1;
+    return ldl__beat(l, now, 0);
+}
 
 static void ldl__fire(void *arg) {
     ldl_lock *l = (ldl_lock *)arg;
