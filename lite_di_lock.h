@@ -309,7 +309,6 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     char          _key[LDL_KEY_MAX];  /* ... and the key right after them */
     /* cold */
     int64_t       _owed;          /* a lost lease not yet handed back, else 0 */
-    uint32_t      _drift_ms;
     unsigned      _losses;        /* count of lost leases */
     int           _loss_reason;   /* reason of the last loss */
     const char   *_why;
@@ -842,7 +841,7 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     /* behave as disposed until every check passed */
     l->_state = LDL_RELEASED; l->_reason = LDL_REASON_NONE;
     l->_token = 0; l->_last = 0; l->_owed = 0; l->_start = 0; l->_window = 0;
-    l->_ttl_ms = 0; l->_heartbeat_ms = 0; l->_drift_ms = 0; l->_quiet = 0; l->_timer = 0;
+    l->_ttl_ms = 0; l->_heartbeat_ms = 0; l->_quiet = 0; l->_timer = 0;
     l->_busy = 0; l->_interrupted = 0; l->_dead = 1; l->_losses = 0; l->_loss_reason = 0;
     l->_why = "ok";
     l->_store.acquire = NULL; l->_store.renew = NULL; l->_store.release = NULL; l->_store.ctx = NULL;
@@ -897,7 +896,7 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
         ldl__fail_init(l, "holder_name: must differ from token_name"); return LDL_EINVAL;
     }
 
-    l->_ttl_ms = ttl; l->_heartbeat_ms = hb; l->_drift_ms = drift;
+    l->_ttl_ms = ttl; l->_heartbeat_ms = hb;
     l->_window = ttl - drift;
     l->_timers = d->timers;
     l->_quiet = l->_timers.set_timeout ? l->_window : hb;   /* hb < window always */
