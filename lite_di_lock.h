@@ -457,8 +457,10 @@ static uint32_t ldl__hashlen(const char *s, size_t *len) {
 
 /* home slot of hash h in n slots: a multiply-shift, not a division */
 static size_t ldl__home(uint32_t h, size_t n) {
-    if ((uint64_t)n <= 0xFFFFFFFFu) return (size_t)(((uint64_t)h * (uint64_t)n) >> 32);
-    return (size_t)(h % n);
+#if SIZE_MAX > 0xFFFFFFFFu
+    if (n > 0xFFFFFFFFu) return (size_t)(h % n);  /* (only where size_t is wider) */
+#endif
+    return (size_t)(((uint64_t)h * (uint64_t)n) >> 32);
 }
 
 #ifndef LDL_NO_DEFAULT_CLOCK
