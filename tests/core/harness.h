@@ -81,6 +81,14 @@ typedef struct fake_container {
 } fake_container;
 ldl_container fake_container_of(fake_container *fc);
 
+/* a lock on the fakes: ttl 300 (heartbeat 100, drift 5, trusted window 295),
+   the clock at `now`, timer mode when `timers`; the store can re-enter it */
+typedef struct fix {
+    ldl_lock l; ldl_lock_desc d; fake_container fc; script_store s; fake_clock c; fake_timers ft;
+} fix;
+void fix_setup(fix *f, const char *key, int timers, uint64_t now);
+int nop_body(void *scope, void *user);     /* a body that does nothing and answers 0 */
+
 /* a desc with a fake clock, scripted store and fake container */
 void desc_for(ldl_lock_desc *d, fake_container *fc, script_store *s, fake_clock *c, const char *key, uint32_t ttl);
 extern int lost_calls;       /* on_lost counter */

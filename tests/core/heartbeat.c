@@ -3,20 +3,7 @@
    due), the local deadline with drift, valid_ms and due_in_ms. */
 #include "harness.h"
 
-typedef struct fix {
-    ldl_lock l; ldl_lock_desc d; fake_container fc; script_store s; fake_clock c; fake_timers ft;
-} fix;
-
-/* ttl 300 -> heartbeat 100, drift 5, trusted window 295 */
-static void fix_init(fix *f, int timers) {
-    memset(f, 0, sizeof *f);
-    script_init(&f->s);
-    desc_for(&f->d, &f->fc, &f->s, &f->c, "hb", 300);
-    if (timers) f->d.timers = fake_timers_of(&f->ft);
-    f->c.now = 1000;
-    CHECK_EQ(ldl_lock_init(&f->l, &f->d), LDL_OK);
-    f->s.lock = &f->l;
-}
+static void fix_init(fix *f, int timers) { fix_setup(f, "hb", timers, 1000); }
 
 static void t_timer_chain_one_shot(void) {
     fix f; fix_init(&f, 1);

@@ -1,20 +1,7 @@
 /* lifecycle.c - every arrow of the diagram and every forbidden call. */
 #include "harness.h"
 
-typedef struct fix {
-    ldl_lock l; ldl_lock_desc d; fake_container fc; script_store s; fake_clock c; fake_timers ft;
-} fix;
-
-static void fix_init(fix *f, int timers) {
-    memset(f, 0, sizeof *f);
-    script_init(&f->s);
-    desc_for(&f->d, &f->fc, &f->s, &f->c, "job", 300);   /* hb 100, drift 5, window 295 */
-    if (timers) f->d.timers = fake_timers_of(&f->ft);
-    CHECK_EQ(ldl_lock_init(&f->l, &f->d), LDL_OK);
-    f->s.lock = &f->l;
-}
-
-static int nop_body(void *scope, void *user) { (void)scope; (void)user; return 0; }
+static void fix_init(fix *f, int timers) { fix_setup(f, "job", timers, 0); }
 
 static void t_idle_acquire_held_release_released(void) {
     fix f; fix_init(&f, 0);

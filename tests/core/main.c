@@ -198,6 +198,18 @@ void desc_for(ldl_lock_desc *d, fake_container *fc, script_store *s, fake_clock 
     d->on_lost = count_lost;
 }
 
+void fix_setup(fix *f, const char *key, int timers, uint64_t now) {
+    memset(f, 0, sizeof *f);
+    script_init(&f->s);
+    desc_for(&f->d, &f->fc, &f->s, &f->c, key, 300);
+    if (timers) f->d.timers = fake_timers_of(&f->ft);
+    f->c.now = now;
+    CHECK_EQ(ldl_lock_init(&f->l, &f->d), LDL_OK);
+    f->s.lock = &f->l;
+}
+
+int nop_body(void *scope, void *user) { (void)scope; (void)user; return 0; }
+
 int main(void) {
     suite_options();
     suite_whitelist();

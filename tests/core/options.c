@@ -25,7 +25,6 @@ static void expect_bad(ldl_lock_desc *d, script_store *s, const char *field) {
     CHECK_EQ(s->acquire_calls + s->release_calls + s->renew_calls, before);
 }
 
-static int nop_body(void *scope, void *user) { (void)scope; (void)user; return 0; }
 
 static void t_failed_init_run_is_estate(void) {
     ldl_lock l;

@@ -1,18 +1,7 @@
 /* reentry.c - a store, a timer or on_lost that re-enters the lock. */
 #include "harness.h"
 
-typedef struct fix {
-    ldl_lock l; ldl_lock_desc d; fake_container fc; script_store s; fake_clock c; fake_timers ft;
-} fix;
-
-static void fix_init(fix *f, int timers) {
-    memset(f, 0, sizeof *f);
-    script_init(&f->s);
-    desc_for(&f->d, &f->fc, &f->s, &f->c, "re", 300);
-    if (timers) f->d.timers = fake_timers_of(&f->ft);
-    CHECK_EQ(ldl_lock_init(&f->l, &f->d), LDL_OK);
-    f->s.lock = &f->l;
-}
+static void fix_init(fix *f, int timers) { fix_setup(f, "re", timers, 0); }
 
 static int state_inside;
 static void release_inside(script_store *s) { s->reentry_rc = ldl_lock_release(s->lock); state_inside = ldl_lock_state(s->lock); }

@@ -2,18 +2,9 @@
    BEFORE release. Every exit code, both legs always run, nothing masked. */
 #include "harness.h"
 
-typedef struct fix {
-    ldl_lock l; ldl_lock_desc d; fake_container fc; script_store s; fake_clock c; fake_timers ft;
-} fix;
-
 static void fix_init(fix *f) {
-    memset(f, 0, sizeof *f);
-    script_init(&f->s);
-    desc_for(&f->d, &f->fc, &f->s, &f->c, "run", 300);
-    f->c.now = 5000;
+    fix_setup(f, "run", 0, 5000);
     f->s.acquire_token = 42;
-    CHECK_EQ(ldl_lock_init(&f->l, &f->d), LDL_OK);
-    f->s.lock = &f->l;
 }
 
 typedef struct body_ctx {

@@ -24,7 +24,6 @@ typedef struct row {
     int want_reentry;     /* what the re-entrant call answered (hooks only) */
 } row;
 
-static int nop_body(void *scope, void *user) { (void)scope; (void)user; return 0; }
 
 static void hook(script_store *s) {
     int h = s->reentry_rc;   /* the row's hook id is parked here before the call */

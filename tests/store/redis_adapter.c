@@ -26,21 +26,6 @@ static int hash_tag(const char *name, char *out, size_t cap)
     return 1;
 }
 
-/* calls of one command from INFO commandstats, -1 when absent */
-static long cmd_calls(redisContext *c, const char *cmd)
-{
-    redisReply *r = rs_cmd(c, "INFO", "commandstats", NULL);
-    char pat[64];
-    long v = 0;
-    if (!r || r->type != REDIS_REPLY_STRING) { if (r) freeReplyObject(r); return -1; }
-    snprintf(pat, sizeof pat, "cmdstat_%s:calls=", cmd);
-    {
-        const char *p = strstr(r->str, pat);
-        if (p) v = strtol(p + strlen(pat), NULL, 10);
-    }
-    freeReplyObject(r);
-    return v;
-}
 
 static void test_scripts(redisContext *c)
 {
@@ -103,11 +88,11 @@ static void test_noscript(redisContext *c, ldl_redis *ra)
     long eval0, sha0, eval1, sha1, eval2, sha2;
     int64_t t = 0;
     ST_CHECK(rs_is(rs_cmd(c, "SCRIPT", "FLUSH", NULL), "OK"), "%s", "script flush");
-    eval0 = cmd_calls(c, "eval");
-    sha0 = cmd_calls(c, "evalsha");
+    eval0 = rs_cmd_calls(c, "eval");
+    sha0 = rs_cmd_calls(c, "evalsha");
     ST_CHECK(s.acquire(s.ctx, "noscript", 5000, &t) == 1 && t >= 1, "%s", "acquire after SCRIPT FLUSH");
-    eval1 = cmd_calls(c, "eval");
-    sha1 = cmd_calls(c, "evalsha");
+    eval1 = rs_cmd_calls(c, "eval");
+    sha1 = rs_cmd_calls(c, "evalsha");
     ST_CHECK(eval1 == eval0 + 1, "EVAL fallback calls %ld -> %ld, want +1", eval0, eval1);
     ST_CHECK(sha1 == sha0 + 1, "EVALSHA attempts %ld -> %ld, want +1", sha0, sha1);
     /* release's own script is not cached yet: one more fallback (counted below) */
@@ -116,8 +101,8 @@ static void test_noscript(redisContext *c, ldl_redis *ra)
     ST_CHECK(s.acquire(s.ctx, "noscript", 5000, &t) == 1, "%s", "acquire after second flush");
     ST_CHECK(s.renew(s.ctx, "noscript", t, 5000) == 1, "%s", "renew after flush (own script)");
     ST_CHECK(s.renew(s.ctx, "noscript", t, 5000) == 1, "%s", "renew again (cached by the EVAL)");
-    eval2 = cmd_calls(c, "eval");
-    sha2 = cmd_calls(c, "evalsha");
+    eval2 = rs_cmd_calls(c, "eval");
+    sha2 = rs_cmd_calls(c, "evalsha");
     /* release, acquire, renew fell back once each; the second renew was EVALSHA only */
     ST_CHECK(eval2 == eval1 + 3 && sha2 == sha1 + 4,
              "eval %ld->%ld (want +3), evalsha %ld->%ld (want +4)", eval1, eval2, sha1, sha2);

@@ -267,20 +267,6 @@ static void test_sigkill(void)
 }
 
 /* ------------------------------------------------------------ restart */
-static long cmd_calls(redisContext *c, const char *cmd)
-{
-    redisReply *r = rs_cmd(c, "INFO", "commandstats", NULL);
-    char pat[64];
-    long v = 0;
-    if (!r || r->type != REDIS_REPLY_STRING) { if (r) freeReplyObject(r); return -1; }
-    snprintf(pat, sizeof pat, "cmdstat_%s:calls=", cmd);
-    {
-        const char *p = strstr(r->str, pat);
-        if (p) v = strtol(p + strlen(pat), NULL, 10);
-    }
-    freeReplyObject(r);
-    return v;
-}
 
 /* three grant/release cycles on `key`; answers the last token (0 on failure) */
 static int64_t grants(ldl_store *s, const char *key, int n)
@@ -322,10 +308,10 @@ static void test_restart(void)
         rc = s.renew(s.ctx, "restart", t, 5000);
         ST_CHECK(rc < 0, "renew on the connection the crash cut = %d, want negative", rc);
         ST_CHECK(rs_reconnect(c, 1000) == REDIS_OK, "%s", "reconnect");
-        ST_CHECK(cmd_calls(c, "eval") <= 0, "%s", "fresh server already ran EVAL");
+        ST_CHECK(rs_cmd_calls(c, "eval") <= 0, "%s", "fresh server already ran EVAL");
         /* the lease was persisted too: the holder's renew still works after the restart */
         ST_CHECK(s.renew(s.ctx, "restart", t, 5000) == 1, "%s", "renew after restart (lease in the AOF)");
-        ST_CHECK(cmd_calls(c, "eval") == 1, "EVAL fallback count after restart %ld, want 1", cmd_calls(c, "eval"));
+        ST_CHECK(rs_cmd_calls(c, "eval") == 1, "EVAL fallback count after restart %ld, want 1", rs_cmd_calls(c, "eval"));
         ST_CHECK(s.release(s.ctx, "restart", t) == 1, "%s", "release after restart");
         t = grants(&s, "restart", 2);
         ST_CHECK(t == prev + 2, "tokens after restart %d: %lld, want %lld", round, (long long)t,

@@ -64,6 +64,22 @@ static ST__UNUSED int rs_is(redisReply *r, const char *want)
     return ok;
 }
 
+/* calls of one command from INFO commandstats, -1 when unreadable */
+static ST__UNUSED long rs_cmd_calls(redisContext *c, const char *cmd)
+{
+    redisReply *r = rs_cmd(c, "INFO", "commandstats", NULL);
+    char pat[64];
+    long v = 0;
+    if (!r || r->type != REDIS_REPLY_STRING) { if (r) freeReplyObject(r); return -1; }
+    snprintf(pat, sizeof pat, "cmdstat_%s:calls=", cmd);
+    {
+        const char *p = strstr(r->str, pat);
+        if (p) v = strtol(p + strlen(pat), NULL, 10);
+    }
+    freeReplyObject(r);
+    return v;
+}
+
 static ST__UNUSED redisContext *rs_connect_port(int port, uint32_t timeout_ms)
 {
     struct timeval tv;
