@@ -29,7 +29,8 @@ all: examples
 # suite prints "N passed, N failed"; the last line here sums the core runs.
 test: deps-check
 	@$(MAKE) --no-print-directory test-header test-core examples $(TEST_TARGETS)
-	@echo "== make test: every suite passed ($(words test-header test-core examples $(TEST_TARGETS)) targets: test-header test-core examples $(TEST_TARGETS))"
+	@echo "== make test: every suite passed: test-header test-core examples $(TEST_TARGETS)"
+	@echo "targets: $(words test-header test-core examples $(TEST_TARGETS)) passed, 0 failed"
 
 CORE_SRC := $(sort $(wildcard tests/core/*.c))
 CORE_DEP := $(CORE_SRC) tests/core/harness.h $(HDR)
