@@ -102,8 +102,10 @@
 #define LITE_DI_LOCK_H
 
 /* Strict ISO C hides clock_gettime; ask for POSIX before <stdint.h> pulls in
-   the C library's feature selection. Only when nothing else was chosen. */
-#if defined(LITE_DI_LOCK_IMPLEMENTATION) && !defined(LDL_NO_DEFAULT_CLOCK) && \
+   the C library's feature selection -- at the first include, so a file that
+   includes the declarations and later the implementation works too. Only in
+   strict mode and only when nothing else was chosen. */
+#if !defined(LDL_NO_DEFAULT_CLOCK) && \
     !defined(_WIN32) && defined(__STRICT_ANSI__) && !defined(_POSIX_C_SOURCE) && \
     !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
     !defined(_BSD_SOURCE)
@@ -561,7 +563,8 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
     i = ldl__home(h, ms->_n);
     for (k = 0; k < ms->_n; k++) {
         s = &ms->_slots[i];
-        if (s->_token == 0) { if (cand == (size_t)-1) cand = i; break; }
+        if (s->_token == 0) { cand = i; break; }  /* an empty slot first: an expired
+                                                    lease stays releasable while it can */
         if (s->_hash == h && ldl__streq(s->_key, key)) {
             if (now < s->_expires) return 0;                      /* held by someone */
             cand = i;                                             /* expired: steal */
@@ -824,7 +827,7 @@ static int ldl__arm(ldl_lock *l) {
 /* a re-entrant release/dispose: RELEASED at once; the pending call hands back.
    (A LOST lock is only busy inside its own hand-back, so nothing is owed.) */
 static void ldl__interrupt(ldl_lock *l, int reason) {
-    if (l->_state == LDL_IDLE || l->_state == LDL_RELEASED) return;
+    if (l->_state == LDL_RELEASED) return;
     ldl__disarm(l);
     if (l->_state == LDL_HELD) l->_reason = reason;
     l->_token = 0;
@@ -890,13 +893,10 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
             ldl__fail_init(l, "timers: set_timeout and clear_timeout are both required (or all zero)"); return LDL_EINVAL;
         }
     }
-    if (d->token_name && !d->token_name[0]) { ldl__fail_init(l, "token_name: empty"); return LDL_EINVAL; }
-    if (d->holder_name && !d->holder_name[0]) { ldl__fail_init(l, "holder_name: empty"); return LDL_EINVAL; }
+    /* names are the container's business: a name it refuses makes run() answer
+       LDL_EFENCE (the body never runs), so init does not second-guess them */
     l->_token_name = d->token_name ? d->token_name : "lock:fence";
     l->_holder_name = d->holder_name ? d->holder_name : "lock:holder";
-    if (ldl__streq(l->_token_name, l->_holder_name)) {
-        ldl__fail_init(l, "holder_name: must differ from token_name"); return LDL_EINVAL;
-    }
 
     l->_ttl_ms = ttl; l->_heartbeat_ms = hb;
     l->_window = ttl - drift;
@@ -1048,12 +1048,7 @@ LDL_API int ldl_lock_release(ldl_lock *l) {
 
 LDL_API void ldl_lock_dispose(ldl_lock *l) {
     if (!l) return;
-    if (l->_busy) {
-        l->_dead = 1;
-        ldl__interrupt(l, LDL_REASON_DISPOSED);
-        l->_state = LDL_RELEASED;                /* terminal, even from IDLE */
-        return;
-    }
+    if (l->_busy) { l->_dead = 1; ldl__interrupt(l, LDL_REASON_DISPOSED); return; }
     if (l->_dead) return;
     l->_dead = 1;
     ldl__disarm(l);

@@ -197,7 +197,39 @@ static void t_renew_refused_when_stolen(void) {
     CHECK_EQ(ldl_lock_reason(&a), LDL_REASON_HEARTBEAT_FAILED);
 }
 
+/* index of key k's slot, or -1 (white-box: the slots are caller storage) */
+static int slot_of(const ms_fix *f, const char *k) {
+    size_t i;
+    for (i = 0; i < f->ms._n; i++)
+        if (f->slots[i]._token != 0 && strcmp(f->slots[i]._key, k) == 0) return (int)i;
+    return -1;
+}
+
+static void t_expired_lease_stays_releasable(void) {
+    /* SPEC: release answers 1 for the holder's token even just after expiry if
+       nobody took the key. A new key whose home slot holds the expired lease
+       must take an empty slot instead while one exists. */
+    ms_fix f, scratch; int64_t ta, tb; char k[16]; int n, home_a;
+    ms_init(&f, 8);
+    CHECK_EQ(acq(&f, "a", 100, &ta), 1);
+    home_a = slot_of(&f, "a");
+    for (n = 0; n < 1000; n++) {                 /* a key with the same home slot */
+        ms_init(&scratch, 8);
+        snprintf(k, sizeof k, "k%d", n);
+        CHECK_EQ(acq(&scratch, k, 100, &tb), 1);
+        if (slot_of(&scratch, k) == home_a) break;
+    }
+    CHECK(n < 1000);
+    f.c.now += 100;                              /* a expired, not retaken */
+    CHECK_EQ(acq(&f, k, 100, &tb), 1);
+    CHECK(slot_of(&f, k) != home_a);
+    CHECK_EQ(f.st.release(f.st.ctx, "a", ta), 1);
+    CHECK_EQ(f.st.release(f.st.ctx, k, tb), 1);
+    CHECK_EQ(ldl_memstore_live(&f.ms), 0);
+}
+
 void suite_memstore(void) {
+    RUN(t_expired_lease_stays_releasable);
     RUN(t_init_args);
     RUN(t_contention_and_tokens);
     RUN(t_expiry_steal_and_stale);

@@ -131,9 +131,23 @@ static void t_store_clock_timers_names(void) {
     desc_for(&d, &fc, &s, &c, "k", 300); d.timers = fake_timers_of(&ft); d.timers.set_timeout = NULL;
     expect_bad(&d, &s, "timers");
     desc_for(&d, &fc, &s, &c, "k", 300); d.timers.ctx = &ft; expect_bad(&d, &s, "timers");
-    desc_for(&d, &fc, &s, &c, "k", 300); d.token_name = ""; expect_bad(&d, &s, "token_name");
-    desc_for(&d, &fc, &s, &c, "k", 300); d.holder_name = ""; expect_bad(&d, &s, "holder_name");
-    desc_for(&d, &fc, &s, &c, "k", 300); d.token_name = "same"; d.holder_name = "same"; expect_bad(&d, &s, "holder_name");
+}
+
+static void t_names_are_the_containers_business(void) {
+    /* SPEC.md sets no rule on the names: init takes any; a container that
+       refuses one (here: the same name twice) makes run() answer EFENCE */
+    ldl_lock_desc d; fake_container fc; script_store s; fake_clock c = {0};
+    ldl_lock l; ldl_run_result r;
+    script_init(&s);
+    desc_for(&d, &fc, &s, &c, "k", 300); d.token_name = "same"; d.holder_name = "same";
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    CHECK_EQ(ldl_lock_run(&l, nop_body, NULL, &r), LDL_EFENCE);
+    CHECK_EQ(r.release_rc, 1);
+    CHECK_EQ(s.release_calls, 1);
+    CHECK_EQ(ldl_lock_state(&l), LDL_RELEASED);
+    desc_for(&d, &fc, &s, &c, "k", 300); d.holder_name = "lock:fence";   /* the default token name */
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    CHECK_EQ(ldl_lock_run(&l, nop_body, NULL, &r), LDL_EFENCE);
 }
 
 static void t_store_struct_copied(void) {
@@ -176,6 +190,7 @@ void suite_options(void) {
     RUN(t_key);
     RUN(t_ttl_heartbeat_drift);
     RUN(t_store_clock_timers_names);
+    RUN(t_names_are_the_containers_business);
     RUN(t_store_struct_copied);
     RUN(t_default_store_and_clock);
 }

@@ -188,6 +188,10 @@ static void t_handback_reentry_is_safe(void) {
     CHECK_EQ(ldl_lock_acquire(&l), 0);             /* token 5 again: refused */
     CHECK_EQ(s.reentry_rc, LDL_ESTATE);           /* acquire inside the hand-back */
     CHECK_EQ(ldl_lock_state(&l), LDL_IDLE);
+    s.reentry_rc = H_RELEASE; s.on_release = hook;
+    CHECK_EQ(ldl_lock_acquire(&l), 0);
+    CHECK_EQ(s.reentry_rc, 0);                    /* release inside the hand-back answers 0 ... */
+    CHECK_EQ(ldl_lock_state(&l), LDL_RELEASED);   /* ... and takes effect at once */
     s.reentry_rc = H_DISPOSE; s.on_release = hook;
     CHECK_EQ(ldl_lock_acquire(&l), 0);
     CHECK_EQ(ldl_lock_state(&l), LDL_RELEASED);   /* disposed inside the hand-back */

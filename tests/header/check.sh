@@ -92,5 +92,11 @@ else bad "the clock #error does not say what to define: $(head -3 "$T/err")"; fi
 # ... and the same file is fine once the user does what the message says
 if gcc -std=c99 -D_POSIX_C_SOURCE=200112L $W -I. -c "$T/late.c" -o "$T/late.o" 2>"$T/err"; then ok; else bad "with _POSIX_C_SOURCE: $(head -3 "$T/err")"; fi
 
+# ... and a strict C99 file that includes the declarations first, then the
+#    implementation (the stb two-include pattern), builds: the header asks for
+#    POSIX at its first include
+printf '#include "lite_di_lock.h"\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n#include <stdio.h>\n' > "$T/twice.c"
+if gcc -std=c99 $W -I. -c "$T/twice.c" -o "$T/twice.o" 2>"$T/err"; then ok; else bad "strict C99, declarations then implementation: $(head -3 "$T/err")"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
