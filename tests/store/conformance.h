@@ -48,6 +48,9 @@ typedef struct conf_env {
     int         tokens_per_key;
 } conf_env;
 
+/* the sleep_ms hook for a real server: time passes for real */
+static ST__UNUSED void conf_real_sleep(void *ctx, uint32_t ms) { (void)ctx; st_sleep_ms(ms); }
+
 /* ------------------------------------------------------------ a tiny test container */
 /* Enough of ldl_container for run(): scopes with a few bindings, counted. */
 typedef struct conf__binding { const char *name; void *value; } conf__binding;

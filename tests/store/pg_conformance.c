@@ -7,7 +7,6 @@
 #include "tests/store/conformance.h"
 #include "tests/store/pg_common.h"
 
-static void real_sleep(void *ctx, uint32_t ms) { (void)ctx; st_sleep_ms(ms); }
 
 int main(void)
 {
@@ -33,7 +32,7 @@ int main(void)
     e.a = ldl_pg_store(&pa);
     e.b = ldl_pg_store(&pb);
     e.ttl_ms = 300;
-    e.sleep_ms = real_sleep;
+    e.sleep_ms = conf_real_sleep;
     e.tokens_per_key = 1;
     conf_run(&e);
 

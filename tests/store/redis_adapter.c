@@ -12,7 +12,6 @@
 #include "tests/store/conformance.h"
 #include "tests/store/redis_server.h"
 
-static void real_sleep(void *ctx, uint32_t ms) { (void)ctx; st_sleep_ms(ms); }
 
 /* the hash tag Redis Cluster would hash: text between the first '{' and the next '}' */
 static int hash_tag(const char *name, char *out, size_t cap)
@@ -313,7 +312,7 @@ int main(void)
     e.a = ldl_redis_store(&ra);
     e.b = ldl_redis_store(&rb);
     e.ttl_ms = 300;
-    e.sleep_ms = real_sleep;
+    e.sleep_ms = conf_real_sleep;
     e.tokens_per_key = 1;
     conf_run(&e);
 
