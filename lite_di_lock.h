@@ -116,9 +116,9 @@
 #include <stdint.h>
 
 #define LDL_VERSION_MAJOR 0
-#define LDL_VERSION_MINOR 1
+#define LDL_VERSION_MINOR 2
 #define LDL_VERSION_PATCH 0
-#define LDL_VERSION "0.1.0"
+#define LDL_VERSION "0.2.0"
 
 #ifndef LDL_KEY_MAX
 #define LDL_KEY_MAX 128
@@ -162,7 +162,8 @@ enum {
     LDL_ENOSPC       = -9,  /* MemoryStore table (or a scope pool) full */
     LDL_EUNSUPPORTED = -10, /* container lacks an optional hook */
     LDL_ELOST        = -11, /* run(): body ok, cleanup clean, lease lost while the body ran */
-    LDL_ESTORE       = -12  /* release(): store answered an error or a malformed value */
+    LDL_ESTORE       = -12, /* release(): store answered an error or a malformed value */
+    LDL_EINPROGRESS  = -13  /* non-blocking store: started; the answer is pending */
 };
 LDL_API const char *ldl_strerror(int rc);   /* static text, never NULL */
 
@@ -200,6 +201,42 @@ typedef struct ldl_store {
     void *ctx;
 } ldl_store;
 
+/* ------------------------------------------------------------ the non-blocking store (v0.2)
+   One request slot per lock. A submit method queues the request and returns
+   at once (LDL_OK: exactly one ldl_op_complete follows, maybe before it
+   returns, unless cancel comes first; negative: nothing queued, that
+   operation's store error). The store's own pump records answers with
+   ldl_op_complete, which runs no lock logic; the lock applies the answer at
+   its next call. cancel detaches the op: the store never touches it again
+   and releases an ACQUIRE's token itself if the answer carries one. */
+typedef enum ldl_op_kind {
+    LDL_OP_ACQUIRE = 1, LDL_OP_RENEW = 2, LDL_OP_RELEASE = 3
+} ldl_op_kind;
+
+typedef struct ldl_op {             /* a lock's request slot; lives inside ldl_lock */
+    uintptr_t store_data;           /* the store's own word: set it in submit, read it in
+                                       cancel; the lock never touches it while in flight */
+    int       _phase;               /* LDL__OP_IDLE / _FLYING / _ANSWERED */
+    int       _kind;                /* ldl_op_kind */
+    int       _rc;                  /* the recorded answer */
+    int64_t   _token;               /* the recorded token (ACQUIRE) */
+    uint64_t  _start;               /* clock read just before the submit */
+} ldl_op;
+
+typedef struct ldl_async_store {
+    int  (*acquire)(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms);
+    int  (*renew)  (void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms);
+    int  (*release)(void *ctx, ldl_op *op, const char *key, int64_t token);
+    void (*cancel) (void *ctx, ldl_op *op);
+    void *ctx;
+} ldl_async_store;
+
+/* store -> lock: record the answer (rc as the synchronous method would answer;
+   token only for ACQUIRE). Safe from anywhere in a store's pump: it only writes
+   the op. An op that is not in flight (never submitted, cancelled, or already
+   answered) ignores it. */
+LDL_API void ldl_op_complete(ldl_op *op, int rc, int64_t token);
+
 /* ------------------------------------------------------------ container */
 typedef struct ldl_container {
     void *(*scope)(void *self);                                   /* new child, NULL = failed */
@@ -232,6 +269,7 @@ typedef struct ldl_memstore {
 
 LDL_API int       ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t nslots, ldl_clock clock);
 LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms);
+LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms); /* answers inside every submit */
 LDL_API size_t    ldl_memstore_live(const ldl_memstore *ms);   /* O(nslots) scan */
 
 /* ------------------------------------------------------------ reference container
@@ -286,31 +324,36 @@ typedef struct ldl_lock_desc {
     const char    *holder_name;   /* NULL = "lock:holder" */
     void         (*on_lost)(void *user, int reason);  /* fired once per lost lease */
     void          *user;          /* passed to on_lost */
+    const ldl_async_store *async_store; /* v0.2: NULL = use `store`. Non-NULL: store NULL,
+                                           all four methods, timers all-zero (manual mode) */
 } ldl_lock_desc;
 
 typedef struct ldl_lock ldl_lock;
 struct ldl_lock {                 /* private: the type is complete so you own the storage */
-    /* hot: what acquire, release and poll touch, in the first 136 bytes ... */
+    /* hot: what poll's fast path reads sits in the first 64 bytes (checked at
+       compile time below: ldl__check_hot) */
     int           _state;
-    int           _reason;
-    int           _busy;          /* inside a store call */
-    int           _interrupted;   /* release/dispose arrived during a store call */
+    int           _busy;          /* depth of store calls on the stack (re-entry) */
+    uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
+                                     (manual mode) or the window (timer mode) */
     int           _dead;          /* disposed (or failed init) */
+    uint64_t      _start;         /* clock before the last good acquire/renew */
+    ldl_clock     _clock;
+    ldl_op        _op;            /* the one request slot (non-blocking stores) */
+    int           _reason;
+    int           _answer;        /* ldl_lock_answer() */
     uint32_t      _window;        /* ttl_ms - drift_ms */
     uint32_t      _ttl_ms;
     uint32_t      _heartbeat_ms;
-    uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
-                                     (manual mode) or the window (timer mode) */
+    int           _async;         /* 1: _st.a is a non-blocking store */
     int64_t       _token;         /* while HELD, else 0 */
     int64_t       _last;          /* highest token ever accepted */
-    uint64_t      _start;         /* clock before the last good acquire/renew */
+    int64_t       _owed;          /* a lost (or cut) lease not yet handed back, else 0 */
     uintptr_t     _timer;         /* armed one-shot, 0 = none */
-    ldl_store     _store;
-    ldl_clock     _clock;
+    union { ldl_store s; ldl_async_store a; } _st;   /* the store, by kind */
     ldl_timers    _timers;
-    char          _key[LDL_KEY_MAX];  /* ... and the key right after them */
+    char          _key[LDL_KEY_MAX];
     /* cold */
-    int64_t       _owed;          /* a lost lease not yet handed back, else 0 */
     unsigned      _losses;        /* count of lost leases */
     int           _loss_reason;   /* reason of the last loss */
     const char   *_why;
@@ -348,6 +391,8 @@ LDL__INLINE int     ldl_lock_state(const ldl_lock *lock)         { return lock->
 LDL__INLINE int     ldl_lock_held(const ldl_lock *lock)          { return lock->_state == LDL_HELD; }
 LDL__INLINE int64_t ldl_lock_fencing_token(const ldl_lock *lock) { return lock->_token; }
 LDL__INLINE int     ldl_lock_reason(const ldl_lock *lock)        { return lock->_reason; }
+LDL__INLINE int     ldl_lock_pending(const ldl_lock *lock)       { return lock->_op._phase != 0; }
+LDL__INLINE int     ldl_lock_answer(const ldl_lock *lock)        { return lock->_answer; }
 
 #ifdef __cplusplus
 }
@@ -356,6 +401,8 @@ LDL__INLINE int     ldl_lock_reason(const ldl_lock *lock)        { return lock->
 /* compile-time size checks (negative array on failure) */
 typedef char ldl__check_key_max[(LDL_KEY_MAX >= 2 && LDL_KEY_MAX <= 65536) ? 1 : -1];
 typedef char ldl__check_int64[(sizeof(int64_t) == 8) ? 1 : -1];
+/* poll's fast path (state, busy, quiet, start, clock, the op's phase) in one cache line */
+typedef char ldl__check_hot[(offsetof(ldl_lock, _op) + offsetof(ldl_op, _phase) + sizeof(int) <= 64) ? 1 : -1];
 
 #endif /* LITE_DI_LOCK_H */
 
@@ -623,6 +670,37 @@ LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms) {
     return s;
 }
 
+/* the non-blocking view: every submit answers inside the call */
+static int ldl__msa_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    int64_t tok = 0;
+    int rc;
+    if (!op) return LDL_EINVAL;
+    rc = ldl__ms_acquire(ctx, key, ttl_ms, &tok);
+    ldl_op_complete(op, rc, tok);
+    return LDL_OK;
+}
+static int ldl__msa_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
+    if (!op) return LDL_EINVAL;
+    ldl_op_complete(op, ldl__ms_renew(ctx, key, token, ttl_ms), 0);
+    return LDL_OK;
+}
+static int ldl__msa_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    if (!op) return LDL_EINVAL;
+    ldl_op_complete(op, ldl__ms_release(ctx, key, token), 0);
+    return LDL_OK;
+}
+static void ldl__msa_cancel(void *ctx, ldl_op *op) { (void)ctx; (void)op; } /* never in flight */
+
+LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms) {
+    ldl_async_store s;
+    s.acquire = ldl__msa_acquire;
+    s.renew = ldl__msa_renew;
+    s.release = ldl__msa_release;
+    s.cancel = ldl__msa_cancel;
+    s.ctx = ms;
+    return s;
+}
+
 LDL_API size_t ldl_memstore_live(const ldl_memstore *ms) {
     size_t i, live = 0;
     uint64_t now;
@@ -770,13 +848,56 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
     return c;
 }
 
-/* ------------------------------------------------------------ the lock */
+/* ==================================================================== */
+/*  THE LOCK. Each sub-banner [name] is tested in tests/core/name.c:   */
+/*  [reentry] [async] [lifecycle] [whitelist] [options] [heartbeat]     */
+/*  [run]                                                               */
+/* ==================================================================== */
+
+/* ------------------------------------------------------------ [reentry] the guard
+   One guard maps (call, situation) to an answer before any work is done.
+
+   situation: DEAD   = NULL lock, disposed, or init failed
+              INSIDE = a store call of this lock is on the stack (re-entry
+                       from a store, a cancel, or a hand-back)
+              FREE   = neither: the call applies a recorded answer and the
+                       ACQUIRING/RELEASING timeouts, then works from the state
+                       that results (by state and the op's phase)
+
+   call          DEAD         INSIDE                      FREE
+   acquire       LDL_ESTATE   LDL_ESTATE                  apply; IDLE|RELEASED: submit
+   run (sync)    LDL_ESTATE   LDL_ESTATE                  acquire, body, release
+   run (async)   LDL_EUNSUPPORTED in every situation (only a NULL lock comes first)
+   release       0            cut: RELEASED now, 0        apply (renew dropped); by state
+   dispose       nothing      dead + cut                  apply (renew dropped); cancel;
+                                                          hand back; RELEASED, dead
+   tick, poll    0            LDL_ESTATE                  apply; deadline; renew if due
+                                                          and nothing in flight
+   valid_ms      0            read only                   apply; deadline
+   due_in_ms     UINT32_MAX   pure                        pure
+   timer fire    nothing      nothing                     tick if HELD
+
+   "cut" (a re-entrant release or dispose): the state becomes RELEASED at
+   once; a held token moves to _owed; the store call on the stack, when it
+   returns, cancels its request if still in flight, hands back whatever it
+   was granted, and ldl__settle hands back _owed. Exactly once per token. */
+enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2 };
+enum { LDL__OP_IDLE = 0, LDL__OP_FLYING = 1, LDL__OP_ANSWERED = 2 };
+
+static int ldl__situation(const ldl_lock *l) {
+    if (!l || l->_dead) return LDL__DEAD;
+    return l->_busy ? LDL__INSIDE : LDL__FREE;
+}
+
 static uint64_t ldl__now(ldl_lock *l) { return l->_clock.now_ms(l->_clock.ctx); }
 
-/* 1 while the local lease window is open at `now` */
-static int ldl__trusted(const ldl_lock *l, uint64_t now) {
-    return now >= l->_start && now - l->_start < l->_window;
+/* 1 while `now` is inside [start, start + w): a clock that reads earlier than
+   start is broken and fails closed (decision 0002) */
+static int ldl__within(uint64_t start, uint64_t now, uint32_t w) {
+    return now >= start && now - start < w;
 }
+
+static int ldl__mapped(int rc) { return rc == 1 ? 1 : rc == 0 ? 0 : LDL_ESTORE; }
 
 static void ldl__disarm(ldl_lock *l) {
     if (l->_timer) {
@@ -786,16 +907,106 @@ static void ldl__disarm(ldl_lock *l) {
     }
 }
 
-/* store calls, marked busy so re-entry is detected */
-static int ldl__store_release(ldl_lock *l, int64_t token) {
+/* ------------------------------------------------------------ [async] store calls, the slot, apply
+   Every store call goes through ldl__call (acquire, renew, the user's
+   release), ldl__hand_back (releases the lock owes) or ldl__cancel. Each marks
+   the lock busy, so a re-entrant call meets the guard's INSIDE column. */
+
+/* the one wrapper: the store's answer, or LDL_EINPROGRESS while the request is
+   in flight. `tok`: the token to renew/release; acquire's token comes back
+   through it (zeroed first). `start` is the clock read before the call. */
+static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
     int rc;
     l->_busy++;
-    rc = l->_store.release(l->_store.ctx, l->_key, token);
+    if (!l->_async) {
+        switch (kind) {
+        case LDL_OP_ACQUIRE: *tok = 0; rc = l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok); break;
+        case LDL_OP_RENEW:   rc = l->_st.s.renew(l->_st.s.ctx, l->_key, *tok, l->_ttl_ms); break;
+        default:             rc = l->_st.s.release(l->_st.s.ctx, l->_key, *tok); break;
+        }
+    } else {
+        ldl_op *op = &l->_op;
+        op->_phase = LDL__OP_FLYING; op->_kind = kind; op->_rc = 0; op->_token = 0; op->_start = start;
+        switch (kind) {
+        case LDL_OP_ACQUIRE: *tok = 0; rc = l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms); break;
+        case LDL_OP_RENEW:   rc = l->_st.a.renew(l->_st.a.ctx, op, l->_key, *tok, l->_ttl_ms); break;
+        default:             rc = l->_st.a.release(l->_st.a.ctx, op, l->_key, *tok); break;
+        }
+        if (rc != LDL_OK) {                  /* nothing queued: that op's store error */
+            int flying = op->_phase != LDL__OP_IDLE;
+            op->_phase = LDL__OP_IDLE;       /* a completion it sent anyway is dropped */
+            if (rc > 0 && flying) l->_st.a.cancel(l->_st.a.ctx, op);  /* malformed: detach */
+            rc = rc < 0 ? rc : LDL_ESTORE;
+        } else if (op->_phase == LDL__OP_ANSWERED) {                  /* answered inside */
+            op->_phase = LDL__OP_IDLE;
+            rc = op->_rc;
+            if (kind == LDL_OP_ACQUIRE) *tok = op->_token;
+        } else {
+            rc = LDL_EINPROGRESS;
+        }
+    }
     l->_busy--;
     return rc;
 }
 
-/* THE loss funnel: state LOST first, then hand-back (if asked), then on_lost */
+static void ldl__settle(ldl_lock *l);
+
+/* detach the request in the slot: an in-flight one is cancelled at the store
+   (which then owns its outcome); a recorded answer is dropped */
+static void ldl__cancel(ldl_lock *l) {
+    int phase = l->_op._phase;
+    l->_op._phase = LDL__OP_IDLE;
+    if (phase == LDL__OP_FLYING) {
+        l->_busy++;
+        l->_st.a.cancel(l->_st.a.ctx, &l->_op);
+        l->_busy--;
+        ldl__settle(l);
+    }
+}
+
+/* THE hand-back: give a lease this lock will not use back to the store, once.
+   Non-blocking stores: fire-and-forget (submitted, then cancelled at once). */
+static void ldl__hand_back(ldl_lock *l, int64_t tok) {
+    if (tok < 1) return;
+    l->_busy++;
+    if (!l->_async) {
+        (void)l->_st.s.release(l->_st.s.ctx, l->_key, tok);
+    } else {
+        ldl_op *op = &l->_op;                /* free: every caller cancelled or applied it */
+        int rc;
+        op->_phase = LDL__OP_FLYING; op->_kind = LDL_OP_RELEASE; op->_rc = 0; op->_token = 0;
+        rc = l->_st.a.release(l->_st.a.ctx, op, l->_key, tok);
+        op->_phase = LDL__OP_IDLE;
+        if (rc >= 0) l->_st.a.cancel(l->_st.a.ctx, op);
+    }
+    l->_busy--;
+}
+
+/* after a cut: the token it took from HELD is handed back when no store call
+   is on the stack any more */
+static void ldl__settle(ldl_lock *l) {
+    if (!l->_busy && l->_state == LDL_RELEASED && l->_owed) {
+        int64_t t = l->_owed;
+        l->_owed = 0;
+        ldl__hand_back(l, t);
+    }
+}
+
+/* the re-entrant release/dispose (guard column INSIDE) */
+static void ldl__cut(ldl_lock *l, int reason) {
+    if (l->_state == LDL_RELEASED) return;
+    ldl__disarm(l);
+    if (l->_state == LDL_HELD) {
+        l->_reason = reason;
+        l->_owed = l->_token;                /* LOST keeps its own _owed */
+    }
+    l->_token = 0;
+    l->_state = LDL_RELEASED;
+}
+
+/* ------------------------------------------------------------ [lifecycle] loss
+   THE loss funnel: state LOST first (the token owed to the next release),
+   cancel a renew in flight, hand back (if asked), then on_lost once. */
 static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     ldl__disarm(l);
     l->_owed = l->_token;
@@ -804,10 +1015,11 @@ static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     l->_reason = reason;
     l->_losses++;
     l->_loss_reason = reason;
+    ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
     if (hand_back && l->_owed) {
         int64_t t = l->_owed;
         l->_owed = 0;
-        (void)ldl__store_release(l, t);
+        ldl__hand_back(l, t);
     }
     if (l->_on_lost) l->_on_lost(l->_user, reason);
 }
@@ -824,126 +1036,19 @@ static int ldl__arm(ldl_lock *l) {
     return 1;
 }
 
-/* a re-entrant release/dispose: RELEASED at once; the pending call hands back.
-   (A LOST lock is only busy inside its own hand-back, so nothing is owed.) */
-static void ldl__interrupt(ldl_lock *l, int reason) {
-    if (l->_state == LDL_RELEASED) return;
-    ldl__disarm(l);
-    if (l->_state == LDL_HELD) l->_reason = reason;
-    l->_token = 0;
-    l->_state = LDL_RELEASED;
-    l->_interrupted = 1;
-}
-
-static void ldl__fail_init(ldl_lock *l, const char *why) {
-    l->_why = why;
-}
-
-LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
-    uint32_t ttl, hb, drift;
-    size_t len, i;
-    if (!l) return LDL_EINVAL;
-    /* behave as disposed until every check passed */
-    l->_state = LDL_RELEASED; l->_reason = LDL_REASON_NONE;
-    l->_token = 0; l->_last = 0; l->_owed = 0; l->_start = 0; l->_window = 0;
-    l->_ttl_ms = 0; l->_heartbeat_ms = 0; l->_quiet = 0; l->_timer = 0;
-    l->_busy = 0; l->_interrupted = 0; l->_dead = 1; l->_losses = 0; l->_loss_reason = 0;
-    l->_why = "ok";
-    l->_store.acquire = NULL; l->_store.renew = NULL; l->_store.release = NULL; l->_store.ctx = NULL;
-    l->_clock.now_ms = NULL; l->_clock.ctx = NULL;
-    l->_timers.set_timeout = NULL; l->_timers.clear_timeout = NULL; l->_timers.ctx = NULL;
-    l->_container.scope = NULL; l->_container.value = NULL; l->_container.shutdown = NULL;
-    l->_container.singleton_factory = NULL; l->_container.on_teardown = NULL; l->_container.self = NULL;
-    l->_token_name = NULL; l->_holder_name = NULL; l->_on_lost = NULL; l->_user = NULL;
-    l->_key[0] = 0;
-
-    if (!d) { ldl__fail_init(l, "desc: NULL"); return LDL_EINVAL; }
-    if (!d->container.scope || !d->container.value || !d->container.shutdown) {
-        ldl__fail_init(l, "container: scope, value and shutdown are required"); return LDL_EINVAL;
-    }
-    if (!d->key) { ldl__fail_init(l, "key: NULL (required)"); return LDL_EINVAL; }
-    len = ldl__keylen(d->key);
-    if (len == 0) { ldl__fail_init(l, "key: empty"); return LDL_EINVAL; }
-    if (len >= LDL_KEY_MAX) { ldl__fail_init(l, "key: longer than LDL_KEY_MAX - 1 bytes"); return LDL_EINVAL; }
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)d->key[i];
-        if (c < 0x20 || c == 0x7F) { ldl__fail_init(l, "key: contains a control byte"); return LDL_EINVAL; }
-    }
-    ttl = d->ttl_ms;
-    if (ttl == 0) { ldl__fail_init(l, "ttl_ms: must be > 0 (required)"); return LDL_EINVAL; }
-    hb = d->heartbeat_ms ? d->heartbeat_ms : ttl / 3;
-    drift = d->drift_ms ? d->drift_ms : ttl / 100 + 2;
-    if (hb < 1) { ldl__fail_init(l, "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)"); return LDL_EINVAL; }
-    if ((uint64_t)hb * 2u > (uint64_t)ttl) { ldl__fail_init(l, "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms"); return LDL_EINVAL; }
-    if ((uint64_t)drift >= (uint64_t)ttl - (uint64_t)hb) { ldl__fail_init(l, "drift_ms: must be < ttl_ms - heartbeat_ms"); return LDL_EINVAL; }
-    if (d->store && (!d->store->acquire || !d->store->renew || !d->store->release)) {
-        ldl__fail_init(l, "store: acquire, renew and release are all required"); return LDL_EINVAL;
-    }
-    l->_clock = d->clock;
-    if (!l->_clock.now_ms) {
-#ifdef LDL_NO_DEFAULT_CLOCK
-        ldl__fail_init(l, "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)"); return LDL_EINVAL;
-#else
-        if (l->_clock.ctx) { ldl__fail_init(l, "clock: ctx given without now_ms"); return LDL_EINVAL; }
-#endif
-    }
-    (void)ldl__clock_resolve(&l->_clock);
-    if (d->timers.set_timeout || d->timers.clear_timeout || d->timers.ctx) {
-        if (!d->timers.set_timeout || !d->timers.clear_timeout) {
-            ldl__fail_init(l, "timers: set_timeout and clear_timeout are both required (or all zero)"); return LDL_EINVAL;
-        }
-    }
-    /* names are the container's business: a name it refuses makes run() answer
-       LDL_EFENCE (the body never runs), so init does not second-guess them */
-    l->_token_name = d->token_name ? d->token_name : "lock:fence";
-    l->_holder_name = d->holder_name ? d->holder_name : "lock:holder";
-
-    l->_ttl_ms = ttl; l->_heartbeat_ms = hb;
-    l->_window = ttl - drift;
-    l->_timers = d->timers;
-    l->_quiet = l->_timers.set_timeout ? l->_window : hb;   /* hb < window always */
-    l->_container = d->container;
-    l->_on_lost = d->on_lost;
-    l->_user = d->user;
-    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
-    if (d->store) {
-        l->_store = *d->store;
-    } else {
-        (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
-        l->_store = ldl_memstore_store(&l->_own);
-    }
+/* apply an acquire answer (state ACQUIRING, nothing in flight): the whitelist
+   shape, then the fence advance, then the window. 1 = HELD. */
+static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     l->_state = LDL_IDLE;
-    l->_dead = 0;
-    return LDL_OK;
-}
-
-LDL_API const char *ldl_lock_why(const ldl_lock *l) {
-    return l ? (l->_why ? l->_why : "ok") : "lock: NULL";
-}
-
-LDL_API int ldl_lock_acquire(ldl_lock *l) {
-    int64_t tok = 0;
-    uint64_t start;
-    int rc;
-    if (!l || l->_dead || l->_busy) return LDL_ESTATE;
-    if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
-    l->_state = LDL_ACQUIRING;
-    l->_interrupted = 0;
-    start = ldl__now(l);
-    l->_busy++;
-    rc = l->_store.acquire(l->_store.ctx, l->_key, l->_ttl_ms, &tok);
-    l->_busy--;
-    if (l->_interrupted) {                       /* released/disposed from inside */
-        l->_interrupted = 0;
-        if (tok >= 1) (void)ldl__store_release(l, tok);
+    if (rc != 1 || tok < 1) return 0;        /* no grant; the reason is untouched */
+    if (tok <= l->_last) {                   /* fence did not advance */
+        l->_reason = LDL_REASON_FENCE_REGRESSED;
+        ldl__hand_back(l, tok);
         return 0;
     }
-    if (rc != 1 || tok < 1) { l->_state = LDL_IDLE; return 0; }
-    if (tok <= l->_last) {                       /* fence did not advance */
-        l->_state = LDL_IDLE;
-        l->_reason = LDL_REASON_FENCE_REGRESSED;
-        (void)ldl__store_release(l, tok);
-        if (l->_interrupted) l->_interrupted = 0; /* already RELEASED by the re-entry */
+    if (!ldl__within(start, ldl__now(l), l->_window)) {   /* late: its window closed */
+        l->_reason = LDL_REASON_LEASE_EXPIRED;
+        ldl__hand_back(l, tok);
         return 0;
     }
     l->_last = tok;
@@ -954,144 +1059,390 @@ LDL_API int ldl_lock_acquire(ldl_lock *l) {
     return ldl__arm(l);
 }
 
-/* renew the held lease; `now` is the clock read just before the call */
-static int ldl__renew(ldl_lock *l, uint64_t now) {
-    int64_t tok = l->_token;
-    int rc;
-    ldl__disarm(l);                              /* exactly one timer afterwards */
-    l->_interrupted = 0;
-    l->_busy++;
-    rc = l->_store.renew(l->_store.ctx, l->_key, tok, l->_ttl_ms);
-    l->_busy--;
-    if (l->_interrupted) {                       /* released/disposed from inside */
-        l->_interrupted = 0;
-        (void)ldl__store_release(l, tok);
-        return 0;
-    }
+/* apply a renew answer (state HELD, nothing in flight). 1 = still HELD. */
+static int ldl__renewed(ldl_lock *l, int rc, uint64_t start) {
     if (rc != 1) {
         ldl__lose(l, rc == 0 ? LDL_REASON_HEARTBEAT_FAILED : LDL_REASON_STORE_ERROR, 0);
         return 0;
     }
-    l->_start = now;
+    if (!ldl__within(start, ldl__now(l), l->_window)) {   /* a late yes changes nothing */
+        ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
+        return 0;
+    }
+    l->_start = start;
     return ldl__arm(l);
 }
 
-/* tick/poll preamble: 1 = HELD and free to act, else the answer to give
-   (HELD implies not disposed; a disposed lock answers 0 even re-entrantly) */
-static int ldl__may_beat(const ldl_lock *l) {
-    if (l && l->_state == LDL_HELD && !l->_busy) return 1;
-    if (!l || l->_dead || !l->_busy) return 0;
-    return LDL_ESTATE;
+/* apply what the slot holds: a recorded answer, or the ACQUIRING/RELEASING
+   timeout of a request still in flight. `drop_renew`: release and dispose
+   discard a recorded renew answer (the token is released either way). */
+static void ldl__apply(ldl_lock *l, int drop_renew) {
+    ldl_op *op = &l->_op;
+    if (op->_phase == LDL__OP_ANSWERED) {
+        int rc = op->_rc;
+        op->_phase = LDL__OP_IDLE;
+        if (op->_kind == LDL_OP_ACQUIRE) {
+            l->_answer = ldl__granted(l, rc, op->_token, op->_start);
+        } else if (op->_kind == LDL_OP_RENEW) {
+            if (!drop_renew) (void)ldl__renewed(l, rc, op->_start);
+        } else {
+            l->_state = LDL_RELEASED;
+            l->_answer = ldl__mapped(rc);
+        }
+    } else if (op->_phase == LDL__OP_FLYING) {
+        if (l->_state == LDL_ACQUIRING && !ldl__within(op->_start, ldl__now(l), l->_window)) {
+            l->_state = LDL_IDLE;
+            l->_answer = 0;
+            ldl__cancel(l);                  /* the store hands back a late grant */
+        } else if (l->_state == LDL_RELEASING && !ldl__within(op->_start, ldl__now(l), l->_ttl_ms)) {
+            l->_state = LDL_RELEASED;
+            l->_answer = LDL_ESTORE;
+            ldl__cancel(l);
+        }
+    }
 }
 
-/* the heartbeat at clock reading `now`: the deadline, then maybe a renew */
+/* ------------------------------------------------------------ [options] init
+   defaults, then validation, then set-up (sokol's _sg_desc_defaults /
+   _sg_validate shape) */
+static ldl_lock_desc ldl__desc_defaults(const ldl_lock_desc *d) {
+    ldl_lock_desc r = *d;
+    if (!r.heartbeat_ms) r.heartbeat_ms = r.ttl_ms / 3;
+    if (!r.drift_ms) r.drift_ms = r.ttl_ms / 100 + 2;
+    if (!r.token_name) r.token_name = "lock:fence";
+    if (!r.holder_name) r.holder_name = "lock:holder";
+    return r;
+}
+
+/* NULL when valid, else which field and why */
+static const char *ldl__validate(const ldl_lock_desc *d, const ldl_lock_desc *raw) {
+    size_t len, i;
+    const ldl_async_store *as = d->async_store;
+    int has_timers = d->timers.set_timeout || d->timers.clear_timeout || d->timers.ctx;
+    if (!d->container.scope || !d->container.value || !d->container.shutdown)
+        return "container: scope, value and shutdown are required";
+    if (!d->key) return "key: NULL (required)";
+    len = ldl__keylen(d->key);
+    if (len == 0) return "key: empty";
+    if (len >= LDL_KEY_MAX) return "key: longer than LDL_KEY_MAX - 1 bytes";
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)d->key[i];
+        if (c < 0x20 || c == 0x7F) return "key: contains a control byte";
+    }
+    if (d->ttl_ms == 0) return "ttl_ms: must be > 0 (required)";
+    if (d->heartbeat_ms < 1) return "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)";
+    if ((uint64_t)d->heartbeat_ms * 2u > (uint64_t)d->ttl_ms) return "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms";
+    if ((uint64_t)d->drift_ms >= (uint64_t)d->ttl_ms - (uint64_t)d->heartbeat_ms) return "drift_ms: must be < ttl_ms - heartbeat_ms";
+    if (d->store && (!d->store->acquire || !d->store->renew || !d->store->release))
+        return "store: acquire, renew and release are all required";
+    if (!d->clock.now_ms) {
+#ifdef LDL_NO_DEFAULT_CLOCK
+        return "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)";
+#else
+        if (d->clock.ctx) return "clock: ctx given without now_ms";
+#endif
+    }
+    if (has_timers && (!d->timers.set_timeout || !d->timers.clear_timeout))
+        return "timers: set_timeout and clear_timeout are both required (or all zero)";
+    if (as) {
+        if (d->store) return "async_store: set, so store must be NULL";
+        if (!as->acquire || !as->renew || !as->release || !as->cancel)
+            return "async_store: acquire, renew, release and cancel are all required";
+        if (has_timers) return "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)";
+    }
+    /* names are the container's business: a name it refuses makes run() answer
+       LDL_EFENCE (the body never runs), so init does not second-guess them */
+    (void)raw;
+    return NULL;
+}
+
+static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d) {
+    size_t i, len = ldl__keylen(d->key);
+    l->_clock = d->clock;
+    (void)ldl__clock_resolve(&l->_clock);
+    l->_ttl_ms = d->ttl_ms;
+    l->_heartbeat_ms = d->heartbeat_ms;
+    l->_window = d->ttl_ms - d->drift_ms;
+    l->_timers = d->timers;
+    l->_quiet = l->_timers.set_timeout ? l->_window : d->heartbeat_ms;   /* hb < window */
+    l->_container = d->container;
+    l->_token_name = d->token_name;
+    l->_holder_name = d->holder_name;
+    l->_on_lost = d->on_lost;
+    l->_user = d->user;
+    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
+    if (d->async_store) {
+        l->_st.a = *d->async_store;
+        l->_async = 1;
+    } else if (d->store) {
+        l->_st.s = *d->store;
+    } else {
+        (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
+        l->_st.s = ldl_memstore_store(&l->_own);
+    }
+    l->_state = LDL_IDLE;
+    l->_dead = 0;
+}
+
+LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
+    ldl_lock_desc r;
+    const char *why;
+    if (!l) return LDL_EINVAL;
+    /* every field set: init over non-zeroed memory behaves; until every check
+       passed the lock behaves as disposed */
+    l->_state = LDL_RELEASED; l->_busy = 0; l->_quiet = 0; l->_dead = 1; l->_start = 0;
+    l->_clock.now_ms = NULL; l->_clock.ctx = NULL;
+    l->_op.store_data = 0; l->_op._phase = LDL__OP_IDLE; l->_op._kind = 0; l->_op._rc = 0;
+    l->_op._token = 0; l->_op._start = 0;
+    l->_reason = LDL_REASON_NONE; l->_answer = 0; l->_window = 0; l->_ttl_ms = 0;
+    l->_heartbeat_ms = 0; l->_async = 0;
+    l->_token = 0; l->_last = 0; l->_owed = 0; l->_timer = 0;
+    l->_st.a.acquire = NULL; l->_st.a.renew = NULL; l->_st.a.release = NULL;
+    l->_st.a.cancel = NULL; l->_st.a.ctx = NULL;
+    l->_timers.set_timeout = NULL; l->_timers.clear_timeout = NULL; l->_timers.ctx = NULL;
+    l->_key[0] = 0;
+    l->_losses = 0; l->_loss_reason = 0; l->_why = "ok";
+    l->_container.scope = NULL; l->_container.value = NULL; l->_container.shutdown = NULL;
+    l->_container.singleton_factory = NULL; l->_container.on_teardown = NULL; l->_container.self = NULL;
+    l->_token_name = NULL; l->_holder_name = NULL; l->_on_lost = NULL; l->_user = NULL;
+    if (!d) { l->_why = "desc: NULL"; return LDL_EINVAL; }
+    r = ldl__desc_defaults(d);
+    why = ldl__validate(&r, d);
+    if (why) { l->_why = why; return LDL_EINVAL; }
+    ldl__setup(l, &r);
+    return LDL_OK;
+}
+
+LDL_API const char *ldl_lock_why(const ldl_lock *l) {
+    return l ? (l->_why ? l->_why : "ok") : "lock: NULL";
+}
+
+LDL_API void ldl_op_complete(ldl_op *op, int rc, int64_t token) {
+    if (!op || op->_phase != LDL__OP_FLYING) return;   /* the first answer stands */
+    op->_rc = rc;
+    op->_token = token;
+    op->_phase = LDL__OP_ANSWERED;
+}
+
+/* ------------------------------------------------------------ [whitelist] acquire */
+static int ldl__acquire(ldl_lock *l) {
+    int64_t tok = 0;
+    uint64_t start = ldl__now(l);
+    int rc;
+    l->_state = LDL_ACQUIRING;
+    rc = ldl__call(l, LDL_OP_ACQUIRE, &tok, start);
+    if (l->_state != LDL_ACQUIRING) {        /* cut from inside the store call */
+        if (rc == LDL_EINPROGRESS) ldl__cancel(l);   /* the store hands back */
+        else ldl__hand_back(l, tok);
+        return 0;
+    }
+    if (rc == LDL_EINPROGRESS) return rc;
+    return ldl__granted(l, rc, tok, start);
+}
+
+LDL_API int ldl_lock_acquire(ldl_lock *l) {
+    int rc;
+    if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
+    ldl__apply(l, 0);
+    if (l->_dead || (l->_state != LDL_IDLE && l->_state != LDL_RELEASED)) return LDL_ESTATE;
+    rc = ldl__acquire(l);
+    l->_answer = rc;
+    return rc;
+}
+
+/* ------------------------------------------------------------ [heartbeat] */
+/* renew the held lease now (nothing in flight); `now` is read just before */
+static int ldl__renew(ldl_lock *l, uint64_t now) {
+    int64_t tok = l->_token;
+    int rc;
+    ldl__disarm(l);                          /* exactly one timer afterwards */
+    rc = ldl__call(l, LDL_OP_RENEW, &tok, now);
+    if (l->_state != LDL_HELD) {             /* cut from inside: _owed holds the token */
+        if (rc == LDL_EINPROGRESS) ldl__cancel(l);
+        ldl__settle(l);
+        return 0;
+    }
+    if (rc == LDL_EINPROGRESS) return 1;     /* still HELD while the renew flies */
+    return ldl__renewed(l, rc, now);
+}
+
+/* HELD at `now`: the deadline, then a renew if asked or due (never a second
+   request while one is in flight) */
 static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
-    if (!ldl__trusted(l, now)) { ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0); return 0; }
+    if (!ldl__within(l->_start, now, l->_window)) {
+        ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);    /* cancels a renew in flight */
+        return 0;
+    }
+    if (l->_op._phase != LDL__OP_IDLE) return 1;
     if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms))
         return ldl__renew(l, now);
-    return 1;                                    /* timer mode: the timer renews */
+    return 1;                                /* timer mode: the timer renews */
 }
 
-LDL_API int ldl_lock_tick(ldl_lock *l) {
-    int rc = ldl__may_beat(l);
-    return rc == 1 ? ldl__beat(l, ldl__now(l), 1) : rc;
+/* tick and poll past the guard and the fast path */
+static int ldl__heartbeat(ldl_lock *l, int renew_now) {
+    unsigned losses;
+    int sit = ldl__situation(l);
+    if (sit != LDL__FREE) return sit == LDL__DEAD ? 0 : LDL_ESTATE;
+    losses = l->_losses;
+    ldl__apply(l, 0);
+    if (l->_losses != losses) return 0;      /* lost in this call, whatever on_lost did */
+    switch (l->_state) {
+    case LDL_HELD:
+        return ldl__beat(l, ldl__now(l), renew_now) == 1 && l->_losses == losses;
+    case LDL_ACQUIRING:
+    case LDL_RELEASING:
+        return LDL_EINPROGRESS;
+    default:
+        return 0;
+    }
 }
+
+LDL_API int ldl_lock_tick(ldl_lock *l) { return ldl__heartbeat(l, 1); }
 
 /* the game-loop call: when nothing is due, one clock read and two compares */
 LDL_API int ldl_lock_poll(ldl_lock *l) {
-    uint64_t now;
-    int rc = ldl__may_beat(l);
-    if (rc != 1) return rc;
-    now = ldl__now(l);
-    if (now >= l->_start && now - l->_start < l->_quiet) return 1;
-    return ldl__beat(l, now, 0);
+    if (l && l->_state == LDL_HELD && !(l->_busy | l->_op._phase)) {
+        uint64_t now = ldl__now(l);
+        if (now >= l->_start && now - l->_start < l->_quiet) return 1;
+        return ldl__beat(l, now, 0);
+    }
+    return ldl__heartbeat(l, 0);
 }
 
 static void ldl__fire(void *arg) {
     ldl_lock *l = (ldl_lock *)arg;
-    if (!l || l->_dead || l->_busy) return;      /* stale or re-entrant fire: no-op */
-    l->_timer = 0;                               /* this one-shot is spent */
+    if (ldl__situation(l) != LDL__FREE) return;   /* stale or re-entrant fire */
+    l->_timer = 0;                           /* this one-shot is spent */
     if (l->_state == LDL_HELD) (void)ldl_lock_tick(l);
 }
 
-/* the release leg shared by release and dispose */
-static int ldl__release(ldl_lock *l, int reason) {
+/* ------------------------------------------------------------ [lifecycle] release */
+/* release the lease from HELD or LOST(owed): 1, 0, LDL_ESTORE or LDL_EINPROGRESS */
+static int ldl__release(ldl_lock *l) {
     int64_t tok;
     int rc;
+    if (l->_state == LDL_ACQUIRING) {        /* the acquire is cancelled */
+        l->_state = LDL_RELEASED;
+        ldl__cancel(l);
+        return 0;
+    }
+    if (l->_state == LDL_RELEASING) return LDL_EINPROGRESS;   /* sends nothing */
     if (l->_state == LDL_HELD) {
-        ldl__disarm(l);                          /* disarm FIRST */
+        ldl__cancel(l);                      /* a renew in flight; may re-enter */
+        if (l->_state != LDL_HELD) return 0;
+        ldl__disarm(l);                      /* disarm FIRST */
         tok = l->_token;
         l->_token = 0;
-        l->_reason = reason;
+        l->_reason = LDL_REASON_RELEASED;
     } else if (l->_state == LDL_LOST) {
-        tok = l->_owed;                          /* the loss reason is kept */
+        tok = l->_owed;                      /* the loss reason is kept */
         l->_owed = 0;
     } else {
-        return 0;
+        return 0;                            /* IDLE, RELEASED: no store call */
     }
     if (!tok) { l->_state = LDL_RELEASED; return 0; }
     l->_state = LDL_RELEASING;
-    rc = ldl__store_release(l, tok);
+    rc = ldl__call(l, LDL_OP_RELEASE, &tok, ldl__now(l));
+    if (rc == LDL_EINPROGRESS) {
+        if (l->_state == LDL_RELEASING) return rc;
+        ldl__cancel(l);                      /* cut from inside: the answer is not kept */
+        return 0;
+    }
     l->_state = LDL_RELEASED;
-    l->_interrupted = 0;
-    return rc == 1 ? 1 : rc == 0 ? 0 : LDL_ESTORE;
+    return ldl__mapped(rc);
 }
 
-/* Re-entry (a store call is pending): release and dispose take effect at
-   once -- even inside dispose's own store call -- and answer 0. */
 LDL_API int ldl_lock_release(ldl_lock *l) {
-    if (!l) return 0;
-    if (l->_busy) { ldl__interrupt(l, LDL_REASON_RELEASED); return 0; }
+    int rc, sit = ldl__situation(l);
+    if (sit == LDL__DEAD) return 0;
+    if (sit == LDL__INSIDE) {
+        ldl__cut(l, LDL_REASON_RELEASED);
+        l->_answer = 0;
+        return 0;
+    }
+    ldl__apply(l, 1);
     if (l->_dead) return 0;
-    return ldl__release(l, LDL_REASON_RELEASED);
+    rc = ldl__release(l);
+    l->_answer = rc;
+    return rc;
 }
 
+/* ------------------------------------------------------------ [lifecycle] dispose */
 LDL_API void ldl_lock_dispose(ldl_lock *l) {
-    if (!l) return;
-    if (l->_busy) { l->_dead = 1; ldl__interrupt(l, LDL_REASON_DISPOSED); return; }
-    if (l->_dead) return;
+    int sit = ldl__situation(l);
+    int64_t tok = 0;
+    if (sit == LDL__DEAD) return;
     l->_dead = 1;
+    if (sit == LDL__INSIDE) { ldl__cut(l, LDL_REASON_DISPOSED); return; }
+    ldl__apply(l, 1);                        /* a recorded grant becomes HELD first */
     ldl__disarm(l);
-    (void)ldl__release(l, LDL_REASON_DISPOSED);
+    if (l->_state == LDL_HELD) {
+        tok = l->_token;
+        l->_reason = LDL_REASON_DISPOSED;
+    } else if (l->_state == LDL_LOST) {
+        tok = l->_owed;
+    }
+    if (l->_answer == LDL_EINPROGRESS) l->_answer = 0;
+    l->_token = 0;
+    l->_owed = 0;
     l->_state = LDL_RELEASED;
+    ldl__cancel(l);                          /* whatever is in flight */
+    ldl__hand_back(l, tok);                  /* fire-and-forget */
 }
 
+/* ------------------------------------------------------------ [heartbeat] queries */
 LDL_API uint32_t ldl_lock_valid_ms(ldl_lock *l) {
     uint64_t now;
-    if (!l || l->_dead || l->_state != LDL_HELD) return 0;
+    int sit = ldl__situation(l);
+    if (sit == LDL__DEAD) return 0;
+    if (sit == LDL__FREE) ldl__apply(l, 0);
+    if (l->_state != LDL_HELD) return 0;
     now = ldl__now(l);
-    if (!ldl__trusted(l, now)) {
-        if (!l->_busy) ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
+    if (!ldl__within(l->_start, now, l->_window)) {
+        if (sit == LDL__FREE) ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
         return 0;
     }
     return (uint32_t)(l->_window - (now - l->_start));
 }
 
-LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
-    uint64_t now, el, due;
-    if (!l || l->_dead || l->_state != LDL_HELD) return UINT32_MAX;
-    now = ldl__now(l);
-    if (!ldl__trusted(l, now)) return 0;
-    el = now - l->_start;
-    due = l->_window - el;                       /* to the deadline */
-    if (!l->_timers.set_timeout) {               /* manual mode: or the heartbeat */
-        uint64_t beat = el >= l->_heartbeat_ms ? 0 : l->_heartbeat_ms - el;
-        if (beat < due) due = beat;
-    }
-    return (uint32_t)due;
+static uint32_t ldl__until(uint64_t start, uint64_t now, uint32_t w) {
+    return ldl__within(start, now, w) ? (uint32_t)(w - (now - start)) : 0;
 }
 
+LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
+    uint64_t now;
+    uint32_t due;
+    if (!l || l->_dead) return UINT32_MAX;
+    if (l->_op._phase == LDL__OP_ANSWERED) return 0;
+    if (l->_state == LDL_ACQUIRING && l->_op._phase == LDL__OP_FLYING)
+        return ldl__until(l->_op._start, ldl__now(l), l->_window);
+    if (l->_state == LDL_RELEASING && l->_op._phase == LDL__OP_FLYING)
+        return ldl__until(l->_op._start, ldl__now(l), l->_ttl_ms);
+    if (l->_state != LDL_HELD) return UINT32_MAX;
+    now = ldl__now(l);
+    due = ldl__until(l->_start, now, l->_window);     /* to the deadline */
+    if (due && !l->_timers.set_timeout && l->_op._phase == LDL__OP_IDLE) {
+        uint64_t el = now - l->_start;       /* manual mode: or the heartbeat */
+        uint32_t beat = el >= l->_heartbeat_ms ? 0 : (uint32_t)(l->_heartbeat_ms - el);
+        if (beat < due) due = beat;
+    }
+    return due;
+}
+
+/* ------------------------------------------------------------ [run] */
 LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void *user,
                          ldl_run_result *res) {
     ldl_run_result r;
-    int64_t fence;                               /* the bound copy: lives until shutdown */
+    int64_t fence;                           /* the bound copy: lives until shutdown */
     void *scope;
     unsigned losses;
     int rc, clean;
     r.body_rc = 0; r.shutdown_rc = 0; r.release_rc = 0; r.lost_reason = 0;
     if (res) *res = r;
+    if (l && l->_async) return LDL_EUNSUPPORTED;   /* run is a blocking scope */
     if (!body) return LDL_EINVAL;
-    if (!l || l->_dead || l->_busy) return LDL_ESTATE;
+    if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
     if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
     rc = ldl_lock_acquire(l);
     if (rc < 0) return rc;
@@ -1113,7 +1464,8 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     }
     r.body_rc = body(scope, user);
     /* a deadline that passed while the body ran counts, even if nobody polled */
-    if (!l->_dead && !l->_busy && l->_state == LDL_HELD && !ldl__trusted(l, ldl__now(l)))
+    if (ldl__situation(l) == LDL__FREE && l->_state == LDL_HELD &&
+        !ldl__within(l->_start, ldl__now(l), l->_window))
         ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
     if (l->_losses != losses) r.lost_reason = l->_loss_reason;
     r.shutdown_rc = l->_container.shutdown(scope);   /* child BEFORE release */
