@@ -105,5 +105,7 @@ void suite_memstore(void);
 void suite_container(void);
 void suite_reentry(void);
 void suite_misc(void);
+void suite_async(void);     /* tests/core/async.c: the non-blocking contract */
+void suite_gaps(void);      /* tests/core/gaps.c: classes an outside mutation run found unpinned */
 
 #endif

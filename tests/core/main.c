@@ -220,6 +220,8 @@ int main(void) {
     suite_container();
     suite_reentry();
     suite_misc();
+    suite_async();
+    suite_gaps();
     printf("%d passed, %d failed\n", t_passed, t_failed);
     return t_failed ? 1 : 0;
 }
