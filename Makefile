@@ -11,6 +11,9 @@ CXX     ?= g++
 WARN    := -Wall -Wextra -Wpedantic -Werror
 B       := build
 HDR     := lite_di_lock.h
+# The one set of sanitizer flags: the core asan build, the fuzz/edge builds and
+# the adapter suites all use it (any report aborts the program).
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Debian packages the tests need, and how to tell they are installed.
 DEPS_PKGS    := build-essential clang libclang-rt-14-dev valgrind
@@ -49,8 +52,7 @@ $(B)/core/gxx-cxx17: $(CORE_DEP)
 $(B)/core/clangxx-cxx17: $(CORE_DEP)
 	@mkdir -p $(@D); clang++ -std=c++17 -O2 $(WARN) -Wno-deprecated -I. -x c++ $(CORE_SRC) -o $@
 $(B)/core/asan-ubsan: $(CORE_DEP)
-	@mkdir -p $(@D); $(CLANG) -std=c99 -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all \
-	  -fno-omit-frame-pointer -I. $(CORE_SRC) -o $@
+	@mkdir -p $(@D); $(CLANG) -std=c99 -O1 -g $(WARN) $(SAN) -I. $(CORE_SRC) -o $@
 $(B)/core/keymax32: $(CORE_DEP)
 	@mkdir -p $(@D); gcc -std=c99 -O2 $(WARN) -DLDL_KEY_MAX=32 -I. $(CORE_SRC) -o $@
 

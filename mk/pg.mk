@@ -13,7 +13,6 @@ DEPS_FILES      += /usr/include/postgresql/libpq-fe.h /usr/lib/postgresql/*/bin/
 PG_INC   := $(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
 PG_CFLAGS = -I. -I$(PG_INC)
 PG_LIBS   = -lpq
-PG_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 PG_HDRS   = $(HDR) adapters/lite_di_lock_pg.h
 PG_THDRS  = $(PG_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/pg_common.h
 PG_SUITES = pg_names pg_conformance pg_contention pg_faults
@@ -31,7 +30,7 @@ examples-pg: $(B)/pg/pg_leader
 # the suites: C99 with ASan + UBSan
 $(B)/pg/pg_%: tests/store/pg_%.c $(PG_THDRS)
 	@mkdir -p $(B)/pg
-	$(CC) -std=c99 -O1 -g $(WARN) $(PG_SAN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
 
 # memcheck once, without the sanitizers
 $(B)/pg/pg_names_vg: tests/store/pg_names.c $(PG_THDRS)

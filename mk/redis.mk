@@ -1,11 +1,10 @@
-# mk/redis.mk -- the Redis adapter (adapters/lite_di_lock_redis.h) and the shared store
-# conformance body on MemoryStore. Every Redis suite starts its own redis-server(s) on
+# mk/redis.mk -- the Redis adapter (adapters/lite_di_lock_redis.h). The shared store
+# conformance body on MemoryStore is in mk/store.mk. Every Redis suite starts its own redis-server(s) on
 # 127.0.0.1 on free ports inside tests/store/with_redis.sh (temp dir, cleanup trap).
-#   make test-store-memory   the conformance body on MemoryStore (fake clock, no server)
 #   make test-redis          compile checks + adapter suite + fault suite + leader smoke
 #   make examples-redis      build examples/redis_leader.c (no server needed)
 
-TEST_TARGETS    += test-store-memory test-redis
+TEST_TARGETS    += test-redis
 EXAMPLE_TARGETS += examples-redis
 DEPS_PKGS       += redis-server redis-tools libhiredis-dev
 DEPS_CMDS       += redis-server
@@ -13,18 +12,13 @@ DEPS_FILES      += /usr/include/hiredis/hiredis.h
 
 RD_CFLAGS = -I.
 RD_LIBS   = -lhiredis
-RD_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 RD_HDRS   = $(HDR) adapters/lite_di_lock_redis.h
 RD_THDRS  = $(RD_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/redis_server.h
 RD_SUITES = redis_adapter redis_faults
 RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
             $(B)/redis/build_cxx17 $(B)/redis/build_static
 
-.PHONY: test-redis test-store-memory examples-redis
-test-store-memory: $(B)/redis/conf_memory $(B)/redis/conf_memory_cxx17
-	./$(B)/redis/conf_memory
-	./$(B)/redis/conf_memory_cxx17
-
+.PHONY: test-redis examples-redis
 test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_adapter_vg $(B)/redis/redis_leader
 	@for b in $(RD_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_redis.sh ./$(B)/redis/redis_adapter
@@ -38,19 +32,12 @@ examples-redis: $(B)/redis/redis_leader
 # the suites: C99 with ASan + UBSan
 $(B)/redis/redis_%: tests/store/redis_%.c $(RD_THDRS)
 	@mkdir -p $(B)/redis
-	$(CC) -std=c99 -O1 -g $(WARN) $(RD_SAN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
 
 # memcheck once, without the sanitizers
 $(B)/redis/redis_adapter_vg: tests/store/redis_adapter.c $(RD_THDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -O0 -g $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
-
-$(B)/redis/conf_memory: tests/store/conf_memory.c $(HDR) tests/store/fenced.h tests/store/conformance.h
-	@mkdir -p $(B)/redis
-	$(CC) -std=c99 -O1 -g $(WARN) $(RD_SAN) -I. $< -o $@
-$(B)/redis/conf_memory_cxx17: tests/store/conf_memory.c $(HDR) tests/store/fenced.h tests/store/conformance.h
-	@mkdir -p $(B)/redis
-	$(CXX) -std=c++17 -x c++ -O1 $(WARN) -I. $< -o $@
 
 # the adapter in every language and option it claims (runs without a server)
 $(B)/redis/build_c99: tests/store/redis_build.c $(RD_HDRS)

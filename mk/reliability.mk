@@ -14,7 +14,6 @@ FUZZ_CI_SECONDS ?= 40
 FUZZERS         := fuzz_lock fuzz_memstore
 FUZZ_MAXLEN_fuzz_lock     := 512
 FUZZ_MAXLEN_fuzz_memstore := 1024
-FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_BIN   := $(B)/fuzz/lib
 REPLAY_BIN := $(B)/fuzz/replay
 # deterministic pseudo-random inputs the replay feeds after the corpus
@@ -28,12 +27,12 @@ SOAK_SRC := tests/edge/soak.c
 # ---------------------------------------------------------------- fuzz builds
 $(FUZZ_BIN)/%: tests/fuzz/%.c $(HDR)
 	@mkdir -p $(@D)
-	$(CLANG) -std=c99 -g -O1 $(WARN) -fsanitize=fuzzer $(FUZZ_SAN) -I. $< -o $@
+	$(CLANG) -std=c99 -g -O1 $(WARN) -fsanitize=fuzzer $(SAN) -I. $< -o $@
 
 # the regression replay: a plain main(), no libFuzzer; sanitized with clang
 $(REPLAY_BIN)/%: tests/fuzz/%.c tests/fuzz/fuzz_replay.c $(HDR)
 	@mkdir -p $(@D)
-	$(CLANG) -std=c99 -g -O1 $(WARN) $(FUZZ_SAN) -I. $< tests/fuzz/fuzz_replay.c -o $@
+	$(CLANG) -std=c99 -g -O1 $(WARN) $(SAN) -I. $< tests/fuzz/fuzz_replay.c -o $@
 
 # the same replay with the default compiler, no sanitizer (valgrind runs it)
 $(REPLAY_BIN)/%-plain: tests/fuzz/%.c tests/fuzz/fuzz_replay.c $(HDR)
@@ -74,7 +73,7 @@ fuzz-ci: fuzz-replay $(addprefix $(FUZZ_BIN)/,$(FUZZERS))
 # ---------------------------------------------------------------- edges, soak
 $(B)/edge/edge: $(EDGE_SRC) $(HDR)
 	@mkdir -p $(@D)
-	$(CLANG) -std=c99 -g -O1 $(WARN) $(FUZZ_SAN) -fsanitize=float-cast-overflow -I. $(EDGE_SRC) -o $@
+	$(CLANG) -std=c99 -g -O1 $(WARN) $(SAN) -fsanitize=float-cast-overflow -I. $(EDGE_SRC) -o $@
 
 $(B)/edge/edge-plain: $(EDGE_SRC) $(HDR)
 	@mkdir -p $(@D)
