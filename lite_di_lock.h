@@ -1361,8 +1361,11 @@ LDL_API int ldl_lock_release(ldl_lock *l) {
         l->_answer = 0;
         return 0;
     }
+    rc = l->_state;
     ldl__apply(l, 1);
     if (l->_dead) return 0;
+    if (rc == LDL_RELEASING && l->_state == LDL_RELEASED)
+        return l->_answer;                   /* this call applied the pending release */
     rc = ldl__release(l);
     l->_answer = rc;
     return rc;
