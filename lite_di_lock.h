@@ -1,4 +1,4 @@
-/* lite_di_lock.h - v0.1.0 - a lease-lock LIFECYCLE for C programs.
+/* lite_di_lock.h - v0.2.0 - a lease-lock LIFECYCLE for C programs.
    Single header, stb style, MIT license (see the end of the file).
 
    WHAT IT IS
@@ -70,7 +70,23 @@
    The lease is trusted while now < start + ttl_ms - drift_ms, where start is
    the clock read just BEFORE the last successful acquire or renew call. A
    clock that reads earlier than start is broken: the lock treats the lease
-   as expired (fail closed) rather than trusting it longer.
+   as expired (fail closed) rather than trusting it longer. A yes that comes
+   back after its own window closed is not trusted either: a late grant is
+   refused and handed back (reason LEASE_EXPIRED, acquire answers 0); a late
+   renew yes loses the lease (LEASE_EXPIRED).
+
+   TEST ANSWERS WITH == 1
+   ======================
+   Answers are 1 (yes), 0 (no) or a NEGATIVE error code (LDL_ESTATE,
+   LDL_EINPROGRESS, ...). An error is non-zero, so `if (ldl_lock_acquire(l))`
+   would take LDL_ESTATE for a grant. Always write `== 1`.
+
+   RE-ENTRY (a store, timer or on_lost calling back into the lock)
+   ========
+   From inside a store call: acquire, run, tick, poll answer LDL_ESTATE and do
+   nothing; release and dispose take effect at once (state RELEASED, answer 0)
+   and whatever the pending call grants or was renewing is handed back exactly
+   once when it returns. After dispose, tick/poll answer 0. Nothing leaks.
 
    THE STORE CONTRACT
    ==================
@@ -81,6 +97,49 @@
    AND token in [1, INT64_MAX] AND token > every token this lock accepted
    before. A grant refused because its token did not advance sets the reason
    FENCE_REGRESSED and is handed straight back with release(key, token).
+
+   NON-BLOCKING STORES (v0.2)
+   ==========================
+   A networked store that answers synchronously makes every renew wait a round
+   trip, and a stalled server freeze the frame for the whole command timeout.
+   desc.async_store (an ldl_async_store: acquire/renew/release submit methods
+   that queue and return, plus cancel) gives each lock ONE request slot. The
+   store's own pump records answers with ldl_op_complete(); the lock applies
+   them at its next acquire/release/tick/poll/valid_ms/dispose. Manual mode
+   only (no timers); ldl_lock_run answers LDL_EUNSUPPORTED (it would block).
+
+       desc.async_store = &as;                     // e.g. ldl_redis_async_store(&ra)
+       ldl_lock_init(&lock, &desc);
+       ldl_lock_acquire(&lock);                    // 1, 0, or LDL_EINPROGRESS
+       for (;;) {                                  // the frame loop
+           ldl_redis_async_pump(&ra);              // the store's non-blocking I/O
+           if (ldl_lock_poll(&lock) == 1)          // applies answers, renews when due
+               simulate(ldl_lock_fencing_token(&lock));
+           else if (!ldl_lock_pending(&lock)) {    // not held, nothing in flight
+               if (ldl_lock_state(&lock) == LDL_LOST) ldl_lock_release(&lock);
+               else ldl_lock_acquire(&lock);       // compete again
+           }
+       }
+
+   poll/tick answer 1 while HELD (a renew may be in flight), LDL_EINPROGRESS
+   while ACQUIRING or RELEASING. ldl_lock_answer() is the last acquire/release
+   answer. The deadline keeps running while a renew is in flight; an
+   ACQUIRING request times out at start + ttl - drift, a RELEASING one at
+   start + ttl (cancelled; the store hands back a late grant). dispose never
+   waits: it cancels what is in flight and releases a held lease
+   fire-and-forget; after it returns no store holds a pointer into the lock.
+   ldl_memstore_async_store() is the MemoryStore as a non-blocking store (it
+   answers inside every submit). Network adapters live in adapters/:
+   lite_di_lock_redis.h (hiredis) and lite_di_lock_pg.h (libpq), each with a
+   synchronous store and a pumped non-blocking view.
+
+   TIMERS
+   ======
+   ldl_timers.set_timeout/clear_timeout only arm and disarm one-shot timers:
+   they must never call into the lock (the lock is called from `fire`). A
+   handle is spent once its timer fired (the lock never clears a spent
+   handle), and clear_timeout guarantees the timer does not fire after it
+   returns. set_timeout answering 0 loses the lease (TIMER_UNARMABLE).
 
    THE FENCING CONTRACT
    ====================
