@@ -202,6 +202,19 @@ static void fz_reenter(uint8_t b) {
 /* ------------------------------------------------------------ store */
 static void fz_grant_check_end(void);
 
+static int fz_within(uint64_t start, uint64_t now) { return now >= start && now - start < H.window; }
+
+/* an acquire answer the lock applies at `now` (its submit started at `pre`):
+   the whitelist shape, the fence advance, then the window. 1 = the oracle's
+   new active grant. */
+static int fz_eval_grant(int ans, int64_t tok, uint64_t pre, uint64_t now) {
+    if (ans != 1 || tok < 1 || tok <= H.L || !fz_within(pre, now)) return 0;
+    FZ_CHECK(!H.grant_active, "a new grant while the oracle still has an active one");
+    H.L = tok; H.cur = tok; H.start = pre;
+    H.grant_active = 1; H.lost_fired = 0; H.closed_by_release = 0;
+    return 1;
+}
+
 static void fz_store_entry(const char *key, const char *what) {
     FZ_CHECK(strcmp(key, FZ_KEY) == 0, what);
     FZ_CHECK(H.armed == 0, "a store call was made while a heartbeat timer is armed (disarm FIRST)");
@@ -249,11 +262,9 @@ static int fz_store_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *o
             if (ls) ls->opens++;
         }
         if (intr && tok >= 1 && H.disposed && H.nhandback < 8) H.handback_ok[H.nhandback++] = tok;
-        if (!intr && ans == 1 && tok >= 1 && tok > H.L) {
-            FZ_CHECK(!H.grant_active, "a new grant while the oracle still has an active one");
-            H.L = tok; H.cur = tok; H.start = pre;
-            H.grant_active = 1; H.lost_fired = 0; H.closed_by_release = 0;
-        }
+        /* v0.2: a grant whose window closed during the call (a slow store) is
+           refused and handed back; only an accepted grant raises the floor */
+        if (!intr) fz_eval_grant(ans, tok, pre, H.clock);
     }
     return ans;
 }
