@@ -1402,7 +1402,7 @@ static int ldl__release(ldl_lock *l) {
     }
     if (!tok) { l->_state = LDL_RELEASED; return 0; }
     l->_state = LDL_RELEASING;
-    rc = ldl__call(l, LDL_OP_RELEASE, &tok, ldl__now(l));
+    rc = ldl__call(l, LDL_OP_RELEASE, &tok, l->_async ? ldl__now(l) : 0);  /* start': the timeout */
     if (rc == LDL_EINPROGRESS) {
         if (l->_state == LDL_RELEASING) return rc;
         ldl__cancel(l);                      /* cut from inside: the answer is not kept */
