@@ -335,6 +335,157 @@ static void row2(void) {
     }
 }
 
+/* ---------------------------------------------------------------- row 2f/2g: async vs sync view
+   The same lifecycle (ldl_lock_acquire + ldl_lock_release of one key) on two
+   locks, each on its own MemoryStore of 2 slots: one through the synchronous
+   view (ldl_memstore_store), one through the non-blocking view
+   (ldl_memstore_async_store, which answers inside every submit). Each
+   repetition alternates SUB sub-blocks of each; the ratio is the median of the
+   per-repetition ratios (async / sync). */
+#if LDL_VERSION_MAJOR > 0 || LDL_VERSION_MINOR >= 2
+#define BENCH_HAS_ASYNC 1
+#define LIFE_N 100000u   /* lifecycles per sub-block */
+
+static double t_life(ldl_lock *l, unsigned n) {
+    uint64_t t0 = bench_ns();
+    unsigned i;
+    for (i = 0; i < n; i++) {
+        BENCH_OPAQUE(l);
+        if (ldl_lock_acquire(l) != 1) die("async row: acquire");
+        if (ldl_lock_release(l) != 1) die("async row: release");
+    }
+    return (double)n * 1e9 / (double)(bench_ns() - t0);
+}
+
+typedef struct life_pair {
+    ldl_memstore ms[2];
+    ldl_memstore_slot sl[2][2];
+    ldl_store st;
+    ldl_async_store as;
+    ldl_lock l[2];             /* 0: sync view, 1: async view */
+} life_pair;
+
+static void life_pair_init(life_pair *p, ldl_clock clk) {
+    ldl_lock_desc d;
+    if (ldl_memstore_init(&p->ms[0], p->sl[0], 2, clk) != LDL_OK ||
+        ldl_memstore_init(&p->ms[1], p->sl[1], 2, clk) != LDL_OK) die("async row: memstore");
+    p->st = ldl_memstore_store(&p->ms[0]);
+    p->as = ldl_memstore_async_store(&p->ms[1]);
+    d = base_desc("job:0000000", 3600000u);
+    d.store = &p->st; d.clock = clk;
+    if (ldl_lock_init(&p->l[0], &d) != LDL_OK) die(ldl_lock_why(&p->l[0]));
+    d = base_desc("job:0000000", 3600000u);
+    d.async_store = &p->as; d.clock = clk;
+    if (ldl_lock_init(&p->l[1], &d) != LDL_OK) die(ldl_lock_why(&p->l[1]));
+}
+
+static void row2_async(void) {
+    static life_pair p[2];
+    static uint64_t frame = 1;
+    static const char *const id[2] = { "2f", "2g" };
+    static const char *const clk_name[2] = { "built-in clock", "frame-counter clock" };
+    int reps = bench_reps(), r, k, c;
+    ldl_clock builtin = { NULL, NULL }, fc;
+    fc.now_ms = frame_now; fc.ctx = &frame;
+    life_pair_init(&p[0], builtin);
+    life_pair_init(&p[1], fc);
+    for (c = 0; c < 2; c++) {
+        double a[99], s[99], q[99], ra, rs, rq;
+        char o[64], an[96], rt[64], what[200];
+        (void)t_life(&p[c].l[0], LIFE_N); (void)t_life(&p[c].l[1], LIFE_N);   /* warm up */
+        for (r = 0; r < reps; r++) {
+            double sa = 0, ss = 0;
+            for (k = 0; k < SUB; k++) {
+                if (k & 1) { sa += t_life(&p[c].l[1], LIFE_N); ss += t_life(&p[c].l[0], LIFE_N); }
+                else       { ss += t_life(&p[c].l[0], LIFE_N); sa += t_life(&p[c].l[1], LIFE_N); }
+            }
+            a[r] = sa / SUB; s[r] = ss / SUB; q[r] = a[r] / s[r];
+        }
+        ra = bench_median(a, reps); rs = bench_median(s, reps); rq = bench_median(q, reps);
+        snprintf(what, sizeof what, "MemoryStore, 1 key, %s: acquire+release lifecycles through "
+                 "ldl_memstore_async_store vs ldl_memstore_store", clk_name[c]);
+        fmt_rate(o, sizeof o, ra);
+        fmt_rate(an, sizeof an, rs);
+        strcat(an, " (sync view, same loop)");
+        snprintf(rt, sizeof rt, "%.1f %% (%.0f vs %.0f ns)", 100.0 * rq, 1e9 / ra, 1e9 / rs);
+        row(id[c], what, o, an, rt, c == 0 ? ">= 90 %" : "", c == 0 ? (rq >= 0.90 ? "met" : "MISSED") : "");
+        ldl_lock_dispose(&p[c].l[0]); ldl_lock_dispose(&p[c].l[1]);
+    }
+}
+#endif
+
+/* ---------------------------------------------------------------- row 6: instruction counts
+   `bench_core ir CASE N` runs N iterations of one case inside ir_case(); run
+   under `valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ir_case`
+   it gives the instructions per call, free of the machine's noise. The frame
+   clock (a plain load through an indirect call) keeps clock_gettime out. */
+static uint64_t g_ir_frame = 1;
+static uint64_t (*volatile g_ir_clk)(void *) = frame_now;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void ir_case(int c, ldl_lock *l, unsigned n) {
+    unsigned i;
+    uint64_t acc = 0;
+    switch (c) {
+    case 0:  /* poll, held, not due */
+        for (i = 0; i < n; i++) { ++g_ir_frame; BENCH_OPAQUE(l); acc += (uint64_t)ldl_lock_poll(l); }
+        break;
+    case 1: { /* the anchor: bare indirect call of the same clock */
+        uint64_t (*fn)(void *) = g_ir_clk;
+        for (i = 0; i < n; i++) { ++g_ir_frame; BENCH_OPAQUE(fn); acc += fn(&g_ir_frame); }
+        break; }
+    case 2:  /* acquire + release */
+        for (i = 0; i < n; i++) {
+            BENCH_OPAQUE(l);
+            if (ldl_lock_acquire(l) != 1 || ldl_lock_release(l) != 1) die("ir: lifecycle");
+        }
+        break;
+    default: /* run lifecycle */
+        for (i = 0; i < n; i++) {
+            BENCH_OPAQUE(l);
+            if (ldl_lock_run(l, body_fn, NULL, NULL) != LDL_OK) die("ir: run");
+        }
+        break;
+    }
+    sink += acc;
+}
+
+static int ir_main(const char *which, unsigned n) {
+    static ldl_memstore ms;
+    static ldl_memstore_slot sl[2];
+    static ldl_lock l;
+    ldl_store st;
+    ldl_lock_desc d;
+    ldl_clock fc;
+    int c;
+    fc.now_ms = frame_now; fc.ctx = &g_ir_frame;
+    if (ldl_memstore_init(&ms, sl, 2, fc) != LDL_OK) die("ir: memstore");
+    d = base_desc("job:0000000", 4000000000u);
+    d.clock = fc;
+    if (!strcmp(which, "poll") || !strcmp(which, "bare")) {
+        c = which[0] == 'p' ? 0 : 1;
+        st = ldl_memstore_store(&ms); d.store = &st;
+    } else if (!strcmp(which, "sync")) {
+        c = 2; st = ldl_memstore_store(&ms); d.store = &st;
+    } else if (!strcmp(which, "run")) {
+        c = 3; st = ldl_memstore_store(&ms); d.store = &st;
+#ifdef BENCH_HAS_ASYNC
+    } else if (!strcmp(which, "async")) {
+        static ldl_async_store as;
+        c = 2; as = ldl_memstore_async_store(&ms); d.async_store = &as;
+#endif
+    } else {
+        return 2;                                     /* unknown, or not in this header */
+    }
+    if (ldl_lock_init(&l, &d) != LDL_OK) die(ldl_lock_why(&l));
+    if (c < 2 && ldl_lock_acquire(&l) != 1) die("ir: acquire");
+    ir_case(c, &l, n);
+    ldl_lock_dispose(&l);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- row 5 (sizes here) */
 static void row5_sizes(void) {
     char o[96];
@@ -348,7 +499,11 @@ int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : "all";
     if (ldl_scope_init(&g_root, g_pool, 4) != LDL_OK) die("scope init");
     if (!strcmp(only, "all") || !strcmp(only, "1")) row1();
+    if (!strcmp(only, "ir")) return argc > 3 ? ir_main(argv[2], (unsigned)strtoul(argv[3], NULL, 10)) : 2;
     if (!strcmp(only, "all") || !strcmp(only, "2")) row2();
+#ifdef BENCH_HAS_ASYNC
+    if (!strcmp(only, "all") || !strcmp(only, "2") || !strcmp(only, "2f")) row2_async();
+#endif
     if (!strcmp(only, "all") || !strcmp(only, "5")) row5_sizes();
     if (g_fence_sum < 0) printf("%lld\n", (long long)g_fence_sum);
     return sink == 42 ? 1 : 0;

@@ -7,7 +7,10 @@
 # ".text lock+MemoryStore" leaves out the reference DI container (ldl_scope_*),
 # which is what a --gc-sections link keeps for a program that brings its own
 # container. Prints markdown table rows.
+# FP_DEFS="-DNAME ..." adds defines to every build (e.g. a proposed compile-time
+# switch measured on a private copy of the header).
 set -eu
+defs=${FP_DEFS:-}
 hdr=${1:-.}
 out=${2:-build/bench}
 cc=${CC:-cc}
@@ -25,13 +28,17 @@ sum() { "$1" -A "$2" | awk -v pat="$3" 'NF==3 && $1 ~ /^\./ { n=$1; s=$2; if (n 
 one() {  # label size-tool nm-tool compiler flags...
   label=$1; sz=$2; nmt=$3; shift 3
   o="$out/fp/$label.o"; so="$out/fp/$label-sizes.o"
-  if ! "$@" -Os -ffunction-sections -fdata-sections -I"$hdr" -c "$out/fp/impl.c" -o "$o" 2>"$out/fp/$label.err" ||
-     ! "$@" -Os -I"$hdr" -c "$out/fp/sizes.c" -o "$so" 2>>"$out/fp/$label.err"; then
+  # shellcheck disable=SC2086 # $defs is a list of flags
+  if ! "$@" $defs -Os -ffunction-sections -fdata-sections -I"$hdr" -c "$out/fp/impl.c" -o "$o" 2>"$out/fp/$label.err" ||
+     ! "$@" $defs -Os -I"$hdr" -c "$out/fp/sizes.c" -o "$so" 2>>"$out/fp/$label.err"; then
     echo "| 5 | footprint $label | not built: $(head -c 200 "$out/fp/$label.err" | tr '\n|' '  ') | - | - | | |"; return 0
   fi
   text=$(sum "$sz" "$o" '^\.text')
   cont=$(sum "$sz" "$o" '^\.text\.(ldl_scope_|ldl__scope_)')
   core=$((text - cont))
+  # the non-blocking MemoryStore view and ldl_op_complete: only what calls them
+  # keeps them in a --gc-sections link (the lock's own async handling stays)
+  aview=$(sum "$sz" "$o" '^\.text\.(ldl__msa_|ldl_memstore_async_store|ldl_op_complete)')
   rodata=$(sum "$sz" "$o" '^\.rodata')
   data=$(sum "$sz" "$o" '^\.data')
   bss=$(sum "$sz" "$o" '^\.bss')
@@ -44,7 +51,11 @@ one() {  # label size-tool nm-tool compiler flags...
     if [ "$text" -le "$lim" ]; then v2=met; else v2=MISSED; fi
     v="$v1 (lock+MemoryStore), $v2 (with container)"
   else tgt=; v=; fi
+  [ -n "$defs" ] && label="$label $defs"
   echo "| 5c | footprint $label -Os: .text lock+MemoryStore / all (with DI container) | $core B / $text B | container $cont B | .rodata $rodata B, .data $data B, .bss $bss B | $tgt | $v |"
+  if [ "$aview" -gt 0 ]; then
+    echo "| 5e | footprint $label -Os: .text lock+MemoryStore without the async MemoryStore view (a sync-only program, --gc-sections) | $((core - aview)) B | async view + ldl_op_complete $aview B | - | | |"
+  fi
   echo "| 5d | sizeof $label: ldl_lock / ldl_memstore_slot | $lock B / $slot B | - | - | | |"
 }
 
