@@ -4,7 +4,8 @@
 static int order_n;
 static char order[64];
 static void td(void *arg) { order[order_n++] = *(const char *)arg; order[order_n] = 0; }
-static void *make_int(void *arg) { static int made; (void)arg; made++; return &made; }
+static int made;
+static void *make_int(void *arg) { (void)arg; made++; return &made; }
 
 static void t_scopes_and_chain(void) {
     ldl_scope root, pool[3], *a, *b;
@@ -42,7 +43,7 @@ static void t_reverse_teardown_and_singleton(void) {
     static const char A = 'a', B = 'b', C = 'c';
     int *p1, *p2;
     CHECK_EQ(ldl_scope_init(&root, NULL, 0), LDL_OK);
-    order_n = 0; order[0] = 0;
+    order_n = 0; order[0] = 0; made = 0;
     CHECK_EQ(ldl_scope_value(&root, "a", NULL), LDL_OK);
     CHECK_EQ(ldl_scope_on_teardown(&root, "a", td, (void *)&A), LDL_OK);
     CHECK_EQ(ldl_scope_singleton(&root, "b", make_int, NULL), LDL_OK);
@@ -77,14 +78,14 @@ static void t_bind_lock_shutdown_disposes(void) {
     ldl_container c;
     ldl_lock lock;
     ldl_lock_desc d;
-    ldl_memstore ms; ldl_memstore_slot slots[4]; ldl_store st;
+    ldl_memstore ms; ldl_memstore_slot slots[4];
     fake_clock clk = {0};
     ldl_scope_init(&root, pool, 2);
     c = ldl_scope_container(&root);
     ldl_memstore_init(&ms, slots, 4, fake_clock_of(&clk));
-    st = ldl_memstore_store(&ms);
     memset(&d, 0, sizeof d);
-    d.container = c; d.key = "bound"; d.ttl_ms = 1000; d.store = &st; d.clock = fake_clock_of(&clk);
+    d.container = c; d.key = "bound"; d.ttl_ms = 1000; d.clock = fake_clock_of(&clk);
+    desc_use_memstore(&d, &ms);
     d.on_lost = count_lost;
     CHECK_EQ(ldl_lock_init(&lock, &d), LDL_OK);
     CHECK_EQ(ldl_bind_lock(&c, "lock", &lock), LDL_OK);

@@ -6,6 +6,7 @@
 static void fix_init(fix *f, int timers) { fix_setup(f, "hb", timers, 1000); }
 
 static void t_timer_chain_one_shot(void) {
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
     fix f; fix_init(&f, 1);
     int i;
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
@@ -29,6 +30,7 @@ static void t_timer_chain_one_shot(void) {
 }
 
 static void t_manual_tick_in_timer_mode_keeps_one(void) {
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
     fix f; fix_init(&f, 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     ev_reset();
@@ -40,6 +42,7 @@ static void t_manual_tick_in_timer_mode_keeps_one(void) {
 }
 
 static void t_renew_failure_stops_chain(void) {
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
     fix f; fix_init(&f, 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     f.s.renew_rc = 0;
@@ -77,6 +80,7 @@ static void t_renew_answers(void) {
 }
 
 static void t_unarmable_at_rearm(void) {
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
     fix f; fix_init(&f, 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     f.ft.fail_next = 1;
@@ -102,6 +106,7 @@ static void t_unarmable_at_rearm(void) {
 }
 
 static void t_unarmable_at_grant(void) {
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
     fix f; fix_init(&f, 1);
     f.ft.fail_next = 1;
     ev_reset();
@@ -179,6 +184,7 @@ static void t_deadline_uses_start_before_call(void) {
 }
 
 static void t_stalled_process_never_renews_dead_lease(void) {
+    int tm;
     fix f; fix_init(&f, 0);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     f.c.now += 10000;                               /* paused far past the TTL */
@@ -187,17 +193,25 @@ static void t_stalled_process_never_renews_dead_lease(void) {
     CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
     CHECK_EQ(f.s.renew_calls, 0);                   /* the store is not asked */
     CHECK_EQ(lost_calls, 1);
-    /* tick too */
-    fix_init(&f, 1);
-    lost_calls = 0;
-    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
-    f.c.now += 295;
-    CHECK_EQ(ldl_lock_tick(&f.l), 0);
-    CHECK_EQ(f.s.renew_calls, 0);
-    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
-    CHECK_EQ(fake_timers_armed(&f.ft), 0);
-    CHECK_EQ(lost_calls, 1);
-    /* a late timer fire after the deadline: same */
+    /* tick too, in both modes */
+    for (tm = 0; tm <= 1; tm++) {
+        if (SYNC_ONLY_MODE(tm)) continue;
+        fix_init(&f, tm);
+        lost_calls = 0;
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        f.c.now += 295;
+        CHECK_EQ(ldl_lock_tick(&f.l), 0);
+        CHECK_EQ(f.s.renew_calls, 0);
+        CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
+        CHECK_EQ(fake_timers_armed(&f.ft), 0);
+        CHECK_EQ(lost_calls, 1);
+    }
+}
+
+static void t_stalled_timer_mode_never_renews(void) {
+    fix f;
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
+    /* a late timer fire after the deadline: no renew */
     fix_init(&f, 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     f.c.now += 400;
@@ -248,6 +262,11 @@ static void t_due_in_ms(void) {
         g.c.now += 1;
         CHECK_EQ(ldl_lock_due_in_ms(&g.l), 0);
     }
+}
+
+static void t_due_in_ms_timer_mode(void) {
+    fix f;
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
     /* timer mode: to the deadline */
     fix_init(&f, 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
@@ -276,7 +295,9 @@ void suite_heartbeat(void) {
     RUN(t_poll_reads_clock_once);
     RUN(t_deadline_uses_start_before_call);
     RUN(t_stalled_process_never_renews_dead_lease);
+    RUN(t_stalled_timer_mode_never_renews);
     RUN(t_clock_backwards_fails_closed);
     RUN(t_due_in_ms);
+    RUN(t_due_in_ms_timer_mode);
     RUN(t_valid_ms_never_exceeds_ttl);
 }

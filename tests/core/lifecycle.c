@@ -60,7 +60,7 @@ static void t_forbidden_calls(void) {
     /* acquire from HELD: ESTATE (non-reentrant), nothing changes */
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
-    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), LDL_ESTATE);
+    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), RUN_RC(LDL_ESTATE));
     CHECK_EQ(f.s.acquire_calls, 1);
     CHECK_EQ(ldl_lock_state(&f.l), LDL_HELD);
     CHECK_EQ(ldl_lock_fencing_token(&f.l), 1);
@@ -69,7 +69,7 @@ static void t_forbidden_calls(void) {
     CHECK_EQ(ldl_lock_tick(&f.l), 0);
     CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST);
     CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
-    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), LDL_ESTATE);
+    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), RUN_RC(LDL_ESTATE));
     /* release from RELEASED: 0, no store call */
     CHECK_EQ(ldl_lock_release(&f.l), 1);
     CHECK_EQ(ldl_lock_release(&f.l), 0);
@@ -127,26 +127,31 @@ static void t_lost_dispose_releases_once(void) {
 }
 
 static void t_dispose_from_held(void) {
-    fix f; fix_init(&f, 1);
-    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
-    CHECK_EQ(fake_timers_armed(&f.ft), 1);
-    ev_reset();
-    ldl_lock_dispose(&f.l);
-    CHECK_STR(ev_log(), "clear;release;");    /* disarm, then store.release */
-    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
-    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_DISPOSED);
-    CHECK_EQ(fake_timers_armed(&f.ft), 0);
-    CHECK_EQ(lost_calls, 0);                  /* never on_lost for dispose */
-    /* terminal: everything after is refused or a no-op, no store call */
-    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
-    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), LDL_ESTATE);
-    CHECK_EQ(ldl_lock_tick(&f.l), 0);
-    CHECK_EQ(ldl_lock_poll(&f.l), 0);
-    CHECK_EQ(ldl_lock_release(&f.l), 0);
-    ldl_lock_dispose(&f.l);
-    CHECK_EQ(f.s.release_calls, 1);
-    CHECK_EQ(f.s.renew_calls, 0);
-    CHECK_EQ(f.s.acquire_calls, 1);
+    int tm;
+    for (tm = 0; tm <= 1; tm++) {             /* manual mode, then timer mode */
+        fix f;
+        if (SYNC_ONLY_MODE(tm)) continue;
+        fix_init(&f, tm);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        CHECK_EQ(fake_timers_armed(&f.ft), tm);
+        ev_reset();
+        ldl_lock_dispose(&f.l);
+        CHECK_STR(ev_log(), tm ? "clear;release;" : "release;");   /* disarm, then store.release */
+        CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+        CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_DISPOSED);
+        CHECK_EQ(fake_timers_armed(&f.ft), 0);
+        CHECK_EQ(lost_calls, 0);              /* never on_lost for dispose */
+        /* terminal: everything after is refused or a no-op, no store call */
+        CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+        CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), RUN_RC(LDL_ESTATE));
+        CHECK_EQ(ldl_lock_tick(&f.l), 0);
+        CHECK_EQ(ldl_lock_poll(&f.l), 0);
+        CHECK_EQ(ldl_lock_release(&f.l), 0);
+        ldl_lock_dispose(&f.l);
+        CHECK_EQ(f.s.release_calls, 1);
+        CHECK_EQ(f.s.renew_calls, 0);
+        CHECK_EQ(f.s.acquire_calls, 1);
+    }
 }
 
 static void t_dispose_from_idle_and_released(void) {
@@ -164,13 +169,18 @@ static void t_dispose_from_idle_and_released(void) {
 }
 
 static void t_release_disarms_first(void) {
-    fix f; fix_init(&f, 1);
-    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
-    ev_reset();
-    CHECK_EQ(ldl_lock_release(&f.l), 1);
-    CHECK_STR(ev_log(), "clear;release;");
-    CHECK_EQ(fake_timers_armed(&f.ft), 0);
-    CHECK_EQ(lost_calls, 0);                  /* never on_lost for release */
+    int tm;
+    for (tm = 0; tm <= 1; tm++) {
+        fix f;
+        if (SYNC_ONLY_MODE(tm)) continue;
+        fix_init(&f, tm);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        ev_reset();
+        CHECK_EQ(ldl_lock_release(&f.l), 1);
+        CHECK_STR(ev_log(), tm ? "clear;release;" : "release;");
+        CHECK_EQ(fake_timers_armed(&f.ft), 0);
+        CHECK_EQ(lost_calls, 0);              /* never on_lost for release */
+    }
 }
 
 void suite_lifecycle(void) {

@@ -1,26 +1,28 @@
-/* main.c - the core suite: implementation, runner, fakes, suite list. */
+/* main.c - the core suite: implementation, runner, fakes, suite list, and the
+   two passes (sync, then async: see harness.h). */
 #define LITE_DI_LOCK_IMPLEMENTATION
+#define CHECK_IMPLEMENTATION
 #include "harness.h"
 
 /* ------------------------------------------------------------ runner */
-int t_failed_checks;
-static int t_passed, t_failed;
-static const char *t_current;
-
-void t_fail(const char *file, int line, const char *expr) {
-    t_failed_checks++;
-    printf("  FAIL %s: %s:%d: %s\n", t_current ? t_current : "?", file, line, expr);
-}
+int t_async;
+static int t_skipped_modes;
 
 void t_run(const char *name, void (*fn)(void)) {
-    t_current = name;
-    t_failed_checks = 0;
+    chk_begin(name);
     ev_reset();
     lost_calls = 0;
     lost_last_reason = -1;
     fn();
-    if (t_failed_checks) { t_failed++; printf("not ok %s\n", name); }
-    else t_passed++;
+    (void)chk_end();
+}
+
+void t_skip(const char *why) { (void)why; chk_skip(); }
+
+int t_skip_mode(int timer_mode) {
+    if (!timer_mode || !t_async) return 0;
+    t_skipped_modes++;
+    return 1;
 }
 
 /* ------------------------------------------------------------ event log */
@@ -136,6 +138,56 @@ ldl_store script_of(script_store *s) {
     ldl_store st; st.acquire = st_acquire; st.renew = st_renew; st.release = st_release; st.ctx = s; return st;
 }
 
+/* the non-blocking view of the scripted store. op->store_data points at the
+   submit's frame while the scripted method runs (saved and restored, so a
+   nested submit on the same op cannot lose it); cancel marks that frame. */
+typedef struct sa_frame { int cancelled; } sa_frame;
+static int sa_submits, sa_cancels;
+static uintptr_t sa_enter(ldl_op *op, sa_frame *f) {
+    uintptr_t prev = op->store_data;
+    f->cancelled = 0;
+    op->store_data = (uintptr_t)f;
+    sa_submits++;
+    return prev;
+}
+static int sa_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl) {
+    sa_frame f;
+    uintptr_t prev = sa_enter(op, &f);
+    int64_t tok = 0;
+    int rc = st_acquire(ctx, key, ttl, &tok);
+    op->store_data = prev;
+    if (!f.cancelled) ldl_op_complete(op, rc, tok);
+    else if (tok >= 1) (void)st_release(ctx, key, tok);   /* the store owns a cancelled grant */
+    return LDL_OK;
+}
+static int sa_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl) {
+    sa_frame f;
+    uintptr_t prev = sa_enter(op, &f);
+    int rc = st_renew(ctx, key, token, ttl);
+    op->store_data = prev;
+    if (!f.cancelled) ldl_op_complete(op, rc, 0);
+    return LDL_OK;
+}
+static int sa_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    sa_frame f;
+    uintptr_t prev = sa_enter(op, &f);
+    int rc = st_release(ctx, key, token);
+    op->store_data = prev;
+    if (!f.cancelled) ldl_op_complete(op, rc, 0);
+    return LDL_OK;
+}
+static void sa_cancel(void *ctx, ldl_op *op) {
+    (void)ctx;
+    sa_cancels++;
+    if (op->store_data) ((sa_frame *)op->store_data)->cancelled = 1;   /* else: already answered */
+}
+ldl_async_store script_async_of(script_store *s) {
+    ldl_async_store st;
+    st.acquire = sa_acquire; st.renew = sa_renew; st.release = sa_release; st.cancel = sa_cancel;
+    st.ctx = s;
+    return st;
+}
+
 /* ------------------------------------------------------------ fake container */
 static void *fc_scope(void *self) {
     fake_container *fc = (fake_container *)self;
@@ -182,18 +234,31 @@ void count_lost(void *user, int reason) {
     ev("on_lost");
 }
 
+/* the store structs are copied at init, so a rotating buffer is fine */
 static ldl_store desc_store_storage[64];
-static int desc_store_n;
+static ldl_async_store desc_astore_storage[64];
+static int desc_store_n, ms_async_locks;
+static void desc_use(ldl_lock_desc *d, ldl_store st, ldl_async_store ast) {
+    int i = desc_store_n++ % 64;
+    d->store = NULL;
+    d->async_store = NULL;
+    if (t_async) { desc_astore_storage[i] = ast; d->async_store = &desc_astore_storage[i]; }
+    else { desc_store_storage[i] = st; d->store = &desc_store_storage[i]; }
+}
+void desc_use_script(ldl_lock_desc *d, script_store *s) {
+    desc_use(d, script_of(s), script_async_of(s));
+}
+void desc_use_memstore(ldl_lock_desc *d, ldl_memstore *ms) {
+    ms_async_locks += t_async;
+    desc_use(d, ldl_memstore_store(ms), ldl_memstore_async_store(ms));
+}
+
 void desc_for(ldl_lock_desc *d, fake_container *fc, script_store *s, fake_clock *c, const char *key, uint32_t ttl) {
     memset(d, 0, sizeof *d);
     d->container = fake_container_of(fc);
     d->key = key;
     d->ttl_ms = ttl;
-    if (s) {   /* the store struct is copied at init, so a rotating buffer is fine */
-        ldl_store *st = &desc_store_storage[desc_store_n++ % 64];
-        *st = script_of(s);
-        d->store = st;
-    }
+    if (s) desc_use_script(d, s);
     if (c) d->clock = fake_clock_of(c);
     d->on_lost = count_lost;
 }
@@ -210,7 +275,7 @@ void fix_setup(fix *f, const char *key, int timers, uint64_t now) {
 
 int nop_body(void *scope, void *user) { (void)scope; (void)user; return 0; }
 
-int main(void) {
+static void all_suites(void) {
     suite_options();
     suite_whitelist();
     suite_lifecycle();
@@ -222,6 +287,25 @@ int main(void) {
     suite_misc();
     suite_async();
     suite_gaps();
-    printf("%d passed, %d failed\n", t_passed, t_failed);
-    return t_failed ? 1 : 0;
+}
+
+/* Each pass prints what ran; the last line counts the tests of both passes. */
+int main(void) {
+    static const char *names[2] = { "sync", "async" };
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        int p0 = chk.passed, f0 = chk.failed, s0 = chk.skipped, m0 = t_skipped_modes;
+        int sub0 = sa_submits, can0 = sa_cancels, ms0 = ms_async_locks;
+        t_async = pass;
+        chk_set_label(names[pass]);
+        all_suites();
+        printf("pass %-5s: %d tests ran (%d passed, %d failed); skipped: %d tests (SYNC_ONLY), %d timer-mode runs",
+               names[pass], chk.passed - p0 + chk.failed - f0, chk.passed - p0, chk.failed - f0,
+               chk.skipped - s0, t_skipped_modes - m0);
+        if (pass) printf("; non-blocking views: %d scripted submits, %d cancels, %d MemoryStore locks",
+                         sa_submits - sub0, sa_cancels - can0, ms_async_locks - ms0);
+        printf("\n");
+    }
+    chk_set_label(NULL);
+    return chk_report();
 }

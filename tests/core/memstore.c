@@ -150,11 +150,10 @@ static void t_bad_keys_and_args(void) {
 }
 
 static void t_two_locks_contend(void) {
-    ms_fix f; ldl_lock a, b; ldl_lock_desc d; fake_container fc; ldl_store st;
+    ms_fix f; ldl_lock a, b; ldl_lock_desc d; fake_container fc;
     ms_init(&f, 8);
-    st = ldl_memstore_store(&f.ms);
     desc_for(&d, &fc, NULL, &f.c, "shared", 300);
-    d.store = &st;
+    desc_use_memstore(&d, &f.ms);
     CHECK_EQ(ldl_lock_init(&a, &d), LDL_OK);
     CHECK_EQ(ldl_lock_init(&b, &d), LDL_OK);
     CHECK_EQ(ldl_lock_acquire(&a), 1);
@@ -180,11 +179,10 @@ static void t_two_locks_contend(void) {
 
 static void t_renew_refused_when_stolen(void) {
     /* the store (not the lock) noticed the expiry: heartbeat failed */
-    ms_fix f; ldl_lock a, b; ldl_lock_desc d; fake_container fc; ldl_store st;
+    ms_fix f; ldl_lock a, b; ldl_lock_desc d; fake_container fc;
     ms_init(&f, 8);
-    st = ldl_memstore_store(&f.ms);
     desc_for(&d, &fc, NULL, &f.c, "shared", 300);
-    d.store = &st;
+    desc_use_memstore(&d, &f.ms);
     d.drift_ms = 1;
     ldl_lock_init(&a, &d);
     ldl_lock_init(&b, &d);

@@ -10,22 +10,28 @@ static void tick_inside(script_store *s) { s->reentry_rc = ldl_lock_tick(s->lock
 static void acquire_inside(script_store *s) { s->reentry_rc = ldl_lock_acquire(s->lock); }
 
 static void t_release_inside_renew(void) {
-    fix f; fix_init(&f, 1);
-    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
-    f.s.on_renew = release_inside;
-    state_inside = -1;
-    ev_reset();
-    CHECK_EQ(ldl_lock_tick(&f.l), 0);                 /* the pending tick answers 0 */
-    CHECK_EQ(f.s.reentry_rc, 0);                      /* the re-entrant release answers 0 */
-    CHECK_EQ(state_inside, LDL_RELEASED);             /* readable immediately */
-    CHECK_EQ(f.s.release_calls, 1);                   /* the renewing lease handed back once */
-    CHECK_EQ(f.s.released[0], 1);
-    CHECK_STR(ev_log(), "clear;renew;release;");      /* no timer re-armed */
-    CHECK_EQ(fake_timers_armed(&f.ft), 0);
-    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
-    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_RELEASED);
-    CHECK_EQ(lost_calls, 0);
-    CHECK_EQ(ldl_lock_acquire(&f.l), 1);              /* RELEASED by release: may acquire */
+    int tm;
+    for (tm = 0; tm <= 1; tm++) {                     /* manual mode, then timer mode */
+        fix f;
+        if (SYNC_ONLY_MODE(tm)) continue;
+        fix_init(&f, tm);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        f.s.on_renew = release_inside;
+        state_inside = -1;
+        lost_calls = 0;
+        ev_reset();
+        CHECK_EQ(ldl_lock_tick(&f.l), 0);             /* the pending tick answers 0 */
+        CHECK_EQ(f.s.reentry_rc, 0);                  /* the re-entrant release answers 0 */
+        CHECK_EQ(state_inside, LDL_RELEASED);         /* readable immediately */
+        CHECK_EQ(f.s.release_calls, 1);               /* the renewing lease handed back once */
+        CHECK_EQ(f.s.released[0], 1);
+        CHECK_STR(ev_log(), tm ? "clear;renew;release;" : "renew;release;");   /* no timer re-armed */
+        CHECK_EQ(fake_timers_armed(&f.ft), 0);
+        CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+        CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_RELEASED);
+        CHECK_EQ(lost_calls, 0);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);          /* RELEASED by release: may acquire */
+    }
 }
 
 static void t_dispose_inside_renew_even_if_renew_fails(void) {
@@ -86,30 +92,36 @@ static void on_lost_reenter(void *user, int reason) {
 }
 
 static void t_on_lost_may_release_or_dispose(void) {
-    int action;
-    for (action = 1; action <= 3; action++) {
-        fix f; fix_init(&f, 1);
-        f.d.on_lost = on_lost_reenter;
-        CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
-        lost_lock = &f.l; lost_action = action; lost_calls = 0; lost_inner_rc = 99;
-        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
-        f.s.renew_rc = 0;
-        CHECK_EQ(fake_timers_fire(&f.ft), 1);
-        CHECK_EQ(lost_calls, 1);
-        CHECK_EQ(fake_timers_armed(&f.ft), 0);
-        if (action == 1) { CHECK_EQ(lost_inner_rc, 1); CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED); CHECK_EQ(f.s.release_calls, 1); }
-        if (action == 2) { CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED); CHECK_EQ(f.s.release_calls, 1); }
-        if (action == 3) { CHECK_EQ(lost_inner_rc, LDL_ESTATE); CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST); }
-        CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_HEARTBEAT_FAILED);
-        ldl_lock_dispose(&f.l);
-        CHECK_EQ(f.s.release_calls, 1);
-        CHECK_EQ(lost_calls, 1);                           /* once, never for the dispose */
+    int action, tm;
+    for (tm = 0; tm <= 1; tm++) {          /* the renew fails in a tick, then in a timer fire */
+        if (SYNC_ONLY_MODE(tm)) continue;
+        for (action = 1; action <= 3; action++) {
+            fix f; fix_init(&f, tm);
+            f.d.on_lost = on_lost_reenter;
+            CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+            lost_lock = &f.l; lost_action = action; lost_calls = 0; lost_inner_rc = 99;
+            CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+            f.s.renew_rc = 0;
+            if (tm) CHECK_EQ(fake_timers_fire(&f.ft), 1);
+            else CHECK_EQ(ldl_lock_tick(&f.l), 0);
+            CHECK_EQ(lost_calls, 1);
+            CHECK_EQ(fake_timers_armed(&f.ft), 0);
+            if (action == 1) { CHECK_EQ(lost_inner_rc, 1); CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED); CHECK_EQ(f.s.release_calls, 1); }
+            if (action == 2) { CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED); CHECK_EQ(f.s.release_calls, 1); }
+            if (action == 3) { CHECK_EQ(lost_inner_rc, LDL_ESTATE); CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST); }
+            CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_HEARTBEAT_FAILED);
+            ldl_lock_dispose(&f.l);
+            CHECK_EQ(f.s.release_calls, 1);
+            CHECK_EQ(lost_calls, 1);                       /* once, never for the dispose */
+        }
     }
 }
 
 static void t_on_lost_release_after_unarmable(void) {
     /* the lease was already handed back: release inside on_lost makes no call */
-    fix f; fix_init(&f, 1);
+    fix f;
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
+    fix_init(&f, 1);
     f.d.on_lost = on_lost_reenter;
     CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
     lost_lock = &f.l; lost_action = 1; lost_calls = 0;
@@ -121,23 +133,31 @@ static void t_on_lost_release_after_unarmable(void) {
 }
 
 static void t_on_lost_never_without_grant(void) {
-    fix f; fix_init(&f, 1);
-    f.s.acquire_rc = 0;
-    ldl_lock_acquire(&f.l);
-    ldl_lock_tick(&f.l);
-    ldl_lock_poll(&f.l);
-    f.c.now += 100000;
-    ldl_lock_poll(&f.l);
-    ldl_lock_valid_ms(&f.l);
-    ldl_lock_release(&f.l);
-    ldl_lock_dispose(&f.l);
-    CHECK_EQ(lost_calls, 0);
-    CHECK_EQ(f.s.renew_calls, 0);
+    int tm;
+    for (tm = 0; tm <= 1; tm++) {
+        fix f;
+        if (SYNC_ONLY_MODE(tm)) continue;
+        fix_init(&f, tm);
+        f.s.acquire_rc = 0;
+        ldl_lock_acquire(&f.l);
+        ldl_lock_tick(&f.l);
+        ldl_lock_poll(&f.l);
+        f.c.now += 100000;
+        ldl_lock_poll(&f.l);
+        ldl_lock_valid_ms(&f.l);
+        ldl_lock_release(&f.l);
+        ldl_lock_dispose(&f.l);
+        CHECK_EQ(lost_calls, 0);
+        CHECK_EQ(f.s.renew_calls, 0);
+        CHECK_EQ(f.s.acquire_calls, 1);
+    }
 }
 
 static void t_timer_fire_after_dispose_is_noop(void) {
-    fix f; fix_init(&f, 1);
+    fix f;
     void (*fire)(void *); void *arg;
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
+    fix_init(&f, 1);
     CHECK_EQ(ldl_lock_acquire(&f.l), 1);
     fire = f.ft.t[0].fire; arg = f.ft.t[0].arg;
     ldl_lock_dispose(&f.l);

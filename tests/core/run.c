@@ -37,6 +37,7 @@ static int body(void *scope, void *user) {
 }
 
 static void t_ok_order_and_fence(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f;
@@ -69,6 +70,7 @@ static int names_body(void *scope, void *user) {
 }
 
 static void t_custom_names_bound(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; int ok = 0;
     fix_init(&f);
     f.d.token_name = "fence"; f.d.holder_name = "me";
@@ -81,7 +83,7 @@ static void t_null_body(void) {
     fix f; ldl_run_result r;
     fix_init(&f);
     r.body_rc = 99;
-    CHECK_EQ(ldl_lock_run(&f.l, NULL, NULL, &r), LDL_EINVAL);
+    CHECK_EQ(ldl_lock_run(&f.l, NULL, NULL, &r), RUN_RC(LDL_EINVAL));
     CHECK_EQ(f.s.acquire_calls, 0);
     CHECK_EQ(r.body_rc, 0);
     CHECK_EQ(ldl_lock_run(NULL, body, NULL, NULL), LDL_ESTATE);
@@ -92,18 +94,21 @@ static void t_not_acquired(void) {
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f;
     f.s.acquire_rc = 0;
-    CHECK_EQ(ldl_lock_run(&f.l, body, &b, &r), LDL_ENOTACQUIRED);
+    CHECK_EQ(ldl_lock_run(&f.l, body, &b, &r), RUN_RC(LDL_ENOTACQUIRED));   /* async: does nothing */
     CHECK_EQ(b.ran, 0);
     CHECK_EQ(f.fc.scope_calls, 0);
     CHECK_EQ(f.s.release_calls, 0);
     CHECK_EQ(r.body_rc, 0);
     /* a malformed grant too */
     f.s.acquire_rc = 1; f.s.acquire_token = 0;
-    CHECK_EQ(ldl_lock_run(&f.l, body, &b, &r), LDL_ENOTACQUIRED);
+    CHECK_EQ(ldl_lock_run(&f.l, body, &b, &r), RUN_RC(LDL_ENOTACQUIRED));
     CHECK_EQ(b.ran, 0);
+    CHECK_EQ(f.s.acquire_calls, t_async ? 0 : 2);   /* run with a non-blocking store applies nothing, calls nothing */
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_IDLE);
 }
 
 static void t_scope_null(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f;
@@ -118,6 +123,7 @@ static void t_scope_null(void) {
 }
 
 static void t_bind_fails(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     int at;
     for (at = 1; at <= 2; at++) {           /* the fence bind, then the holder bind */
         fix f; body_ctx b; ldl_run_result r;
@@ -136,6 +142,7 @@ static void t_bind_fails(void) {
 }
 
 static void t_body_fails(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f; b.rc = 7;
@@ -152,6 +159,7 @@ static void t_body_fails(void) {
 }
 
 static void t_cleanup_fails(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f;
@@ -172,6 +180,7 @@ static void t_cleanup_fails(void) {
 }
 
 static void t_aggregate(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f; b.rc = -3;
@@ -188,6 +197,7 @@ static void t_aggregate(void) {
 }
 
 static void t_lost_during_body_deadline(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f; b.action = 3;  /* the body stalls past the deadline */
@@ -203,6 +213,7 @@ static void t_lost_during_body_deadline(void) {
 }
 
 static void t_lost_during_body_renew(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f; b.action = 4;
@@ -216,6 +227,7 @@ static void t_lost_during_body_renew(void) {
 }
 
 static void t_body_releases_or_disposes(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; body_ctx b; ldl_run_result r;
     fix_init(&f);
     memset(&b, 0, sizeof b); b.f = &f; b.action = 1;
@@ -247,6 +259,7 @@ static int teardown_body(void *scope, void *user) {
 }
 
 static void t_fence_alive_during_child_shutdown(void) {
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
     fix f; fix_init(&f);
     seen_fence_at_shutdown = 0;
     CHECK_EQ(ldl_lock_run(&f.l, teardown_body, NULL, NULL), LDL_OK);
