@@ -20,16 +20,7 @@
 #include <string.h>
 
 /* ------------------------------------------------------------ runner */
-static int e_fails, e_passed, e_failed;
-#define CHECK(c) do { if (!(c)) { e_fails++; fprintf(stderr, "  %s:%d: CHECK(%s)\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); if (a_ != b_) { e_fails++; \
-    fprintf(stderr, "  %s:%d: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, #b, a_, b_); } } while (0)
-static void e_run(const char *name, void (*fn)(void)) {
-    e_fails = 0;
-    fn();
-    if (e_fails) { e_failed++; fprintf(stderr, "FAIL %s\n", name); } else e_passed++;
-}
-#define RUN(fn) e_run(#fn, fn)
+#include "tests/check.h"      /* CHECK, CHECK_EQ, RUN, chk_report */
 
 /* ------------------------------------------------------------ fakes */
 static uint64_t e_clock;
@@ -620,6 +611,5 @@ int main(void) {
     RUN(kill_dispose);
     RUN(kill_memstore);
     RUN(kill_reentrant_release_state);
-    printf("%d passed, %d failed\n", e_passed, e_failed);
-    return e_failed ? 1 : 0;
+    return chk_report();
 }

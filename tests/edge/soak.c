@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "tests/check.h"
+
 #define NLOCKS 96
 #define NSLOTS 128
 
@@ -70,7 +72,7 @@ int main(void) {
     unsigned long iters = 1000000ul, it, warm, bad = 0;
     long rss_warm = -1, rss_end, rss_peak = 0;
     size_t maxlive = 0;
-    int i, passed = 0, failed = 0;
+    int i;
     ldl_clock clk;
     const char *env = getenv("LDL_SOAK_ITERS");
     if (env) iters = strtoul(env, NULL, 10);
@@ -134,19 +136,17 @@ int main(void) {
     rss_end = s_rss_kb();
     if (rss_end > rss_peak) rss_peak = rss_end;
 
-#define S_CHECK(c, what) do { if (c) passed++; else { failed++; fprintf(stderr, "FAIL %s\n", what); } } while (0)
-    S_CHECK(bad == 0, "every lifecycle ended as expected");
-    if (bad) fprintf(stderr, "  %lu lifecycle steps answered unexpectedly\n", bad);
-    S_CHECK(ldl_memstore_live(&ms) == 0, "the MemoryStore's live count drained to 0");
-    S_CHECK(maxlive <= NLOCKS, "live never exceeded the number of locks");
-    S_CHECK(ldl_scope_live_children(&root) == 0, "no child scope left open");
+    CHECK_MSG(bad == 0, "every lifecycle ended as expected: %lu steps answered unexpectedly", bad);
+    CHECK_MSG(ldl_memstore_live(&ms) == 0, "the MemoryStore's live count drained to 0 (%zu)", ldl_memstore_live(&ms));
+    CHECK_MSG(maxlive <= NLOCKS, "live never exceeded the number of locks (%zu)", maxlive);
+    CHECK_MSG(ldl_scope_live_children(&root) == 0, "no child scope left open");
     /* no heap in the header: RSS after warm-up may move by at most 256 KiB
        (the C library's buffers and page-cache noise on a loaded machine: one
        run here moved 148 KiB), never with the number of lifecycles -- a leak of
        one byte per lifecycle after warm-up would be hundreds of KiB */
-    S_CHECK(rss_warm > 0 && rss_peak - rss_warm <= 256, "resident memory did not grow after warm-up");
+    CHECK_MSG(rss_warm > 0 && rss_peak - rss_warm <= 256, "resident memory did not grow after warm-up "
+              "(warm %ld KiB, peak %ld KiB)", rss_warm, rss_peak);
     printf("soak: %lu lifecycles over %d keys, %d slots; rss warm %ld KiB, peak after %ld KiB\n",
            iters, NLOCKS, NSLOTS, rss_warm, rss_peak);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return chk_report();
 }
