@@ -1,21 +1,28 @@
 #!/bin/sh
-# ab.sh HDR_DIR [ROUNDS [BASE_DIR]] -- before/after for a proposed header change: builds
-# bench_core against BASE_DIR/lite_di_lock.h (A, default ./) and HDR_DIR/lite_di_lock.h (B), then
-# runs rows 1 and 2 as A,B,A,B,... (ROUNDS each, default 5) and prints, per row,
-# the median of the "ours" column for A and for B. AB_ROWS="1" limits the rows.
+# ab.sh HDR_DIR [ROUNDS [BASE_DIR]] -- before/after for a header change: builds
+# bench_core against BASE_DIR/lite_di_lock.h (A, default ./) and HDR_DIR/lite_di_lock.h (B),
+# then, in this one run:
+#   - rows 1 and 2 as A,B,A,B,... (ROUNDS each, default 5): per row the median of the
+#     "ours" column for A and for B, and the median of the per-round ratios B/A
+#     (rows only one side has, e.g. 2f/2g before v0.2, are shown for that side alone);
+#   - callgrind instructions per call of the same loops (poll not due, its bare clock
+#     anchor, acquire+release, run, async acquire+release), when valgrind is there;
+#   - the footprint rows (5c/5e) of both headers.
+# AB_ROWS="1" limits the timed rows; BENCH_MAXKEYS=1000 leaves out the 1e6-key world;
+# AB_IR=0 skips callgrind, AB_FP=0 the footprint.
 set -u
 . "$(dirname "$0")/lib.sh"
-alt=${1:?usage: ab.sh HDR_DIR [ROUNDS]}
+alt=${1:?usage: ab.sh HDR_DIR [ROUNDS [BASE_DIR]]}
 rounds=${2:-5}
 base=${3:-.}
 b=${B:-build}/bench
 # -B: a copied header can be older than an object built from another copy
-make -s -B bench-build BN_HDR_DIR="$base" BN_DIR="$b/base" >/dev/null &&
-  make -s -B bench-build BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
+make -s -B "$b/base/bench_core" BN_HDR_DIR="$base" BN_DIR="$b/base" >/dev/null &&
+  make -s -B "$b/alt/bench_core" BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldl-ab.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-diff -u "$base/lite_di_lock.h" "$alt/lite_di_lock.h" | sed -n '1,2p' | sed 's/^/# /'
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds of A then B, BENCH_REPS=${BENCH_REPS:-3} each"
+echo "# A: $base/lite_di_lock.h (sha1 $(sha1sum "$base/lite_di_lock.h" | cut -c1-12)), B: $alt/lite_di_lock.h (sha1 $(sha1sum "$alt/lite_di_lock.h" | cut -c1-12))"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of A then B, BENCH_REPS=${BENCH_REPS:-3} each"
 r=0
 while [ $r -lt "$rounds" ]; do
   r=$((r + 1))
@@ -24,17 +31,66 @@ while [ $r -lt "$rounds" ]; do
     for row in ${AB_ROWS:-1 2}; do BENCH_REPS=${BENCH_REPS:-3} "$bin" $row; done >"$tmp/$v.$r"
   done
 done
-echo "| row | measure | A: $base/lite_di_lock.h | B: $alt/lite_di_lock.h | B/A |"
+# "ours" of a table line as a number (ns, or ops/s)
+val() { cut -d'|' -f4 | awk '{ v=$1; if ($2=="M/s") v*=1e6; else if ($2=="k/s") v*=1e3; print v }'; }
+fmt() { awk -v v="$1" -v u="$2" 'BEGIN { if (v == "") print "-"; else if (u=="ns") printf "%.2f ns", v; else printf "%.2f M/s", v/1e6 }'; }
+echo "| row | measure | A: $base | B: $alt | B/A (median of per-round ratios) |"
 echo "|---|---|---|---|---|"
-n=$(wc -l <"$tmp/A.1")
-i=0
-while [ $i -lt "$n" ]; do
-  i=$((i + 1))
-  what=$(sed -n "${i}p" "$tmp/A.1" | cut -d'|' -f2,3)
-  unit=$(sed -n "${i}p" "$tmp/A.1" | cut -d'|' -f4 | awk '{print $2}')
-  a=$(for f in "$tmp"/A.*; do sed -n "${i}p" "$f" | cut -d'|' -f4 | awk '{ v=$1; if ($2=="M/s") v*=1e6; else if ($2=="k/s") v*=1e3; print v }'; done | median)
-  bb=$(for f in "$tmp"/B.*; do sed -n "${i}p" "$f" | cut -d'|' -f4 | awk '{ v=$1; if ($2=="M/s") v*=1e6; else if ($2=="k/s") v*=1e3; print v }'; done | median)
-  fa=$(awk -v v="$a" -v u="$unit" 'BEGIN { if (u=="ns") printf "%.2f ns", v; else printf "%.2f M/s", v/1e6 }')
-  fb=$(awk -v v="$bb" -v u="$unit" 'BEGIN { if (u=="ns") printf "%.2f ns", v; else printf "%.2f M/s", v/1e6 }')
-  echo "|$what| $fa | $fb | $(awk -v a="$a" -v b="$bb" 'BEGIN { if (a > 0) printf "%.2f", b/a }') |"
-done
+cat "$tmp"/A.1 "$tmp"/B.1 | cut -d'|' -f2,3 | awk '!seen[$0]++' >"$tmp/keys"
+while IFS= read -r key; do
+  unit=$(cat "$tmp"/A.1 "$tmp"/B.1 | grep -F -m1 "|$key|" | cut -d'|' -f4 | awk '{print $2}')
+  : >"$tmp/a"; : >"$tmp/b"
+  i=0
+  while [ $i -lt "$rounds" ]; do
+    i=$((i + 1))
+    grep -F -m1 "|$key|" "$tmp/A.$i" | val >>"$tmp/a"
+    grep -F -m1 "|$key|" "$tmp/B.$i" | val >>"$tmp/b"
+  done
+  a=; bb=; q=-
+  [ -s "$tmp/a" ] && a=$(median <"$tmp/a")
+  [ -s "$tmp/b" ] && bb=$(median <"$tmp/b")
+  if [ -n "$a" ] && [ -n "$bb" ]; then q=$(pratio "$tmp/b" "$tmp/a" 1 | awk '{ printf "%.3f", $1 }'); fi
+  echo "|$key| $(fmt "$a" "$unit") | $(fmt "$bb" "$unit") | $q |"
+done <"$tmp/keys"
+# row 1's own figure is a paired difference against its anchor (the "ratio" column)
+if grep -q '^| 1' "$tmp/A.1"; then
+  echo
+  echo "| row 1: ours minus its anchor, same process | A | B | B - A |"
+  echo "|---|---|---|---|"
+  grep '^| 1' "$tmp/A.1" | cut -d'|' -f2,3 >"$tmp/keys1"
+  while IFS= read -r key; do
+    da=$(for f in "$tmp"/A.*; do grep -F -m1 "|$key|" "$f" | cut -d'|' -f6 | awk '{print $1+0}'; done | median)
+    db=$(for f in "$tmp"/B.*; do grep -F -m1 "|$key|" "$f" | cut -d'|' -f6 | awk '{print $1+0}'; done | median)
+    echo "|$key| $(printf '%+.2f ns' "$da") | $(printf '%+.2f ns' "$db") | $(awk -v a="$da" -v b="$db" 'BEGIN { printf "%+.2f ns", b - a }') |"
+  done <"$tmp/keys1"
+fi
+
+if [ "${AB_IR:-1}" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+  n=100000
+  echo
+  echo "callgrind, instructions per call ($n calls, frame-counter clock, nothing else counted):"
+  echo
+  echo "| loop | A | B | B - A |"
+  echo "|---|---|---|---|"
+  for c in poll bare sync async run; do
+    ia=$(ir_per_call "$b/base/bench_core" "$c" "$n" "$tmp"); ib=$(ir_per_call "$b/alt/bench_core" "$c" "$n" "$tmp")
+    d=-
+    if [ -n "$ia" ] && [ -n "$ib" ]; then d=$(awk -v a="$ia" -v b="$ib" 'BEGIN { printf "%+.1f", b - a }'); fi
+    case $c in
+      poll) what="ldl_lock_poll, held, not due" ;;
+      bare) what="bare indirect call of the clock (poll's anchor)" ;;
+      sync) what="acquire+release, ldl_memstore_store" ;;
+      async) what="acquire+release, ldl_memstore_async_store" ;;
+      run) what="ldl_lock_run lifecycle, ldl_memstore_store" ;;
+    esac
+    echo "| $what | ${ia:--} | ${ib:--} | $d |"
+  done
+fi
+
+if [ "${AB_FP:-1}" = 1 ]; then
+  echo
+  echo "footprint (bench/footprint.sh), A then B:"
+  echo
+  sh "$(dirname "$0")/footprint.sh" "$base" "$b/base" | grep -E '^\| 5(c|e) ' | sed 's/^| 5\(.\) |/| 5\1 A |/'
+  sh "$(dirname "$0")/footprint.sh" "$alt" "$b/alt" | grep -E '^\| 5(c|e) ' | sed 's/^| 5\(.\) |/| 5\1 B |/'
+fi

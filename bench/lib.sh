@@ -11,3 +11,12 @@ ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 # usage: pratio FILE_A FILE_B K  (one number per line, line i = round i)
 pratio() { paste "$1" "$2" | awk -v k="$3" 'NF == 2 && $2 > 0 { print $1 / $2 * k }' | median; }
 ppct() { awk -v r="$1" 'BEGIN { printf "%.1f %%", 100*r }'; }
+# callgrind instructions per call of one `bench_core ir CASE N` loop (only ir_case and its
+# callees are counted); prints nothing when that binary's header lacks the case
+# usage: ir_per_call BINARY CASE N TMPDIR
+ir_per_call() {
+  "$1" ir "$2" 1 >/dev/null 2>&1 || return 0
+  valgrind --tool=callgrind --callgrind-out-file="$4/cg.out" --collect-atstart=no \
+    "--toggle-collect=ir_case*" "$1" ir "$2" "$3" 2>&1 |
+    awk -v n="$3" '/Collected :/ { printf "%.1f", $NF / n }'
+}

@@ -1,11 +1,14 @@
 #!/bin/sh
 # run.sh OUT_DIR HDR_DIR -- the `make bench` driver: prints the machine, the date,
-# the command and ONE markdown table (rows 1-5), also saved to OUT_DIR/table.md.
-# BENCH_ROWS="1 2 3 4 5" picks rows; BENCH_REPS sets the repetitions (default 7).
+# the command and ONE markdown table (rows 1-6), also saved to OUT_DIR/table.md.
+# BENCH_ROWS="1 2 3 4 5 6" picks rows; BENCH_REPS sets the repetitions (default 7).
+# Row 6 is callgrind's instruction count of rows 1c and 2g (needs valgrind): the
+# noise-free companion of the wall-clock figures.
 set -u
+. "$(dirname "$0")/lib.sh"
 out=${1:-build/bench}
 hdr=${2:-.}
-rows=${BENCH_ROWS:-1 2 3 4 5}
+rows=${BENCH_ROWS:-1 2 3 4 5 6}
 export BENCH_REPS=${BENCH_REPS:-7}
 table="$out/table.md"
 has() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -35,5 +38,18 @@ has() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
     fi
   fi
   if has 5; then "$out/bench_core" 5; sh bench/footprint.sh "$hdr" "$out"; fi
+  if has 6; then
+    if command -v valgrind >/dev/null 2>&1; then
+      n=100000
+      poll=$(ir_per_call "$out/bench_core" poll $n "$out"); bare=$(ir_per_call "$out/bench_core" bare $n "$out")
+      sync=$(ir_per_call "$out/bench_core" sync $n "$out"); async=$(ir_per_call "$out/bench_core" async $n "$out")
+      echo "| 6a | instructions (callgrind), ldl_lock_poll, held, not due, frame-counter clock | $poll | $bare (bare indirect call of the same clock) | $(awk -v a="$poll" -v b="$bare" 'BEGIN { printf "%+.0f instructions", a - b }') | | |"
+      if [ -n "$async" ]; then
+        echo "| 6b | instructions (callgrind) per acquire+release, MemoryStore 1 key, frame-counter clock: async view vs sync view | $async | $sync (ldl_memstore_store) | $(awk -v a="$async" -v b="$sync" 'BEGIN { printf "sync/async %.1f %% (%+.0f instructions)", 100 * b / a, a - b }') | | |"
+      fi
+    else
+      echo "| 6 | instruction counts | not run: valgrind missing (make bench-deps) | | | | |"
+    fi
+  fi
 } | tee -a "$table"
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$table"

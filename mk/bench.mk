@@ -5,7 +5,9 @@
 #   make bench                   build, start throwaway redis/postgres on 127.0.0.1, print the table
 #   make bench BN_HDR_DIR=dir    the same against another copy of lite_di_lock.h (proposed diffs)
 #   make bench-deps              apt-get the anchors (root); npm installs redlock into bench/npm/
-# Knobs (environment): BENCH_REPS, BENCH_ROWS="1 2 3 4 5", BENCH_HUGEPAGES=1.
+# Knobs (environment): BENCH_REPS, BENCH_ROWS="1 2 3 4 5 6", BENCH_HUGEPAGES=1,
+# BENCH_MAXKEYS=1000 (row 2 without the 1e6-key world). Row 6 needs valgrind.
+#   sh bench/ab.sh DIR [ROUNDS [BASE]]   A/B of two headers: rows 1-2, callgrind, footprint
 
 BN_HDR_DIR ?= .
 BN_DIR     ?= $(B)/bench
