@@ -22,6 +22,23 @@ DEPS_FILES   :=
 TEST_TARGETS :=
 EXAMPLE_TARGETS :=
 
+# The core suite: one source list, one table of builds. Each build is one
+# variable CORE.<name> = compiler, language standard, then extra flags; the
+# build list is every CORE.* entry. (Defined before the fragments, which may
+# use CORE_SRC.)
+CORE_SRC := $(sort $(wildcard tests/core/*.c))
+CORE_DEP := $(CORE_SRC) tests/core/harness.h tests/check.h $(HDR)
+#                      compiler  std    flags
+CORE.gcc-c99       := gcc        c99    -O2
+CORE.gcc-c11       := gcc        c11    -O2
+CORE.clang-c99     := $(CLANG)   c99    -O2
+CORE.clang-c11     := $(CLANG)   c11    -O2
+CORE.gxx-cxx17     := g++        c++17  -O2 -x c++
+CORE.clangxx-cxx17 := clang++    c++17  -O2 -Wno-deprecated -x c++
+CORE.asan-ubsan    := $(CLANG)   c99    -O1 -g $(SAN)
+CORE.keymax32      := gcc        c99    -O2 -DLDL_KEY_MAX=32
+CORE_BUILDS := $(sort $(patsubst CORE.%,%,$(filter CORE.%,$(.VARIABLES))))
+
 -include $(sort $(wildcard mk/*.mk))
 
 .PHONY: all demo test test-core test-header examples examples-core deps deps-check clean
@@ -35,26 +52,10 @@ test: deps-check
 	@echo "== make test: every suite passed: test-header test-core examples $(TEST_TARGETS)"
 	@echo "targets: $(words test-header test-core examples $(TEST_TARGETS)) passed, 0 failed"
 
-CORE_SRC := $(sort $(wildcard tests/core/*.c))
-CORE_DEP := $(CORE_SRC) tests/core/harness.h $(HDR)
-CORE_BUILDS := gcc-c99 gcc-c11 clang-c99 clang-c11 gxx-cxx17 clangxx-cxx17 asan-ubsan keymax32
-
-$(B)/core/gcc-c99: $(CORE_DEP)
-	@mkdir -p $(@D); gcc -std=c99 -O2 $(WARN) -I. $(CORE_SRC) -o $@
-$(B)/core/gcc-c11: $(CORE_DEP)
-	@mkdir -p $(@D); gcc -std=c11 -O2 $(WARN) -I. $(CORE_SRC) -o $@
-$(B)/core/clang-c99: $(CORE_DEP)
-	@mkdir -p $(@D); $(CLANG) -std=c99 -O2 $(WARN) -I. $(CORE_SRC) -o $@
-$(B)/core/clang-c11: $(CORE_DEP)
-	@mkdir -p $(@D); $(CLANG) -std=c11 -O2 $(WARN) -I. $(CORE_SRC) -o $@
-$(B)/core/gxx-cxx17: $(CORE_DEP)
-	@mkdir -p $(@D); g++ -std=c++17 -O2 $(WARN) -I. -x c++ $(CORE_SRC) -o $@
-$(B)/core/clangxx-cxx17: $(CORE_DEP)
-	@mkdir -p $(@D); clang++ -std=c++17 -O2 $(WARN) -Wno-deprecated -I. -x c++ $(CORE_SRC) -o $@
-$(B)/core/asan-ubsan: $(CORE_DEP)
-	@mkdir -p $(@D); $(CLANG) -std=c99 -O1 -g $(WARN) $(SAN) -I. $(CORE_SRC) -o $@
-$(B)/core/keymax32: $(CORE_DEP)
-	@mkdir -p $(@D); gcc -std=c99 -O2 $(WARN) -DLDL_KEY_MAX=32 -I. $(CORE_SRC) -o $@
+# -x c++ (in the flags) must come before the sources
+$(addprefix $(B)/core/,$(CORE_BUILDS)): $(B)/core/%: $(CORE_DEP)
+	@mkdir -p $(@D); $(word 1,$(CORE.$*)) -std=$(word 2,$(CORE.$*)) $(wordlist 3,99,$(CORE.$*)) \
+	  $(WARN) -I. $(CORE_SRC) -o $@
 
 test-core: $(addprefix $(B)/core/,$(CORE_BUILDS))
 	@for b in $(CORE_BUILDS); do \

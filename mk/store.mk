@@ -4,16 +4,20 @@
 
 TEST_TARGETS += test-store-memory
 
-STORE_CONF_DEP := tests/store/conf_memory.c $(HDR) tests/store/fenced.h tests/store/conformance.h
+STORE_CONF_SRC := tests/store/conf_memory.c
+STORE_CONF_DEP := $(STORE_CONF_SRC) $(HDR) tests/check.h tests/store/fenced.h tests/store/conformance.h
+# one entry per build, as the core table: compiler, language standard, flags
+STORE.conf_memory       := $(CC)   c99    -O1 -g $(SAN)
+STORE.conf_memory_cxx17 := $(CXX)  c++17  -O1 -x c++
+STORE_BUILDS := $(sort $(patsubst STORE.%,%,$(filter STORE.%,$(.VARIABLES))))
 
 .PHONY: test-store-memory
-test-store-memory: $(B)/store/conf_memory $(B)/store/conf_memory_cxx17
-	./$(B)/store/conf_memory
-	./$(B)/store/conf_memory_cxx17
+test-store-memory: $(addprefix $(B)/store/,$(STORE_BUILDS))
+	@for b in $(STORE_BUILDS); do \
+	  printf '== store conformance, %-18s ' "$$b:"; \
+	  out=$$(./$(B)/store/$$b 2>&1); rc=$$?; echo "$$out" | tail -n 1; \
+	  if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi; done
 
-$(B)/store/conf_memory: $(STORE_CONF_DEP)
+$(addprefix $(B)/store/,$(STORE_BUILDS)): $(B)/store/%: $(STORE_CONF_DEP)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< -o $@
-$(B)/store/conf_memory_cxx17: $(STORE_CONF_DEP)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -x c++ -O1 $(WARN) -I. $< -o $@
+	$(word 1,$(STORE.$*)) -std=$(word 2,$(STORE.$*)) $(wordlist 3,99,$(STORE.$*)) $(WARN) -I. $(STORE_CONF_SRC) -o $@
