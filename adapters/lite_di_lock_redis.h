@@ -1,10 +1,17 @@
-/* lite_di_lock_redis.h -- Redis store for lite_di_lock.h (needs hiredis).
+/* lite_di_lock_redis.h -- Redis store for lite_di_lock.h (needs hiredis, POSIX).
 
    Lease locks with fencing tokens kept in Redis. Each call is ONE Lua script,
    atomic on the server; the fence counter is a plain Redis integer that never
-   expires and is never deleted.
+   expires and is never deleted. Two views of one adapter:
 
-   QUICK START
+     ldl_redis        synchronous (ldl_store): each call is one round trip on a
+                      BLOCKING redisContext.
+     ldl_redis_async  non-blocking (ldl_async_store, core v0.2): many locks
+                      share one NON-BLOCKING redisContext, their requests are
+                      pipelined in order and a pump the program calls every
+                      frame does the I/O. Nothing in it ever waits.
+
+   QUICK START (synchronous)
 
        #define LITE_DI_LOCK_IMPLEMENTATION
        #include "lite_di_lock.h"
@@ -14,15 +21,33 @@
        struct timeval tv = { 0, 500000 };                    (500 ms)
        redisContext *c = redisConnectWithTimeout("127.0.0.1", 6379, tv);
        if (!c || c->err) { ...cannot connect... }
-       redisSetTimeout(c, tv);                   (a command never waits longer)
+       redisSetTimeout(c, tv);              (see TIMEOUTS: per read, not per call)
        ldl_redis r;
-       ldl_redis_init(&r, c, NULL);              (NULL prefix = "ldl")
-       if (ldl_redis_check_durability(&r, why, sizeof why) != 1) puts(why);
+       if (ldl_redis_init(&r, c, "myapp") != LDL_OK) puts(ldl_redis_why(&r));
        ldl_store store = ldl_redis_store(&r);
-       desc.store = &store;                      (the lock copies the struct)
-       ... ldl_lock_init(&lock, &desc); ldl_lock_acquire(&lock); ...
+       desc.store = &store;                 (the lock copies the struct)
+
+   QUICK START (non-blocking: a frame loop, thousands of locks, one connection)
+
+       redisContext *c = redisConnectNonBlock("127.0.0.1", 6379);  (numeric IP)
+       static ldl_redis_req reqs[2 * NLOCKS + 64];
+       ldl_redis_async ra;
+       ldl_redis_async_init(&ra, c, "game", reqs, sizeof reqs / sizeof reqs[0]);
+       ldl_async_store as = ldl_redis_async_store(&ra);
+       desc.async_store = &as;              (per lock; timers must stay zero)
+       ... ldl_lock_acquire(&lock[i]) answers 1, 0 or LDL_EINPROGRESS ...
+       for (;;) {                                         (every frame)
+           if (ldl_redis_async_pump(&ra) < 0) ...the link failed: see RECONNECTING...
+           for (i = 0; i < NLOCKS; i++) ldl_lock_poll(&lock[i]);
+           ...
+       }
+       int events, fd = ldl_redis_async_fd(&ra, &events); (for poll/epoll: wait on
+                                            fd for LDL_WANT_READ / LDL_WANT_WRITE)
 
    Compile with -I<dir holding lite_di_lock.h>, link with -lhiredis.
+   Written against hiredis 0.14 (Debian 12); uses only its public API
+   (redisAppendCommandArgv, redisBufferWrite, redisReaderFeed, the reader's
+   object hooks) and the context's public fields (fd, flags, obuf, reader).
 
    THE KEYS of lock key K under prefix P:
 
@@ -30,53 +55,137 @@
        {P:K}:fence   the fence counter: INCRed once per grant, never expires,
                      never deleted
 
-   Both names carry the same hash tag (the text up to the first '}' is the
-   same in both), so both land in one slot and the scripts also run on Redis
-   Cluster. K is sent as binary-safe arguments (redisCommandArgv), never
-   pasted into command text, so quotes, spaces, braces and UTF-8 are fine.
-   Different (P, K) pairs always give different Redis keys.
+   The prefix must be non-empty and must not contain ':', '{' or '}' (init
+   answers LDL_EINVAL). Then the mapping is injective -- P is the text between
+   '{' and the first ':', K everything after it up to the final "}:lease" --
+   so different (P, K) pairs always give different Redis keys, and both keys
+   of one lock carry the same, non-empty hash tag (Redis Cluster hashes the
+   text between the first '{' and the next '}', which is the same in both
+   names), so they land in one slot. K is sent as binary-safe arguments,
+   never pasted into command text: quotes, spaces, braces, ':' and UTF-8 are
+   fine in K.
 
-   THE SCRIPTS (EVALSHA; on NOSCRIPT, e.g. after a restart or a failover
-   emptied the script cache, the same call is retried once with EVAL):
+   THE SCRIPTS (EVALSHA; on NOSCRIPT, e.g. after a restart, a failover or a
+   SCRIPT FLUSH emptied the script cache, the same call goes once more as
+   EVAL, which also caches the script again):
 
-       acquire  if the lease key exists: answer 0. Else INCR the fence key,
-                SET the lease key to the new token with PX ttl, answer the
-                token as a decimal string (exact for the whole int64 range).
+       acquire  if the lease key exists: no. Else INCR the fence key, SET the
+                lease key to the new token with PX ttl, answer the token as a
+                decimal string (exact for the whole int64 range).
        renew    PEXPIRE the lease key only if it still holds this token.
        release  DEL the lease key only if it still holds this token.
 
-   ANSWERS: exactly 1 yes, 0 no, negative on any failure: LDL_ESTORE for an
-   error reply (WRONGTYPE, OOM, NOSCRIPT twice, a disabled command), nil or a
-   reply of the wrong type where a number is due, a token outside
-   [1, INT64_MAX], a lost or timed-out connection; LDL_EINVAL for a bad
-   argument (NULL, empty key, key of LDL_KEY_MAX bytes or more, ttl 0).
-   acquire writes *token_out only when it answers 1.
+   Every call carries a NONCE (a 64-bit value, 16 hex digits, new per call)
+   and every script answers the array { nonce, answer }. The adapter accepts
+   an answer only when the nonce is the one it sent for that call, so a reply
+   meant for someone else (a command the program pipelined on the same
+   connection, a reply left over from a timed-out call) can never be taken
+   as a grant: it is an error, and the connection is marked failed.
 
-   THE CONNECTION belongs to the caller: the adapter never connects,
-   reconnects, frees it, or changes its settings. Set a command timeout
-   (redisSetTimeout) so a hung server cannot block the lock: every store
-   call is one synchronous round trip (two after NOSCRIPT). After a timeout
-   or a lost connection hiredis marks the context failed (c->err != 0) and
-   every later call answers LDL_ESTORE at once without sending anything;
-   call redisReconnect(c) (same pointer, nothing to re-init) to carry on;
-   hiredis 0.14 drops the command timeout on reconnect, so set it again.
-   Ignore SIGPIPE in your program: hiredis writes with plain write(), and a
-   server that closed the connection would otherwise kill the process.
-   One ldl_redis serves one thread at a time (like its redisContext).
+   ANSWERS: exactly 1 yes, 0 no, negative on any failure: LDL_ESTORE for an
+   error reply (WRONGTYPE, OOM, NOPERM, MOVED, NOSCRIPT twice...), a reply of
+   the wrong shape or nonce, a token outside [1, INT64_MAX], a lost or
+   timed-out connection; LDL_EINVAL for a bad argument (NULL, empty key, key
+   of LDL_KEY_MAX bytes or more, ttl 0); LDL_ENOSPC when the non-blocking
+   request pool is full. acquire writes *token_out only when it answers 1.
+   ldl_redis_why() / ldl_redis_async_why() keep the text of the LAST error
+   (a server's error reply such as "MOVED 3999 10.0.0.2:6379" or "NOPERM ...",
+   a timeout, a refused send): the lock only sees "no grant" or STORE_ERROR.
+
+   A LOCK CONNECTION IS NOT SHARED. The adapter must own its redisContext:
+   do not send your own commands on it. The synchronous view refuses to send
+   (LDL_ESTORE, why says so) when the context has output pending or unread
+   input (buffered by hiredis or already in the socket); the nonce catches a
+   reply still on its way. The non-blocking view refuses such a context at
+   init. One ldl_redis or ldl_redis_async serves one thread at a time.
+
+   TIMEOUTS (synchronous view). hiredis' redisSetTimeout sets SO_RCVTIMEO /
+   SO_SNDTIMEO: a limit PER read() or write(), not per command. A server that
+   drips its reply a byte at a time would keep a plain hiredis call waiting
+   forever. The adapter reads the reply itself and, after each read, checks
+   the time spent on the call against the context's timeout: a call gives up
+   after at most about TWICE the timeout (the timeout, plus the read that was
+   under way), marks the context failed and answers LDL_ESTORE. A call never
+   frees a frozen frame: the non-blocking view is the one whose every call is
+   bounded by a few system calls that never wait.
+
+   THE PHANTOM LEASE. A command that timed out on the client may still run on
+   the server later (a server paused by SIGSTOP, a GC'd VM, a congested link
+   delivers it when it resumes): an acquire the client gave up on can still
+   create a lease that nobody holds, and that blocks the key for one TTL.
+   The synchronous view cannot prevent it (the connection is failed and the
+   late answer is never read). The non-blocking view keeps reading: a
+   cancelled acquire whose late answer is a grant is released by the adapter
+   with its token at once (the SPEC's cancel rule), so the key is free again
+   as soon as the server has answered -- unless the program dropped the link
+   first (ldl_redis_async_fail / _reconnect): then the lease lapses at its TTL.
+
+   REPLY SIZE. hiredis 0.14 sets no limit: a hostile "*2147483647" header
+   makes it reserve 16 GB. Both views install the adapter's own reply hooks on
+   the context's reader (forwarding to hiredis' own builders): an array of
+   more than LDL__REDIS_ARRAY_MAX (16) elements and a string longer than
+   LDL_REDIS_REPLY_MAX bytes are refused before anything is allocated, and a
+   reply still incomplete after LDL_REDIS_REPLY_MAX buffered bytes fails the
+   link. What the adapter cannot bound: one read's worth of buffered input
+   (16 KiB per read, drained at once), and replies to commands the program
+   sends itself on the connection with hiredis' own redisCommand (the hooks
+   stay installed, so the element bound holds for those too).
+
+   THE CONNECTION belongs to the caller: the adapter never connects, frees it,
+   or changes its settings (it installs its reply hooks on the context's reader
+   and, on a reply out of step, marks the context failed: c->err =
+   REDIS_ERR_PROTOCOL, errstr "ldl: ..."). After a timeout, a lost connection
+   or such a mark, every later call answers LDL_ESTORE at once without sending
+   anything; call redisReconnect(c) (same pointer, nothing to re-init) to
+   carry on (synchronous view; hiredis 0.14 drops the command timeout on
+   reconnect, so set it again), or ldl_redis_async_reconnect(&ra).
+   Ignore SIGPIPE in your program: hiredis writes with plain write().
+
+   RECONNECTING (non-blocking view). A failed link (I/O error, EOF, a reply out
+   of step, a refused reply) completes every live request with LDL_ESTORE --
+   renews make their locks LOST (STORE_ERROR), acquires answer no -- and pump
+   answers negative until ldl_redis_async_reconnect(&ra), which calls
+   redisReconnect(c) (non-blocking again; a host NAME is resolved with a
+   blocking getaddrinfo, so connect by numeric address) and waits for the
+   connect inside later pumps. Requests submitted while the connect is under
+   way are queued and go out once it completes. ldl_redis_async_fail(&ra, why)
+   drops the link on purpose, e.g. when ldl_redis_async_stalled_ms() says the
+   server has not answered for longer than you accept (otherwise leases simply
+   expire at their deadline by the lock's own clock: nothing ever waits).
+
+   THE REQUEST POOL (non-blocking view) is caller-owned storage: nreqs
+   ldl_redis_req (about LDL_KEY_MAX + 48 bytes each). A lock has at most one
+   request of its own in flight, but hand-backs (fire-and-forget releases),
+   requests a lock cancelled and re-sent while the server was slow, and the
+   adapter's own releases of cancelled grants also occupy a slot until their
+   reply arrives. Size it at 2 x locks + a margin. When it is full a submit
+   answers LDL_ENOSPC (nothing queued, why says so): an acquire answers no
+   grant, a renew makes its lock LOST with STORE_ERROR, a hand-back is lost
+   (the lease then lapses at its TTL). Never blocks, never grows.
 
    DURABILITY (read docs/redis.md). A fence only protects a resource while it
    never goes backwards. On a single Redis that needs `appendonly yes` and
-   `appendfsync always` (else a crash forgets the last INCRs and hands out a
-   token again), and no `allkeys-*` eviction under a maxmemory limit (it may
-   evict the fence key). Replication is asynchronous: a failover to a replica
-   can lose both the lease and the latest fence values. ldl_redis_check_durability()
-   reads CONFIG GET and tells whether this server keeps the fence across a
-   restart; call it at start and refuse, warn or carry on as you see fit.
+   `appendfsync always`, and no `allkeys-*` eviction under a maxmemory limit.
+   Replication is asynchronous: a failover can lose both the lease and the
+   latest fence values. ldl_redis_check_durability() reads CONFIG GET and
+   tells whether this server keeps the fence across a restart.
+
+   LEAST PRIVILEGE. An ACL user limited to the adapter's keys and commands
+   works (prefix "ldl"; for another prefix P use ~{P:*):
+       ACL SETUSER ldl on >secret resetkeys ~{ldl:* resetchannels -@all
+           +evalsha +eval +exists +incr +persist +get +set +pexpire +del
+   (the scripts' own commands are checked against the ACL too; SCRIPT LOAD is
+   never needed: the EVAL fallback caches the scripts). Add +config|get for
+   ldl_redis_check_durability, which otherwise answers LDL_ESTORE and says
+   CONFIG GET was refused.
 
    OPTIONS
      LDL_REDIS_IMPLEMENTATION   in exactly one .c/.cpp file, after the core header
      LDL_STATIC                 makes the functions static (as in the core header)
      LDL_REDIS_PREFIX_MAX       bytes for the prefix including the NUL (default 64)
+     LDL_REDIS_REPLY_MAX        bytes one reply may use (default 4096)
+     LDL_REDIS_PUMP_READS       read() calls one pump makes at most (default 64,
+                                16 KiB each)
 */
 #ifndef LITE_DI_LOCK_REDIS_H
 #define LITE_DI_LOCK_REDIS_H
@@ -87,19 +196,26 @@
 #include <stdint.h>
 
 #ifndef LDL_REDIS_API
-#ifdef LDL_STATIC
-#if defined(__GNUC__) || defined(__clang__)
-#define LDL_REDIS_API static __attribute__((unused))
-#else
-#define LDL_REDIS_API static
-#endif
-#else
-#define LDL_REDIS_API extern
-#endif
+#define LDL_REDIS_API LDL_API
 #endif
 
 #ifndef LDL_REDIS_PREFIX_MAX
 #define LDL_REDIS_PREFIX_MAX 64
+#endif
+#ifndef LDL_REDIS_REPLY_MAX
+#define LDL_REDIS_REPLY_MAX 4096
+#endif
+#ifndef LDL_REDIS_PUMP_READS
+#define LDL_REDIS_PUMP_READS 64
+#endif
+#define LDL_REDIS_WHY_MAX 160
+
+/* the events a non-blocking adapter's socket waits for (for poll/epoll) */
+#ifndef LDL_WANT_READ
+#define LDL_WANT_READ  1
+#endif
+#ifndef LDL_WANT_WRITE
+#define LDL_WANT_WRITE 2
 #endif
 
 #ifdef __cplusplus
@@ -109,24 +225,101 @@ extern "C" {
 typedef struct ldl_redis ldl_redis;
 struct ldl_redis {                  /* private: complete so the caller owns the storage */
     redisContext *_c;
+    const redisReplyObjectFunctions *_dflt;  /* hiredis' own reply builders */
+    uint64_t      _nonce;           /* the last nonce sent */
     size_t        _plen;
+    int           _refused;         /* a reply hook refused a reply (size) */
     char          _prefix[LDL_REDIS_PREFIX_MAX];
+    char          _why[LDL_REDIS_WHY_MAX];
 };
 
-/* r, c non-NULL; prefix NULL = "ldl", else shorter than LDL_REDIS_PREFIX_MAX bytes.
-   Sends nothing. LDL_OK or LDL_EINVAL. */
-LDL_REDIS_API int       ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix);
+typedef struct ldl_redis_req ldl_redis_req;
+struct ldl_redis_req {              /* one queued request; private */
+    ldl_op   *_op;                  /* the lock's slot; NULL once cancelled or for the
+                                       adapter's own release of a cancelled grant */
+    size_t    _next;                /* FIFO / free-list link: index + 1, 0 = none */
+    int       _kind;                /* LDL_OP_*; 0 = free */
+    int       _eval;                /* sent again as EVAL after NOSCRIPT */
+    uint32_t  _ttl_ms;
+    int64_t   _token;
+    uint64_t  _nonce;
+    char      _key[LDL_KEY_MAX];
+};
+
+typedef struct ldl_redis_stats {    /* counters of a non-blocking adapter, since init */
+    uint64_t submitted;             /* requests queued (the adapter's own releases too) */
+    uint64_t answered;              /* replies matched to a request */
+    uint64_t write_calls;           /* write() calls (through redisBufferWrite) */
+    uint64_t read_calls;            /* read() calls, EAGAIN included */
+    uint64_t noscript;              /* requests sent again as EVAL */
+    uint64_t handed_back;           /* cancelled grants the adapter released */
+    uint64_t refused_full;          /* submits refused: pool full */
+    uint64_t link_failures;
+    size_t   live;                  /* requests waiting for a reply now */
+    size_t   max_live;
+} ldl_redis_stats;
+
+typedef struct ldl_redis_async ldl_redis_async;
+struct ldl_redis_async {            /* private: complete so the caller owns the storage */
+    ldl_redis       _r;             /* prefix, context, nonce, why */
+    ldl_redis_req  *_reqs;
+    size_t          _nreqs;
+    size_t          _free;          /* free list head, index + 1 */
+    size_t          _head, _tail;   /* in-order FIFO of requests in the pipeline */
+    int             _link;          /* LDL__REDIS_CONNECTING / _UP / _FAILED */
+    uint64_t        _progress_ms;   /* last reply, or when the FIFO became non-empty */
+    ldl_redis_stats _stats;
+};
+
+/* --- synchronous view --------------------------------------------------- */
+/* r, c non-NULL; c a blocking context. prefix NULL = "ldl", else 1 to
+   LDL_REDIS_PREFIX_MAX-1 bytes without ':', '{' or '}'. Sends nothing.
+   LDL_OK or LDL_EINVAL (ldl_redis_why says why). */
+LDL_REDIS_API int        ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix);
 /* the adapter view; ctx = r, which must outlive every lock using it */
-LDL_REDIS_API ldl_store ldl_redis_store(ldl_redis *r);
+LDL_REDIS_API ldl_store  ldl_redis_store(ldl_redis *r);
+/* the last error's text ("" when none); never NULL */
+LDL_REDIS_API const char *ldl_redis_why(const ldl_redis *r);
 /* Reads CONFIG GET appendonly / appendfsync / maxmemory / maxmemory-policy.
    1: the fence survives a restart or crash of THIS server (AOF on, fsync
       always, nothing can evict the fence key);
    0: it may not; why says what to change;
-   negative (LDL_ESTORE): the server could not be asked (CONFIG disabled or
-      renamed, connection down); why says what happened.
+   negative (LDL_ESTORE): the server could not be asked (CONFIG refused by an
+      ACL, disabled or renamed; connection down); why says what happened.
    why may be NULL; it is always NUL-terminated when why_len > 0.
-   Replication is never covered: see docs/redis.md. */
-LDL_REDIS_API int       ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len);
+   Replication is never covered: see docs/redis.md. Synchronous view only. */
+LDL_REDIS_API int        ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len);
+
+/* --- non-blocking view -------------------------------------------------- */
+/* ra, c, reqs non-NULL, nreqs >= 1; c a NON-blocking context (redisConnectNonBlock)
+   with nothing pending on it; prefix as for ldl_redis_init. Sends nothing.
+   LDL_OK or LDL_EINVAL (ldl_redis_async_why says why). A context that has
+   already failed is accepted: pump answers negative until a reconnect. */
+LDL_REDIS_API int  ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, const char *prefix,
+                                        ldl_redis_req *reqs, size_t nreqs);
+/* the adapter view; ctx = ra, which must outlive every lock using it */
+LDL_REDIS_API ldl_async_store ldl_redis_async_store(ldl_redis_async *ra);
+/* Non-blocking I/O only: finishes a connect under way, writes what is queued,
+   reads what arrived (at most LDL_REDIS_PUMP_READS reads) and completes what
+   was answered. >= 0: answers completed. Negative (LDL_ESTORE): the link failed
+   (now or earlier) and every live request was completed with LDL_ESTORE. */
+LDL_REDIS_API int  ldl_redis_async_pump(ldl_redis_async *ra);
+/* the socket (-1 when the link failed) and, in *events (may be NULL), the
+   LDL_WANT_READ | LDL_WANT_WRITE the pump waits for */
+LDL_REDIS_API int  ldl_redis_async_fd(const ldl_redis_async *ra, int *events);
+/* the last error's text ("" when none); never NULL */
+LDL_REDIS_API const char *ldl_redis_async_why(const ldl_redis_async *ra);
+/* ms since the link last made progress while requests wait for a reply; 0 when
+   nothing waits. A stall meter: drop a frozen link with ldl_redis_async_fail. */
+LDL_REDIS_API uint32_t ldl_redis_async_stalled_ms(const ldl_redis_async *ra);
+/* fail the link now: every live request completes with LDL_ESTORE, the context
+   is marked failed (c->err). why may be NULL. */
+LDL_REDIS_API void ldl_redis_async_fail(ldl_redis_async *ra, const char *why);
+/* fail the link if it is not failed yet, then redisReconnect(c) (non-blocking);
+   LDL_OK (the connect completes inside later pumps) or LDL_ESTORE */
+LDL_REDIS_API int  ldl_redis_async_reconnect(ldl_redis_async *ra);
+/* counters since init (live, max_live, write and read calls, ...) */
+LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra);
 
 #ifdef __cplusplus
 }
@@ -138,79 +331,74 @@ LDL_REDIS_API int       ldl_redis_check_durability(ldl_redis *r, char *why, size
 #ifndef LITE_DI_LOCK_REDIS_C
 #define LITE_DI_LOCK_REDIS_C
 
-#include <stdio.h>
+#include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The scripts. Their SHA1s below are checked against the server's SCRIPT LOAD
-   by tests/store/redis_adapter.c; a stale SHA would still work (NOSCRIPT ->
-   EVAL every time) but slower, so the test keeps them honest. */
+#define LDL__REDIS_ARRAY_MAX  16
+#define LDL__REDIS_CONNECTING 0
+#define LDL__REDIS_UP         1
+#define LDL__REDIS_FAILED     2
+/* '{' prefix ':' key '}' ':fence' NUL */
+#define LDL__REDIS_KEYBUF (LDL_REDIS_PREFIX_MAX + LDL_KEY_MAX + 16)
+
+/* The scripts. Every answer is { nonce, value }; the nonce is the last ARGV.
+   Their SHA1s below are checked against the server's SCRIPT LOAD by
+   tests/store/redis_adapter.c; a stale SHA would still work (NOSCRIPT -> EVAL
+   every time) but slower, so the test keeps them honest. */
 static const char ldl__redis_acquire_lua[] =
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"
+    "local n = ARGV[2]\n"
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n"
     "local t = redis.call('INCR', KEYS[2])\n"
     "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n"
     "redis.call('PERSIST', KEYS[2])\n"
     "local s = redis.call('GET', KEYS[2])\n"
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
-    "return s\n";
-static const char ldl__redis_acquire_sha[] = "07927fcfef0622677516b765a1675f77822a9708";
+    "return {n, s}\n";
+static const char ldl__redis_acquire_sha[] = "1cbe4fbb9ac8ca9f9777ece8b24407ab61fdfcf8";
 
 static const char ldl__redis_renew_lua[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "  return {ARGV[3], redis.call('PEXPIRE', KEYS[1], ARGV[2])}\n"
     "end\n"
-    "return 0\n";
-static const char ldl__redis_renew_sha[] = "3a32323a05c08607e6bc7842cfeea9552d0b61f5";
+    "return {ARGV[3], 0}\n";
+static const char ldl__redis_renew_sha[] = "b8cf66bc0ef2285996107fb1f89d8c32930d2c7a";
 
 static const char ldl__redis_release_lua[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('DEL', KEYS[1])\n"
+    "  return {ARGV[2], redis.call('DEL', KEYS[1])}\n"
     "end\n"
-    "return 0\n";
-static const char ldl__redis_release_sha[] = "c89cee65b7ab260d98c281f3c3eb6fa7c992cdd2";
+    "return {ARGV[2], 0}\n";
+static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a55682d";
 
-/* '{' prefix ':' key '}' ':fence' NUL */
-#define LDL__REDIS_KEYBUF (LDL_REDIS_PREFIX_MAX + LDL_KEY_MAX + 16)
-
-LDL_REDIS_API int ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix)
-{
-    size_t n;
-    if (!r) return LDL_EINVAL;
-    memset(r, 0, sizeof *r);
-    if (!c) return LDL_EINVAL;
-    if (!prefix) prefix = "ldl";
-    n = strlen(prefix);
-    if (n >= LDL_REDIS_PREFIX_MAX) return LDL_EINVAL;
-    memcpy(r->_prefix, prefix, n + 1);
-    r->_plen = n;
-    r->_c = c;
-    return LDL_OK;
+/* ------------------------------------------------------------ small helpers */
+/* a then b into out[cap], cut to fit, always NUL-terminated (cap > 0) */
+static void ldl__redis_cat(char *out, size_t cap, const char *a, const char *b) {
+    size_t n = 0;
+    for (; a && *a && n + 1 < cap; a++) out[n++] = *a;
+    for (; b && *b && n + 1 < cap; b++) out[n++] = *b;
+    out[n] = 0;
 }
 
-/* "{prefix:key}suffix" into buf; answers its length, 0 on a bad key */
-static size_t ldl__redis_name(const ldl_redis *r, const char *key, const char *suffix, char *buf)
-{
-    size_t k, s, n = 0;
-    if (!key) return 0;
-    k = strlen(key);
-    if (k == 0 || k >= LDL_KEY_MAX) return 0;
-    s = strlen(suffix);
-    buf[n++] = '{';
-    memcpy(buf + n, r->_prefix, r->_plen); n += r->_plen;
-    buf[n++] = ':';
-    memcpy(buf + n, key, k); n += k;
-    buf[n++] = '}';
-    memcpy(buf + n, suffix, s); n += s;
-    buf[n] = 0;
-    return n;
+static void ldl__redis_say(ldl_redis *r, const char *a, const char *b) {
+    ldl__redis_cat(r->_why, sizeof r->_why, a, b);
 }
 
-/* decimal text of v (v >= 0 here) into buf[24]; answers its length */
-static size_t ldl__redis_u64(uint64_t v, char *buf)
-{
+static uint64_t ldl__redis_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* decimal text of v into buf[24]; answers its length */
+static size_t ldl__redis_u64(uint64_t v, char *buf) {
     char tmp[24];
     size_t n = 0, i;
     do { tmp[n++] = (char)('0' + (int)(v % 10u)); v /= 10u; } while (v);
@@ -219,9 +407,16 @@ static size_t ldl__redis_u64(uint64_t v, char *buf)
     return n;
 }
 
+/* 16 lower-case hex digits of v into buf[17] */
+static void ldl__redis_hex(uint64_t v, char *buf) {
+    static const char d[] = "0123456789abcdef";
+    int i;
+    for (i = 15; i >= 0; i--) { buf[i] = d[v & 15u]; v >>= 4; }
+    buf[16] = 0;
+}
+
 /* strict decimal in [1, INT64_MAX]: digits only, no sign, no leading zero */
-static int ldl__redis_token(const char *s, size_t n, int64_t *out)
-{
+static int ldl__redis_token(const char *s, size_t n, int64_t *out) {
     uint64_t v = 0;
     size_t i;
     if (!s || n == 0 || n > 19 || s[0] == '0') return 0;
@@ -237,102 +432,337 @@ static int ldl__redis_token(const char *s, size_t n, int64_t *out)
     return 1;
 }
 
-/* EVALSHA sha nkeys args...; once more as EVAL when the server says NOSCRIPT.
-   argv[0], argv[1] are filled here. NULL when the connection failed. */
-static redisReply *ldl__redis_eval(ldl_redis *r, const char *sha, const char *lua,
-                                   int argc, const char **argv, size_t *lens)
-{
-    redisReply *rep;
-    if (!r->_c || r->_c->err) return NULL;
-    argv[0] = "EVALSHA"; lens[0] = 7;
-    argv[1] = sha;       lens[1] = 40;
-    rep = (redisReply *)redisCommandArgv(r->_c, argc, argv, lens);
-    if (rep && rep->type == REDIS_REPLY_ERROR && rep->str &&
-        strncmp(rep->str, "NOSCRIPT", 8) == 0) {
-        freeReplyObject(rep);
-        argv[0] = "EVAL"; lens[0] = 4;
-        argv[1] = lua;    lens[1] = strlen(lua);
-        rep = (redisReply *)redisCommandArgv(r->_c, argc, argv, lens);
+/* ------------------------------------------------------------ init, names */
+static int ldl__redis_setup(ldl_redis *r, redisContext *c, const char *prefix) {
+    size_t n, i;
+    redisReader *fresh;
+    memset(r, 0, sizeof *r);
+    if (!c) { ldl__redis_say(r, "init: NULL redisContext", NULL); return LDL_EINVAL; }
+    if (!prefix) prefix = "ldl";
+    n = strlen(prefix);
+    if (n == 0 || n >= LDL_REDIS_PREFIX_MAX) {
+        ldl__redis_say(r, "init: the prefix must be 1 to LDL_REDIS_PREFIX_MAX-1 bytes", NULL);
+        return LDL_EINVAL;
     }
-    return rep;
-}
-
-/* a 0/1 integer reply as 0/1; anything else LDL_ESTORE; frees the reply */
-static int ldl__redis_yesno(redisReply *rep)
-{
-    int rc = LDL_ESTORE;
-    if (!rep) return LDL_ESTORE;
-    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
-        rc = (int)rep->integer;
-    freeReplyObject(rep);
-    return rc;
-}
-
-static int ldl__redis_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out)
-{
-    ldl_redis *r = (ldl_redis *)ctx;
-    char lease[LDL__REDIS_KEYBUF], fence[LDL__REDIS_KEYBUF], ttl[24];
-    const char *argv[6];
-    size_t lens[6];
-    redisReply *rep;
-    int rc = LDL_ESTORE;
-    int64_t tok = 0;
-
-    if (!r || !token_out || ttl_ms == 0) return LDL_EINVAL;
-    lens[3] = ldl__redis_name(r, key, ":lease", lease);
-    lens[4] = ldl__redis_name(r, key, ":fence", fence);
-    if (!lens[3] || !lens[4]) return LDL_EINVAL;
-    argv[2] = "2";   lens[2] = 1;
-    argv[3] = lease;
-    argv[4] = fence;
-    argv[5] = ttl;   lens[5] = ldl__redis_u64(ttl_ms, ttl);
-    rep = ldl__redis_eval(r, ldl__redis_acquire_sha, ldl__redis_acquire_lua, 6, argv, lens);
-    if (!rep) return LDL_ESTORE;
-    if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0) {
-        rc = 0;
-    } else if (rep->type == REDIS_REPLY_STRING &&
-               ldl__redis_token(rep->str, rep->len, &tok)) {
-        *token_out = tok;
-        rc = 1;
+    for (i = 0; i < n; i++) {
+        if (prefix[i] == ':' || prefix[i] == '{' || prefix[i] == '}') {
+            ldl__redis_say(r, "init: the prefix must not contain ':', '{' or '}' (key names would "
+                           "collide or leave their hash slot)", NULL);
+            return LDL_EINVAL;
+        }
     }
-    freeReplyObject(rep);
-    return rc;
+    /* hiredis keeps its reply builders static: borrow the table from a fresh reader */
+    fresh = redisReaderCreate();
+    if (!fresh) { ldl__redis_say(r, "init: out of memory", NULL); return LDL_EINVAL; }
+    r->_dflt = fresh->fn;
+    redisReaderFree(fresh);
+    memcpy(r->_prefix, prefix, n + 1);
+    r->_plen = n;
+    r->_nonce = ldl__redis_now_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)(uintptr_t)r;
+    r->_c = c;
+    return LDL_OK;
 }
 
-static int ldl__redis_call(ldl_redis *r, const char *sha, const char *lua, const char *key,
-                           int64_t token, uint32_t ttl_ms, int with_ttl)
-{
-    char lease[LDL__REDIS_KEYBUF], tok[24], ttl[24];
-    const char *argv[6];
-    size_t lens[6];
-    int argc = 5;
+/* "{prefix:key}suffix" into buf; answers its length, 0 on a bad key */
+static size_t ldl__redis_name(const ldl_redis *r, const char *key, const char *suffix, char *buf) {
+    size_t k, s, n = 0;
+    if (!key) return 0;
+    k = strlen(key);
+    if (k == 0 || k >= LDL_KEY_MAX) return 0;
+    s = strlen(suffix);
+    buf[n++] = '{';
+    memcpy(buf + n, r->_prefix, r->_plen); n += r->_plen;
+    buf[n++] = ':';
+    memcpy(buf + n, key, k); n += k;
+    buf[n++] = '}';
+    memcpy(buf + n, suffix, s); n += s;
+    buf[n] = 0;
+    return n;
+}
 
+/* ------------------------------------------------------------ the reply hooks
+   Forward to hiredis' own builders, refusing what no answer of ours can be
+   before anything is allocated (a NULL makes the reader fail the reply). */
+static void *ldl__redis_mk_str(const redisReadTask *t, char *s, size_t len) {
+    ldl_redis *r = (ldl_redis *)t->privdata;
+    if (!r) return NULL;
+    if (len > LDL_REDIS_REPLY_MAX) { r->_refused = 1; return NULL; }
+    return r->_dflt->createString(t, s, len);
+}
+static void *ldl__redis_mk_array(const redisReadTask *t, int n) {
+    ldl_redis *r = (ldl_redis *)t->privdata;
+    if (!r) return NULL;
+    if (n > LDL__REDIS_ARRAY_MAX) { r->_refused = 1; return NULL; }
+    return r->_dflt->createArray(t, n);
+}
+static void *ldl__redis_mk_int(const redisReadTask *t, long long v) {
+    ldl_redis *r = (ldl_redis *)t->privdata;
+    return r ? r->_dflt->createInteger(t, v) : NULL;
+}
+static void *ldl__redis_mk_nil(const redisReadTask *t) {
+    ldl_redis *r = (ldl_redis *)t->privdata;
+    return r ? r->_dflt->createNil(t) : NULL;
+}
+static void ldl__redis_free_obj(void *o) { freeReplyObject(o); }
+
+static const redisReplyObjectFunctions ldl__redis_fns = {
+    ldl__redis_mk_str, ldl__redis_mk_array, ldl__redis_mk_int, ldl__redis_mk_nil, ldl__redis_free_obj
+};
+
+/* install the hooks (a reconnect makes a new reader with hiredis' defaults) */
+static void ldl__redis_hook(ldl_redis *r) {
+    redisReader *rd = r->_c->reader;
+    if (!rd) return;
+    rd->fn = (redisReplyObjectFunctions *)&ldl__redis_fns;   /* hiredis never writes it */
+    rd->privdata = r;
+}
+
+/* bytes the reader holds but has not turned into a reply yet */
+static size_t ldl__redis_unparsed(const redisContext *c) {
+    return c->reader && c->reader->len > c->reader->pos ? c->reader->len - c->reader->pos : 0;
+}
+
+/* the reader's error, in words (a refused reply says which bound) */
+static void ldl__redis_reader_why(ldl_redis *r, const char *errstr) {
+    if (r->_refused)
+        ldl__redis_say(r, "reply refused: more than 16 elements or LDL_REDIS_REPLY_MAX bytes "
+                       "(hostile or foreign server?)", NULL);
+    else
+        ldl__redis_say(r, "connection failed: ", errstr);
+}
+
+/* the connection is out of step (or the reply cannot be trusted): mark it failed
+   so nothing reads on it any more; redisReconnect clears the mark */
+static void ldl__redis_break(ldl_redis *r, const char *why) {
+    redisContext *c = r->_c;
+    ldl__redis_say(r, why, NULL);
+    if (!c->err) {
+        c->err = REDIS_ERR_PROTOCOL;
+        ldl__redis_cat(c->errstr, sizeof c->errstr, "ldl: ", why);
+    }
+}
+
+/* ------------------------------------------------------------ the requests (argv) */
+typedef struct ldl__redis_cmd {
+    const char *argv[8];
+    size_t      lens[8];
+    int         argc;
+    char        lease[LDL__REDIS_KEYBUF], fence[LDL__REDIS_KEYBUF];
+    char        tok[24], ttl[24], nonce[17];
+} ldl__redis_cmd;
+
+/* EVALSHA sha nkeys keys... args... nonce (EVAL lua ... when eval);
+   0 ok, LDL_EINVAL on a bad key or argument */
+static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, const char *key,
+                            int64_t token, uint32_t ttl_ms, uint64_t nonce, int eval) {
+    const char *sha, *lua;
+    size_t n;
+    int a = 0;
+    if (!(n = ldl__redis_name(r, key, ":lease", m->lease))) return LDL_EINVAL;
+    if (kind == LDL_OP_ACQUIRE) { sha = ldl__redis_acquire_sha; lua = ldl__redis_acquire_lua; }
+    else if (kind == LDL_OP_RENEW) { sha = ldl__redis_renew_sha; lua = ldl__redis_renew_lua; }
+    else { sha = ldl__redis_release_sha; lua = ldl__redis_release_lua; }
+    if (eval) { m->argv[a] = "EVAL"; m->lens[a++] = 4; m->argv[a] = lua; m->lens[a++] = strlen(lua); }
+    else { m->argv[a] = "EVALSHA"; m->lens[a++] = 7; m->argv[a] = sha; m->lens[a++] = 40; }
+    ldl__redis_hex(nonce, m->nonce);
+    if (kind == LDL_OP_ACQUIRE) {
+        if (ttl_ms == 0) return LDL_EINVAL;
+        ldl__redis_name(r, key, ":fence", m->fence);
+        m->argv[a] = "2";      m->lens[a++] = 1;
+        m->argv[a] = m->lease; m->lens[a++] = n;
+        m->argv[a] = m->fence; m->lens[a++] = n;     /* ":fence" is as long as ":lease" */
+        m->argv[a] = m->ttl;   m->lens[a++] = ldl__redis_u64(ttl_ms, m->ttl);
+    } else {
+        m->argv[a] = "1";      m->lens[a++] = 1;
+        m->argv[a] = m->lease; m->lens[a++] = n;
+        m->argv[a] = m->tok;   m->lens[a++] = ldl__redis_u64((uint64_t)token, m->tok);
+        if (kind == LDL_OP_RENEW) {
+            if (ttl_ms == 0) return LDL_EINVAL;
+            m->argv[a] = m->ttl; m->lens[a++] = ldl__redis_u64(ttl_ms, m->ttl);
+        }
+    }
+    m->argv[a] = m->nonce; m->lens[a++] = 16;
+    m->argc = a;
+    return 0;
+}
+
+/* Judge a script reply (not an error reply) against its request.
+   LDL__REDIS_OOS: out of step (wrong shape or nonce): the link cannot be trusted.
+   Otherwise the answer: 1 (acquire: *tok set), 0, or LDL_ESTORE (ours, but malformed). */
+#define LDL__REDIS_OOS (-1000)
+static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok) {
+    char want[17];
+    const redisReply *v;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) return LDL__REDIS_OOS;
+    ldl__redis_hex(nonce, want);
+    if (rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != 16 ||
+        memcmp(rep->element[0]->str, want, 16) != 0) return LDL__REDIS_OOS;
+    v = rep->element[1];
+    if (v->type == REDIS_REPLY_INTEGER) {
+        if (v->integer == 0) return 0;
+        if (v->integer == 1 && kind != LDL_OP_ACQUIRE) return 1;
+        return LDL_ESTORE;
+    }
+    if (kind == LDL_OP_ACQUIRE && v->type == REDIS_REPLY_STRING && ldl__redis_token(v->str, v->len, tok))
+        return 1;
+    return LDL_ESTORE;
+}
+
+/* ------------------------------------------------------------ synchronous view */
+LDL_REDIS_API int ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix) {
     if (!r) return LDL_EINVAL;
-    lens[3] = ldl__redis_name(r, key, ":lease", lease);
-    if (!lens[3]) return LDL_EINVAL;
-    if (with_ttl && ttl_ms == 0) return LDL_EINVAL;
+    return ldl__redis_setup(r, c, prefix);
+}
+
+LDL_REDIS_API const char *ldl_redis_why(const ldl_redis *r) {
+    return r ? r->_why : "NULL adapter";
+}
+
+/* Something on the connection that is not ours: refuse to send (the reply we would
+   read next could be someone else's). 1 = refused. */
+static int ldl__redis_foreign(ldl_redis *r) {
+    redisContext *c = r->_c;
+    char b;
+    ssize_t n;
+    if (c->obuf && sdslen(c->obuf) > 0) {
+        ldl__redis_say(r, "refused to send: the connection has output pending (a lock connection "
+                       "is not shared)", NULL);
+        return 1;
+    }
+    if (ldl__redis_unparsed(c) > 0) {
+        ldl__redis_say(r, "refused to send: the connection has unread input buffered (a lock "
+                       "connection is not shared)", NULL);
+        return 1;
+    }
+    n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) {
+        ldl__redis_say(r, "refused to send: an unread reply waits in the socket (a lock "
+                       "connection is not shared)", NULL);
+        return 1;
+    }
+    return 0;
+}
+
+/* one command, one reply, on the blocking context; NULL on failure (why set).
+   The whole call is bounded by the context's timeout, checked after each read. */
+static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+    redisContext *c = r->_c;
+    void *rep = NULL;
+    uint64_t t0, limit = 0;
+    int done = 0;
+    if (!c) { ldl__redis_say(r, "no connection", NULL); return NULL; }
+    if (c->err) { ldl__redis_say(r, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
+    if (!(c->flags & REDIS_BLOCK)) {
+        ldl__redis_say(r, "the synchronous view needs a blocking redisContext", NULL);
+        return NULL;
+    }
+    if (ldl__redis_foreign(r)) return NULL;
+    ldl__redis_hook(r);
+    r->_refused = 0;
+    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
+        ldl__redis_say(r, "could not format the command: ", c->errstr);
+        return NULL;
+    }
+    {   /* the command timeout is the socket's SO_RCVTIMEO (redisSetTimeout) */
+        struct timeval tv;
+        socklen_t tl = sizeof tv;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
+            limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
+    }
+    t0 = ldl__redis_now_ms();
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK) {
+            ldl__redis_say(r, "connection failed: ", c->errstr);
+            return NULL;
+        }
+    } while (!done);
+    for (;;) {
+        if (redisGetReplyFromReader(c, &rep) != REDIS_OK) {
+            ldl__redis_reader_why(r, c->errstr);
+            return NULL;
+        }
+        if (rep) return (redisReply *)rep;
+        if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
+            ldl__redis_break(r, "reply larger than LDL_REDIS_REPLY_MAX: connection dropped");
+            return NULL;
+        }
+        if (limit && ldl__redis_now_ms() - t0 >= limit) {
+            ldl__redis_break(r, "the reply took longer than the context's timeout (a server "
+                             "dripping its reply?): connection dropped");
+            return NULL;
+        }
+        if (redisBufferRead(c) != REDIS_OK) {
+            ldl__redis_reader_why(r, c->errstr);
+            return NULL;
+        }
+    }
+}
+
+/* EVALSHA, once more as EVAL on NOSCRIPT; the answer (1, 0, negative) */
+static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t token, uint32_t ttl_ms,
+                           int64_t *tok) {
+    ldl__redis_cmd m;
+    redisReply *rep;
+    int eval, rc;
+    for (eval = 0; eval < 2; eval++) {
+        uint64_t nonce = ++r->_nonce;
+        if (ldl__redis_build(r, &m, kind, key, token, ttl_ms, nonce, eval) != 0) {
+            ldl__redis_say(r, "bad argument (key empty or too long, ttl 0)", NULL);
+            return LDL_EINVAL;
+        }
+        rep = ldl__redis_roundtrip(r, m.argc, m.argv, m.lens);
+        if (!rep) return LDL_ESTORE;
+        if (rep->type == REDIS_REPLY_ERROR) {
+            int noscript = !eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0;
+            if (!noscript) ldl__redis_say(r, "server: ", rep->str);
+            freeReplyObject(rep);
+            if (noscript) continue;
+            return LDL_ESTORE;
+        }
+        rc = ldl__redis_judge(rep, kind, nonce, tok);
+        freeReplyObject(rep);
+        if (rc == LDL__REDIS_OOS) {
+            ldl__redis_break(r, "reply out of step (wrong type or nonce: someone else's reply?): "
+                             "connection dropped");
+            return LDL_ESTORE;
+        }
+        if (rc == LDL_ESTORE) ldl__redis_say(r, "malformed answer (fence counter out of range?)", NULL);
+        return rc;
+    }
+    return LDL_ESTORE;
+}
+
+static int ldl__redis_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
+    ldl_redis *r = (ldl_redis *)ctx;
+    int64_t tok = 0;
+    int rc;
+    if (!r || !token_out) return LDL_EINVAL;
+    rc = ldl__redis_sync(r, LDL_OP_ACQUIRE, key, 0, ttl_ms, &tok);
+    if (rc == 1) *token_out = tok;
+    return rc;
+}
+
+static int ldl__redis_tokcall(ldl_redis *r, int kind, const char *key, int64_t token, uint32_t ttl_ms) {
+    int64_t unused = 0;
+    char name[LDL__REDIS_KEYBUF];
+    if (!r) return LDL_EINVAL;
+    if (!ldl__redis_name(r, key, "", name) || (kind == LDL_OP_RENEW && ttl_ms == 0)) {
+        ldl__redis_say(r, "bad argument (key empty or too long, ttl 0)", NULL);
+        return LDL_EINVAL;
+    }
     if (token < 1) return 0;             /* no lease ever carries it */
-    argv[2] = "1";   lens[2] = 1;
-    argv[3] = lease;
-    argv[4] = tok;   lens[4] = ldl__redis_u64((uint64_t)token, tok);
-    if (with_ttl) { argv[5] = ttl; lens[5] = ldl__redis_u64(ttl_ms, ttl); argc = 6; }
-    return ldl__redis_yesno(ldl__redis_eval(r, sha, lua, argc, argv, lens));
+    return ldl__redis_sync(r, kind, key, token, ttl_ms, &unused);
 }
 
-static int ldl__redis_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms)
-{
-    return ldl__redis_call((ldl_redis *)ctx, ldl__redis_renew_sha, ldl__redis_renew_lua,
-                           key, token, ttl_ms, 1);
+static int ldl__redis_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    return ldl__redis_tokcall((ldl_redis *)ctx, LDL_OP_RENEW, key, token, ttl_ms);
 }
 
-static int ldl__redis_release(void *ctx, const char *key, int64_t token)
-{
-    return ldl__redis_call((ldl_redis *)ctx, ldl__redis_release_sha, ldl__redis_release_lua,
-                           key, token, 0, 0);
+static int ldl__redis_release(void *ctx, const char *key, int64_t token) {
+    return ldl__redis_tokcall((ldl_redis *)ctx, LDL_OP_RELEASE, key, token, 0);
 }
 
-LDL_REDIS_API ldl_store ldl_redis_store(ldl_redis *r)
-{
+LDL_REDIS_API ldl_store ldl_redis_store(ldl_redis *r) {
     ldl_store s;
     s.acquire = ldl__redis_acquire;
     s.renew = ldl__redis_renew;
@@ -341,14 +771,12 @@ LDL_REDIS_API ldl_store ldl_redis_store(ldl_redis *r)
     return s;
 }
 
-static void ldl__redis_why(char *why, size_t why_len, const char *a, const char *b)
-{
-    if (why && why_len > 0) snprintf(why, why_len, "%s%s", a, b ? b : "");
+static void ldl__redis_tell(char *why, size_t why_len, const char *a, const char *b) {
+    if (why && why_len > 0) ldl__redis_cat(why, why_len, a, b);
 }
 
 /* CONFIG GET name -> value text copied into out[64]; 1 ok, LDL_ESTORE otherwise */
-static int ldl__redis_config(ldl_redis *r, const char *name, char *out, char *why, size_t why_len)
-{
+static int ldl__redis_config(ldl_redis *r, const char *name, char *out, char *why, size_t why_len) {
     const char *argv[3];
     size_t lens[3];
     redisReply *rep;
@@ -357,60 +785,395 @@ static int ldl__redis_config(ldl_redis *r, const char *name, char *out, char *wh
     argv[1] = "GET";    lens[1] = 3;
     argv[2] = name;     lens[2] = strlen(name);
     out[0] = 0;
-    if (!r->_c || r->_c->err) {
-        ldl__redis_why(why, why_len, "connection not usable: ",
-                       r->_c && r->_c->errstr[0] ? r->_c->errstr : "no context");
-        return LDL_ESTORE;
-    }
-    rep = (redisReply *)redisCommandArgv(r->_c, 3, argv, lens);
+    rep = ldl__redis_roundtrip(r, 3, argv, lens);
     if (!rep) {
-        ldl__redis_why(why, why_len, "connection failed: ", r->_c->errstr);
+        ldl__redis_tell(why, why_len, "durability unknown: ", r->_why);
         return LDL_ESTORE;
     }
     if (rep->type == REDIS_REPLY_ERROR) {
-        ldl__redis_why(why, why_len, "CONFIG GET refused: ", rep->str);
+        ldl__redis_say(r, "server: ", rep->str);
+        ldl__redis_tell(why, why_len, "durability unknown: CONFIG GET refused (an ACL user needs "
+                        "+config|get; managed services often rename or disable CONFIG): ", rep->str);
     } else if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
                rep->element[1]->type == REDIS_REPLY_STRING && rep->element[1]->len < 64) {
         memcpy(out, rep->element[1]->str, rep->element[1]->len);
         out[rep->element[1]->len] = 0;
         rc = 1;
     } else {
-        ldl__redis_why(why, why_len, "unexpected CONFIG GET reply for ", name);
+        ldl__redis_say(r, "unexpected CONFIG GET reply for ", name);
+        ldl__redis_tell(why, why_len, "durability unknown: unexpected CONFIG GET reply for ", name);
     }
     freeReplyObject(rep);
     return rc;
 }
 
-LDL_REDIS_API int ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len)
-{
+LDL_REDIS_API int ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len) {
     char aof[64], fsync_[64], maxmem[64], policy[64];
     if (why && why_len > 0) why[0] = 0;
-    if (!r) { ldl__redis_why(why, why_len, "NULL adapter", NULL); return LDL_EINVAL; }
+    if (!r) { ldl__redis_tell(why, why_len, "NULL adapter", NULL); return LDL_EINVAL; }
     if (ldl__redis_config(r, "appendonly", aof, why, why_len) != 1 ||
         ldl__redis_config(r, "appendfsync", fsync_, why, why_len) != 1 ||
         ldl__redis_config(r, "maxmemory", maxmem, why, why_len) != 1 ||
         ldl__redis_config(r, "maxmemory-policy", policy, why, why_len) != 1)
         return LDL_ESTORE;
     if (strcmp(aof, "yes") != 0) {
-        ldl__redis_why(why, why_len, "appendonly is not yes: a restart or crash can forget the "
-                       "fence counter and issue a token again (set appendonly yes)", NULL);
+        ldl__redis_tell(why, why_len, "appendonly is not yes: a restart or crash can forget the "
+                        "fence counter and issue a token again (set appendonly yes)", NULL);
         return 0;
     }
     if (strcmp(fsync_, "always") != 0) {
-        ldl__redis_why(why, why_len, "appendfsync is not always: a crash can lose the last "
-                       "fence increments (set appendfsync always); it is ", fsync_);
+        ldl__redis_tell(why, why_len, "appendfsync is not always: a crash can lose the last "
+                        "fence increments (set appendfsync always); it is ", fsync_);
         return 0;
     }
     if (strcmp(maxmem, "0") != 0 && strncmp(policy, "allkeys-", 8) == 0) {
-        ldl__redis_why(why, why_len, "maxmemory is set with an allkeys-* eviction policy: the "
-                       "fence key may be evicted (use noeviction or a volatile-* policy); it is ",
-                       policy);
+        ldl__redis_tell(why, why_len, "maxmemory is set with an allkeys-* eviction policy: the "
+                        "fence key may be evicted (use noeviction or a volatile-* policy); it is ",
+                        policy);
         return 0;
     }
-    ldl__redis_why(why, why_len, "durable on this server: appendonly yes, appendfsync always, "
-                   "fence key not evictable (replicas are asynchronous: a failover can still "
-                   "lose the fence)", NULL);
+    ldl__redis_tell(why, why_len, "durable on this server: appendonly yes, appendfsync always, "
+                    "fence key not evictable (replicas are asynchronous: a failover can still "
+                    "lose the fence)", NULL);
     return 1;
+}
+
+/* ------------------------------------------------------------ non-blocking view */
+#define LDL__REDIS_REQ(ra, i) (&(ra)->_reqs[(i) - 1])
+
+static void ldl__redis_fifo_push(ldl_redis_async *ra, size_t i) {
+    LDL__REDIS_REQ(ra, i)->_next = 0;
+    if (ra->_tail) LDL__REDIS_REQ(ra, ra->_tail)->_next = i;
+    else { ra->_head = i; ra->_progress_ms = ldl__redis_now_ms(); }
+    ra->_tail = i;
+    if (++ra->_stats.live > ra->_stats.max_live) ra->_stats.max_live = ra->_stats.live;
+}
+
+static size_t ldl__redis_fifo_pop(ldl_redis_async *ra) {
+    size_t i = ra->_head;
+    if (!i) return 0;
+    ra->_head = LDL__REDIS_REQ(ra, i)->_next;
+    if (!ra->_head) ra->_tail = 0;
+    ra->_stats.live--;
+    return i;
+}
+
+static void ldl__redis_req_free(ldl_redis_async *ra, size_t i) {
+    ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+    q->_op = NULL;
+    q->_kind = 0;
+    q->_next = ra->_free;
+    ra->_free = i;
+}
+
+/* format request i into the context's output buffer and append it to the FIFO;
+   0 or LDL_ESTORE (out of memory) */
+static int ldl__redis_queue(ldl_redis_async *ra, size_t i) {
+    ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+    ldl__redis_cmd m;
+    if (ldl__redis_build(&ra->_r, &m, q->_kind, q->_key, q->_token, q->_ttl_ms, q->_nonce, q->_eval) != 0)
+        return LDL_EINVAL;
+    if (redisAppendCommandArgv(ra->_r._c, m.argc, m.argv, m.lens) != REDIS_OK) {
+        ldl__redis_say(&ra->_r, "could not queue the command (out of memory?)", NULL);
+        return LDL_ESTORE;
+    }
+    ldl__redis_fifo_push(ra, i);
+    ra->_stats.submitted++;
+    return 0;
+}
+
+/* fail the link: every live request answered LDL_ESTORE, the context marked failed */
+static void ldl__redis_fail(ldl_redis_async *ra, const char *why) {
+    size_t i;
+    if (ra->_link == LDL__REDIS_FAILED) return;
+    ra->_link = LDL__REDIS_FAILED;
+    ra->_stats.link_failures++;
+    ldl__redis_break(&ra->_r, why);
+    while ((i = ldl__redis_fifo_pop(ra)) != 0) {
+        ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+        if (q->_op) ldl_op_complete(q->_op, LDL_ESTORE, 0);
+        ldl__redis_req_free(ra, i);
+    }
+}
+
+LDL_REDIS_API int ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, const char *prefix,
+                                       ldl_redis_req *reqs, size_t nreqs) {
+    size_t i;
+    int rc;
+    if (!ra) return LDL_EINVAL;
+    memset(ra, 0, sizeof *ra);
+    rc = ldl__redis_setup(&ra->_r, c, prefix);
+    if (rc != LDL_OK) { ra->_link = LDL__REDIS_FAILED; return rc; }
+    ra->_link = LDL__REDIS_FAILED;
+    if (!reqs || nreqs == 0 || nreqs >= (size_t)-1 / sizeof *reqs) {
+        ldl__redis_say(&ra->_r, "init: the request pool is empty", NULL);
+        return LDL_EINVAL;
+    }
+    if (c->flags & REDIS_BLOCK) {
+        ldl__redis_say(&ra->_r, "init: the context is blocking (use redisConnectNonBlock)", NULL);
+        return LDL_EINVAL;
+    }
+    if (!c->err && ((c->obuf && sdslen(c->obuf) > 0) || ldl__redis_unparsed(c) > 0)) {
+        ldl__redis_say(&ra->_r, "init: the context has output pending or input unread (a lock "
+                       "connection is not shared)", NULL);
+        return LDL_EINVAL;
+    }
+    memset(reqs, 0, nreqs * sizeof *reqs);
+    ra->_reqs = reqs;
+    ra->_nreqs = nreqs;
+    for (i = nreqs; i >= 1; i--) ldl__redis_req_free(ra, i);
+    if (c->err) {
+        ldl__redis_say(&ra->_r, "connection failed before init: ", c->errstr);
+        return LDL_OK;                   /* FAILED: pump answers negative until a reconnect */
+    }
+    ldl__redis_hook(&ra->_r);
+    ra->_link = LDL__REDIS_CONNECTING;
+    return LDL_OK;
+}
+
+static int ldl__redis_submit(ldl_redis_async *ra, ldl_op *op, int kind, const char *key,
+                             int64_t token, uint32_t ttl_ms) {
+    ldl_redis_req *q;
+    size_t i, k;
+    int rc;
+    if (!ra || !op || !ra->_reqs) return LDL_EINVAL;
+    if (!key || (k = strlen(key)) == 0 || k >= LDL_KEY_MAX || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
+        ldl__redis_say(&ra->_r, "bad argument (key empty or too long, ttl 0)", NULL);
+        return LDL_EINVAL;
+    }
+    if (ra->_link == LDL__REDIS_FAILED || ra->_r._c->err) {
+        ldl__redis_say(&ra->_r, "link failed (reconnect it): ", ra->_r._c->errstr);
+        return LDL_ESTORE;
+    }
+    if (kind != LDL_OP_ACQUIRE && token < 1) {   /* no lease ever carries it */
+        ldl_op_complete(op, 0, 0);
+        return LDL_OK;
+    }
+    i = ra->_free;
+    if (!i) {
+        ra->_stats.refused_full++;
+        ldl__redis_say(&ra->_r, "request pool full (size it at 2 x locks + a margin)", NULL);
+        return LDL_ENOSPC;
+    }
+    q = LDL__REDIS_REQ(ra, i);
+    ra->_free = q->_next;
+    q->_kind = kind;
+    q->_eval = 0;
+    q->_token = token;
+    q->_ttl_ms = ttl_ms;
+    q->_nonce = ++ra->_r._nonce;
+    memcpy(q->_key, key, k + 1);
+    rc = ldl__redis_queue(ra, i);
+    if (rc != 0) { ldl__redis_req_free(ra, i); return rc; }
+    q->_op = op;
+    op->store_data = (uintptr_t)i;
+    return LDL_OK;
+}
+
+static int ldl__redis_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms);
+}
+static int ldl__redis_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms);
+}
+static int ldl__redis_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_RELEASE, key, token, 0);
+}
+
+/* detach op: its request still goes out; a grant it brings is released here */
+static void ldl__redis_a_cancel(void *ctx, ldl_op *op) {
+    ldl_redis_async *ra = (ldl_redis_async *)ctx;
+    size_t i;
+    if (!ra || !op || !ra->_reqs) return;
+    i = (size_t)op->store_data;
+    if (i >= 1 && i <= ra->_nreqs && LDL__REDIS_REQ(ra, i)->_op == op) LDL__REDIS_REQ(ra, i)->_op = NULL;
+}
+
+LDL_REDIS_API ldl_async_store ldl_redis_async_store(ldl_redis_async *ra) {
+    ldl_async_store s;
+    s.acquire = ldl__redis_a_acquire;
+    s.renew = ldl__redis_a_renew;
+    s.release = ldl__redis_a_release;
+    s.cancel = ldl__redis_a_cancel;
+    s.ctx = ra;
+    return s;
+}
+
+/* one reply for the head of the FIFO; 1 answered, 0 sent again, negative: fail the link */
+static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
+    size_t i = ra->_head;
+    ldl_redis_req *q;
+    int64_t tok = 0;
+    int rc;
+    if (!i) { ldl__redis_say(&ra->_r, "a reply nobody asked for: link dropped", NULL); return -1; }
+    q = LDL__REDIS_REQ(ra, i);
+    if (rep->type == REDIS_REPLY_ERROR) {
+        if (!q->_eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
+            ldl__redis_fifo_pop(ra);     /* the same request again, as EVAL, at the tail */
+            q->_eval = 1;
+            ra->_stats.noscript++;
+            if (ldl__redis_queue(ra, i) != 0) {
+                if (q->_op) ldl_op_complete(q->_op, LDL_ESTORE, 0);
+                ldl__redis_req_free(ra, i);
+            }
+            return 0;
+        }
+        ldl__redis_say(&ra->_r, "server: ", rep->str);
+        rc = LDL_ESTORE;
+    } else {
+        rc = ldl__redis_judge(rep, q->_kind, q->_nonce, &tok);
+        if (rc == LDL__REDIS_OOS) {
+            ldl__redis_say(&ra->_r, "reply out of step (wrong type or nonce): link dropped", NULL);
+            return -1;
+        }
+        if (rc == LDL_ESTORE) ldl__redis_say(&ra->_r, "malformed answer (fence counter out of range?)", NULL);
+    }
+    ldl__redis_fifo_pop(ra);
+    ra->_stats.answered++;
+    ra->_progress_ms = ldl__redis_now_ms();
+    if (q->_op) {
+        ldl_op_complete(q->_op, rc, rc == 1 ? tok : 0);
+        ldl__redis_req_free(ra, i);
+    } else if (q->_kind == LDL_OP_ACQUIRE && rc == 1) {
+        /* a cancelled grant: release it with its token, in the same slot */
+        q->_kind = LDL_OP_RELEASE;
+        q->_eval = 0;
+        q->_token = tok;
+        q->_nonce = ++ra->_r._nonce;
+        ra->_stats.handed_back++;
+        if (ldl__redis_queue(ra, i) != 0) ldl__redis_req_free(ra, i);
+    } else {
+        ldl__redis_req_free(ra, i);
+    }
+    return 1;
+}
+
+/* write what is queued until done or the socket is full; 0 or -1 (failed) */
+static int ldl__redis_flush(ldl_redis_async *ra) {
+    redisContext *c = ra->_r._c;
+    int n;
+    for (n = 0; n < 16 && c->obuf && sdslen(c->obuf) > 0; n++) {
+        size_t before = sdslen(c->obuf);
+        int done = 0;
+        ra->_stats.write_calls++;
+        if (redisBufferWrite(c, &done) != REDIS_OK) {
+            ldl__redis_fail(ra, c->errstr[0] ? c->errstr : "write failed");
+            return -1;
+        }
+        if (done || sdslen(c->obuf) == before) break;   /* all out, or the socket is full */
+    }
+    return 0;
+}
+
+LDL_REDIS_API int ldl_redis_async_pump(ldl_redis_async *ra) {
+    redisContext *c;
+    char buf[16384];
+    int answered = 0, reads;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    c = ra->_r._c;
+    if (ra->_link == LDL__REDIS_FAILED) return LDL_ESTORE;
+    if (c->err) { ldl__redis_fail(ra, c->errstr); return LDL_ESTORE; }
+    if (ra->_link == LDL__REDIS_CONNECTING) {
+        struct pollfd p;
+        int err = 0;
+        socklen_t len = sizeof err;
+        p.fd = c->fd; p.events = POLLOUT; p.revents = 0;
+        if (poll(&p, 1, 0) < 0) { if (errno == EINTR) return 0; ldl__redis_fail(ra, "poll failed"); return LDL_ESTORE; }
+        if (!p.revents) return 0;                          /* still connecting */
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            ldl__redis_say(&ra->_r, "connect failed: ", strerror(err ? err : errno));
+            ldl__redis_fail(ra, ra->_r._why);
+            return LDL_ESTORE;
+        }
+        ra->_link = LDL__REDIS_UP;
+    }
+    ldl__redis_hook(&ra->_r);
+    if (ldl__redis_flush(ra) != 0) return LDL_ESTORE;
+    for (reads = 0; reads < LDL_REDIS_PUMP_READS; reads++) {
+        ssize_t nr = read(c->fd, buf, sizeof buf);
+        void *rep = NULL;
+        ra->_stats.read_calls++;
+        if (nr < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            ldl__redis_say(&ra->_r, "read failed: ", strerror(errno));
+            ldl__redis_fail(ra, ra->_r._why);
+            return LDL_ESTORE;
+        }
+        if (nr == 0) { ldl__redis_fail(ra, "the server closed the connection"); return LDL_ESTORE; }
+        ra->_r._refused = 0;
+        if (redisReaderFeed(c->reader, buf, (size_t)nr) != REDIS_OK) {
+            ldl__redis_fail(ra, "out of memory reading replies");
+            return LDL_ESTORE;
+        }
+        for (;;) {
+            int m;
+            if (redisReaderGetReply(c->reader, &rep) != REDIS_OK) {
+                ldl__redis_reader_why(&ra->_r, c->reader->errstr);
+                ldl__redis_fail(ra, ra->_r._why);
+                return LDL_ESTORE;
+            }
+            if (!rep) break;
+            m = ldl__redis_match(ra, (redisReply *)rep);
+            freeReplyObject(rep);
+            if (m < 0) { ldl__redis_fail(ra, ra->_r._why); return LDL_ESTORE; }
+            answered += m;
+        }
+        if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
+            ldl__redis_fail(ra, "reply larger than LDL_REDIS_REPLY_MAX: link dropped");
+            return LDL_ESTORE;
+        }
+        if ((size_t)nr < sizeof buf) break;               /* drained */
+    }
+    /* EVAL retries and releases of cancelled grants queued while reading */
+    if (ldl__redis_flush(ra) != 0) return LDL_ESTORE;
+    return answered;
+}
+
+LDL_REDIS_API int ldl_redis_async_fd(const ldl_redis_async *ra, int *events) {
+    const redisContext *c;
+    int ev = 0;
+    if (events) *events = 0;
+    if (!ra || !ra->_reqs || ra->_link == LDL__REDIS_FAILED || ra->_r._c->err) return -1;
+    c = ra->_r._c;
+    if (ra->_link == LDL__REDIS_CONNECTING) ev = LDL_WANT_WRITE;
+    else ev = LDL_WANT_READ | ((c->obuf && sdslen(c->obuf) > 0) ? LDL_WANT_WRITE : 0);
+    if (events) *events = ev;
+    return c->fd;
+}
+
+LDL_REDIS_API const char *ldl_redis_async_why(const ldl_redis_async *ra) {
+    return ra ? ra->_r._why : "NULL adapter";
+}
+
+LDL_REDIS_API uint32_t ldl_redis_async_stalled_ms(const ldl_redis_async *ra) {
+    uint64_t d;
+    if (!ra || !ra->_head) return 0;
+    d = ldl__redis_now_ms() - ra->_progress_ms;
+    return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
+LDL_REDIS_API void ldl_redis_async_fail(ldl_redis_async *ra, const char *why) {
+    if (!ra || !ra->_reqs) return;
+    ldl__redis_fail(ra, why ? why : "link dropped by the program");
+}
+
+LDL_REDIS_API int ldl_redis_async_reconnect(ldl_redis_async *ra) {
+    redisContext *c;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    c = ra->_r._c;
+    ldl__redis_fail(ra, "link dropped for a reconnect");
+    if (redisReconnect(c) != REDIS_OK || c->err) {
+        ldl__redis_say(&ra->_r, "reconnect failed: ", c->errstr);
+        return LDL_ESTORE;
+    }
+    ldl__redis_hook(&ra->_r);
+    ra->_link = LDL__REDIS_CONNECTING;
+    return LDL_OK;
+}
+
+LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra) {
+    return ra ? &ra->_stats : NULL;
 }
 
 #ifdef __cplusplus
@@ -418,3 +1181,29 @@ LDL_REDIS_API int ldl_redis_check_durability(ldl_redis *r, char *why, size_t why
 #endif
 #endif /* LITE_DI_LOCK_REDIS_C */
 #endif /* LDL_REDIS_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the lite_di_lock.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
