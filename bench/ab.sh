@@ -52,16 +52,23 @@ while IFS= read -r key; do
   if [ -n "$a" ] && [ -n "$bb" ]; then q=$(pratio "$tmp/b" "$tmp/a" 1 | awk '{ printf "%.3f", $1 }'); fi
   echo "|$key| $(fmt "$a" "$unit") | $(fmt "$bb" "$unit") | $q |"
 done <"$tmp/keys"
-# row 1's own figure is a paired difference against its anchor (the "ratio" column)
-if grep -q '^| 1' "$tmp/A.1"; then
+# rows whose own figure is paired inside the process (the "ratio" column): row 1 (ours
+# minus its anchor, ns) and 2f/2g (async view as a % of the sync view)
+cat "$tmp"/A.1 "$tmp"/B.1 | grep -E '^\| (1.|2f|2g) \|' | cut -d'|' -f2,3 | awk '!seen[$0]++' >"$tmp/keys1"
+if [ -s "$tmp/keys1" ]; then
   echo
-  echo "| row 1: ours minus its anchor, same process | A | B | B - A |"
+  echo "| row: its paired figure (ratio column), same process | A | B | B - A |"
   echo "|---|---|---|---|"
-  grep '^| 1' "$tmp/A.1" | cut -d'|' -f2,3 >"$tmp/keys1"
   while IFS= read -r key; do
-    da=$(for f in "$tmp"/A.*; do grep -F -m1 "|$key|" "$f" | cut -d'|' -f6 | awk '{print $1+0}'; done | median)
-    db=$(for f in "$tmp"/B.*; do grep -F -m1 "|$key|" "$f" | cut -d'|' -f6 | awk '{print $1+0}'; done | median)
-    echo "|$key| $(printf '%+.2f ns' "$da") | $(printf '%+.2f ns' "$db") | $(awk -v a="$da" -v b="$db" 'BEGIN { printf "%+.2f ns", b - a }') |"
+    u=$(cat "$tmp"/A.1 "$tmp"/B.1 | grep -F -m1 "|$key|" | cut -d'|' -f6 | awk '{print $2}')
+    da=$(for f in "$tmp"/A.*; do grep -F -m1 "|$key|" "$f" | cut -d'|' -f6 | awk '{print $1+0}'; done)
+    db=$(for f in "$tmp"/B.*; do grep -F -m1 "|$key|" "$f" | cut -d'|' -f6 | awk '{print $1+0}'; done)
+    [ -n "$da" ] && da=$(echo "$da" | median)
+    [ -n "$db" ] && db=$(echo "$db" | median)
+    pf() { if [ -z "$1" ]; then echo -; elif [ "$u" = ns ]; then printf '%+.2f ns' "$1"; else printf '%.1f %%' "$1"; fi; }
+    d=-
+    if [ -n "$da" ] && [ -n "$db" ]; then d=$(awk -v a="$da" -v b="$db" -v u="$u" 'BEGIN { printf (u == "ns" ? "%+.2f ns" : "%+.1f points"), b - a }'); fi
+    echo "|$key| $(pf "$da") | $(pf "$db") | $d |"
   done <"$tmp/keys1"
 fi
 
