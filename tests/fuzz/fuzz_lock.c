@@ -150,21 +150,30 @@ static fz_lease *fz_lease_of(int64_t tok, int create) {
 /* ------------------------------------------------------------ clock */
 static uint64_t fz_now(void *ctx) { (void)ctx; return H.clock; }
 
+static fz_req *fz_attached_req(void);
+
 static void fz_move_clock(uint8_t b) {
+    uint64_t base = H.start;
+    if (H.mode == 1) {   /* the boundaries of the request in flight too */
+        fz_req *rq = fz_attached_req();
+        if (rq && (b & 0x80)) base = rq->pre;
+        if (b % 16 == 13) { H.clock = base + H.ttl - 1u; return; }   /* RELEASING's timeout */
+        if (b % 16 == 14) { H.clock = base + H.ttl; return; }
+    }
     switch (b % 16) {
     case 0:  H.clock += 1; break;
     case 1:  H.clock += H.hb ? H.hb - 1u : 0u; break;
-    case 2:  H.clock = H.start + H.hb; break;              /* heartbeat exactly due */
-    case 3:  H.clock = H.start + H.hb - 1u; break;
-    case 4:  H.clock = H.start + H.window - 1u; break;     /* last trusted ms */
-    case 5:  H.clock = H.start + H.window; break;          /* deadline exactly */
+    case 2:  H.clock = base + H.hb; break;                 /* heartbeat exactly due */
+    case 3:  H.clock = base + H.hb - 1u; break;
+    case 4:  H.clock = base + H.window - 1u; break;        /* last trusted ms */
+    case 5:  H.clock = base + H.window; break;             /* deadline exactly */
     case 6:  H.clock += (uint64_t)1 << 40; break;          /* huge jump */
     case 7:  H.clock -= 1; break;                          /* backwards */
     case 8:  H.clock -= (uint64_t)H.ttl + 5u; break;       /* far backwards */
     case 9:  H.clock = UINT64_MAX - (b >> 4); break;       /* near the top */
     case 10: H.clock += UINT64_MAX / 2u; break;            /* half the range: wraps later */
     case 11: H.clock += (uint64_t)H.ttl; break;
-    case 12: H.clock = H.start + H.hb + 1u; break;
+    case 12: H.clock = base + H.hb + 1u; break;
     default: H.clock += (uint64_t)(b >> 4); break;
     }
 }
@@ -941,7 +950,7 @@ static void fz_aop(int op) {
         ldl_lock_dispose(&H.lock);
         if (!nested) H.dispose_running--;
         st = ldl_lock_state(&H.lock);
-        if (!(was_disposed && nested && st == LDL_RELEASING))
+        if (!(was_disposed && nested))   /* nested in a dispose: a no-op mid-way */
             FZ_CHECK(st == LDL_RELEASED, "dispose did not leave RELEASED");
         if (nested && !was_disposed && H.init_ok) H.interrupted = 1;
         if (!nested) {
