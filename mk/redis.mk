@@ -1,7 +1,8 @@
 # mk/redis.mk -- the Redis adapter (adapters/lite_di_lock_redis.h). The shared store
 # conformance body on MemoryStore is in mk/store.mk. Every Redis suite starts its own redis-server(s) on
 # 127.0.0.1 on free ports inside tests/store/with_redis.sh (temp dir, cleanup trap).
-#   make test-redis          compile checks + adapter suite + fault suite + leader smoke
+#   make test-redis          compile checks + adapter suite + fault suite + non-blocking suite
+#                            + leader smoke
 #   make examples-redis      build examples/redis_leader.c (no server needed)
 
 TEST_TARGETS    += test-redis
@@ -14,7 +15,7 @@ RD_CFLAGS = -I.
 RD_LIBS   = -lhiredis
 RD_HDRS   = $(HDR) adapters/lite_di_lock_redis.h
 RD_THDRS  = $(RD_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/redis_server.h
-RD_SUITES = redis_adapter redis_faults
+RD_SUITES = redis_adapter redis_faults redis_async
 RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
             $(B)/redis/build_cxx17 $(B)/redis/build_static
 
@@ -23,6 +24,7 @@ test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_
 	@for b in $(RD_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_redis.sh ./$(B)/redis/redis_adapter
 	tests/store/with_redis.sh ./$(B)/redis/redis_faults
+	tests/store/with_redis.sh ./$(B)/redis/redis_async
 	tests/store/with_redis.sh valgrind -q --error-exitcode=9 --leak-check=full \
 	  --errors-for-leak-kinds=definite ./$(B)/redis/redis_adapter_vg
 	tests/store/with_redis.sh tests/store/redis_leader_smoke.sh ./$(B)/redis/redis_leader

@@ -181,4 +181,136 @@ static ST__UNUSED void rs_stop(rs_server *s)
     if (s->pid > 0) rs_kill(s, SIGTERM);
 }
 
+/* ------------------------------------------------------------ a hostile server
+ *   rs_hostile h; rs_hostile_start(&h);     a forked child listening on h.port (127.0.0.1)
+ *   rs_hostile_next(&h, 'i');              the NEXT connection it accepts gets scenario 'i':
+ *                                          it reads one adapter request (which ends with the
+ *                                          16-hex-digit nonce) and answers as the scenario says
+ *   rs_hostile_done(&h);                   closes that connection
+ *   rs_hostile_stop(&h);
+ * Scenarios: 'G' a correct grant (token 77: the control), 'i' an integer, 'n' a wrong nonce,
+ * 'x' a correct grant plus an extra reply, 'm' nothing, 'g' garbage, 'a' "*2147483647",
+ * 'b' a 1 GB bulk header and 64 KiB of it, 's' a status, 't' the right nonce with token -5,
+ * 'e' arrays nested 12 deep, 'd' a correct grant dripped one byte per 40 ms. */
+typedef struct rs_hostile { st_child ch; int port; int listen_fd; } rs_hostile;
+
+static int rs__hostile_nonce(const char *req, size_t n, char *nonce)
+{
+    if (n < 23 || memcmp(req + n - 23, "$16\r\n", 5) != 0 || req[n - 2] != '\r' || req[n - 1] != '\n')
+        return 0;
+    memcpy(nonce, req + n - 18, 16);
+    nonce[16] = 0;
+    return 1;
+}
+
+static void rs__write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0) { if (w < 0 && errno == EINTR) continue; return; }
+        p += w; n -= (size_t)w;
+    }
+}
+
+static void rs__hostile_answer(int fd, int sc, const char *nonce)
+{
+    char b[256];
+    switch (sc) {
+    case 'G': case 'x': case 'd':
+        snprintf(b, sizeof b, "*2\r\n$16\r\n%s\r\n$2\r\n77\r\n%s", nonce, sc == 'x' ? ":0\r\n" : "");
+        if (sc == 'd') {
+            size_t i;
+            for (i = 0; b[i]; i++) { rs__write_all(fd, b + i, 1); st_sleep_ms(40); }
+        } else {
+            rs__write_all(fd, b, strlen(b));
+        }
+        break;
+    case 'i': rs__write_all(fd, ":1\r\n", 4); break;
+    case 'n': rs__write_all(fd, "*2\r\n$16\r\n0123456789abcdef\r\n$2\r\n77\r\n", 35); break;
+    case 'g': rs__write_all(fd, "hello world\r\n", 13); break;
+    case 'a': rs__write_all(fd, "*2147483647\r\n", 13); break;
+    case 'b': {
+        static char junk[65536];
+        memset(junk, 'x', sizeof junk);
+        rs__write_all(fd, "$1000000000\r\n", 13);
+        rs__write_all(fd, junk, sizeof junk);
+        break;
+    }
+    case 's': rs__write_all(fd, "+OK\r\n", 5); break;
+    case 't':
+        snprintf(b, sizeof b, "*2\r\n$16\r\n%s\r\n$2\r\n-5\r\n", nonce);
+        rs__write_all(fd, b, strlen(b));
+        break;
+    case 'e': rs__write_all(fd, "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", 52); break;
+    default: break;                                      /* 'm': nothing */
+    }
+}
+
+static int rs__hostile_main(void *arg, int in, int out)
+{
+    rs_hostile *h = (rs_hostile *)arg;
+    for (;;) {
+        char req[16384], nonce[17];
+        size_t n = 0;
+        int fd, sc = st_recv(in, 120000);
+        uint64_t end;
+        if (sc < 0 || sc == 'q') return 0;
+        fd = accept(h->listen_fd, NULL, NULL);
+        if (fd < 0) return 1;
+        strcpy(nonce, "0000000000000000");
+        end = st_now_ms() + 3000;
+        while (st_now_ms() < end && n < sizeof req) {
+            struct pollfd p;
+            ssize_t r;
+            p.fd = fd; p.events = POLLIN; p.revents = 0;
+            if (poll(&p, 1, 50) <= 0) continue;
+            r = read(fd, req + n, sizeof req - n);
+            if (r <= 0) break;
+            n += (size_t)r;
+            if (rs__hostile_nonce(req, n, nonce)) break;
+        }
+        rs__hostile_answer(fd, sc, nonce);
+        st_send(out, 'a');
+        sc = st_recv(in, 120000);
+        close(fd);
+        if (sc < 0 || sc == 'q') return 0;
+    }
+}
+
+static ST__UNUSED int rs_hostile_start(rs_hostile *h)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int one = 1;
+    memset(h, 0, sizeof *h);
+    h->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (h->listen_fd < 0) return -1;
+    setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    if (bind(h->listen_fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(h->listen_fd, 8) != 0 ||
+        getsockname(h->listen_fd, (struct sockaddr *)&a, &len) != 0) {
+        close(h->listen_fd);
+        return -1;
+    }
+    h->port = ntohs(a.sin_port);
+    if (st_fork(&h->ch, rs__hostile_main, h) != 0) { close(h->listen_fd); return -1; }
+    return 0;
+}
+
+/* the next connection gets scenario sc */
+static ST__UNUSED void rs_hostile_next(rs_hostile *h, int sc) { st_send(h->ch.to_child, (char)sc); }
+/* 1 once the hostile server has answered (or timed out reading) */
+static ST__UNUSED int rs_hostile_answered(rs_hostile *h, uint32_t ms) { return st_recv(h->ch.from_child, ms) == 'a'; }
+/* close the scenario's connection */
+static ST__UNUSED void rs_hostile_done(rs_hostile *h) { st_send(h->ch.to_child, 'n'); }
+static ST__UNUSED void rs_hostile_stop(rs_hostile *h)
+{
+    st_send(h->ch.to_child, 'q');
+    st_join(&h->ch, 5000);
+    close(h->listen_fd);
+}
+
 #endif /* LDL_TESTS_STORE_REDIS_SERVER_H */
