@@ -252,8 +252,8 @@ static void t_same_hash_chain_of_three(void) {
     }
 }
 
-/* the same through two locks sharing one MemoryStore (default of the lock
-   paths: acquire, heartbeat, release, dispose)
+/* the same through two locks sharing one MemoryStore (in the async pass
+   through its non-blocking view): acquire, heartbeat, release, dispose
    M: as t_same_hash_keys_memstore (hash-only compare: the second lock's
       acquire answers 0, its renew fails). */
 static void t_same_hash_keys_through_locks(void) {
