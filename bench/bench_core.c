@@ -345,7 +345,7 @@ static void row2(void) {
    (ldl_memstore_async_store, which answers inside every submit). Each
    repetition alternates SUB sub-blocks of each; the ratio is the median of the
    per-repetition ratios (async / sync). */
-#if LDL_VERSION_MAJOR > 0 || LDL_VERSION_MINOR >= 2
+#if (LDL_VERSION_MAJOR > 0 || LDL_VERSION_MINOR >= 2) && !defined(LDL_NO_ASYNC)
 #define BENCH_HAS_ASYNC 1
 #define LIFE_N 100000u   /* lifecycles per sub-block */
 
