@@ -149,7 +149,8 @@ static void defer_answer(astore *s, int i, int rc, int64_t tok) {
         if (r->op->store_data != r->tag) as_violate(s, "store_data-touched");
         r->st = RQ_DONE;
         if (r->kind == LDL_OP_ACQUIRE) as_granted(s, rc, tok);
-        before = s->lock ? snap_of(s) : snap_of(s);
+        if (s->lock) before = snap_of(s);
+        else memset(&before, 0, sizeof before);
         ldl_op_complete(r->op, rc, r->kind == LDL_OP_ACQUIRE ? tok : 0);
         if (s->lock) {
             if (!snap_same(before, snap_of(s))) as_violate(s, "complete-ran-lock-logic");
@@ -913,6 +914,8 @@ static void t_renew_no_or_error_loses(void) {
         CHECK_EQ(ldl_lock_poll(&f.l), 0);
         CHECK_EQ(ldl_lock_tick(&f.l), 0);
         CHECK_EQ(lost_calls, 1);                         /* once per lost lease */
+        CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);    /* not from LOST */
+        CHECK_EQ(f.s.submits[LDL_OP_ACQUIRE], 1);
         CHECK_EQ(f.s.submits[LDL_OP_RELEASE], 0);
         /* LOST(owed) -release-> RELEASING -answer-> RELEASED, reason kept */
         CHECK_EQ(ldl_lock_release(&f.l), LDL_EINPROGRESS);
@@ -1366,15 +1369,20 @@ static void t_release_with_recorded_grant(void) {
     afix_end(&f, 1);
 }
 
-/* release and dispose do not check the lease deadline: a HELD lock whose
+/* acquire, release and dispose do not check the lease deadline: a HELD lock whose
    deadline passed unobserved is released (RELEASED/DISPOSED, no on_lost) */
 static void t_release_dispose_do_not_check_deadline(void) {
     int which;
-    for (which = 0; which < 2; which++) {
+    for (which = 0; which < 3; which++) {
         afix f; afix_setup(&f, T0);
         (void)held(&f, 5);
         f.c.now = T0 + 5000;
-        if (which == 0) {
+        if (which == 2) {                                /* acquire: ESTATE from HELD, no loss */
+            CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+            CHECK_EQ(ST(f), LDL_HELD);
+            CHECK_EQ(lost_calls, 0);
+            CHECK_EQ(ldl_lock_release(&f.l), LDL_EINPROGRESS);
+        } else if (which == 0) {
             CHECK_EQ(ldl_lock_release(&f.l), LDL_EINPROGRESS);
             CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_RELEASED);
         } else {
@@ -2313,6 +2321,192 @@ static void t_memstore_async_parity(void) {
     CHECK(lost_seen > 0);
 }
 
+
+/* ============================================================ more hand-back and ordering cases */
+/* a fire-and-forget hand-back answered inside its submit (before the lock's
+   cancel): that answer is ignored, never applied, never kept */
+static void t_handback_answer_inside_ignored(void) {
+    int rcs[] = { 1, 0, -1 };
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        afix f; afix_setup(&f, T0);
+        CHECK_EQ(ldl_lock_acquire(&f.l), LDL_EINPROGRESS);
+        defer_answer(&f.s, 0, 1, 5);
+        f.c.now = T0 + WIN;
+        f.s.inline_on[LDL_OP_RELEASE] = 1; f.s.inline_rc[LDL_OP_RELEASE] = rcs[i];
+        CHECK_EQ(ldl_lock_poll(&f.l), 0);                /* late: handed back */
+        CHECK_EQ(rel_count(&f.s, 5), 1);
+        CHECK_EQ(ldl_lock_pending(&f.l), 0);
+        CHECK_EQ(ldl_lock_answer(&f.l), 0);              /* the acquire's, not the hand-back's */
+        CHECK_EQ(ST(f), LDL_IDLE);
+        CHECK_EQ(ldl_lock_due_in_ms(&f.l), UINT32_MAX);
+        CHECK_EQ(ldl_lock_release(&f.l), 0);             /* IDLE: nothing */
+        CHECK_EQ(f.s.submits[LDL_OP_RELEASE], 1);
+        f.s.inline_on[LDL_OP_RELEASE] = 0;
+        CHECK_EQ(ldl_lock_acquire(&f.l), LDL_EINPROGRESS);   /* the slot is free */
+        defer_answer(&f.s, as_last(&f.s), 1, 6);
+        CHECK_EQ(ldl_lock_poll(&f.l), 1);
+        afix_end(&f, 1);
+    }
+}
+
+/* dispose of a lock RELEASED by release: no store call at all */
+static void t_dispose_released(void) {
+    afix f; afix_setup(&f, T0);
+    held_then_released(&f, 5);
+    ev_reset();
+    ldl_lock_dispose(&f.l);
+    CHECK_STR(ev_log(), "");
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_RELEASED);
+    afix_end(&f, 1);
+}
+
+/* a renew answered inside its submit is final within the call: a yes keeps
+   HELD from start', a no loses at once (on_lost once, tick 0) */
+static void t_renew_answered_inside_submit(void) {
+    afix f; afix_setup(&f, T0);
+    (void)held(&f, 5);
+    f.s.inline_on[LDL_OP_RENEW] = 1; f.s.inline_rc[LDL_OP_RENEW] = 1;
+    f.c.now = T0 + 30;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    CHECK_EQ(ldl_lock_due_in_ms(&f.l), HB);              /* next beat at start' + heartbeat */
+    f.s.inline_rc[LDL_OP_RENEW] = 0;
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);
+    CHECK_EQ(ST(f), LDL_LOST);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_HEARTBEAT_FAILED);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    afix_end(&f, 1);
+}
+
+/* two locks on one store, answers delivered out of order: each lock gets its
+   own answer, whatever the order */
+static void t_two_locks_answers_out_of_order(void) {
+    afix f; ldl_lock b;
+    int ra, rb;
+    afix_setup(&f, T0);
+    CHECK_EQ(ldl_lock_init(&b, &f.d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_EINPROGRESS);
+    ra = as_last(&f.s);
+    CHECK_EQ(ldl_lock_acquire(&b), LDL_EINPROGRESS);
+    rb = as_last(&f.s);
+    CHECK(f.s.q[ra].op != f.s.q[rb].op);                 /* one slot per lock */
+    f.s.lock = &b;
+    defer_answer(&f.s, rb, 0, 0);
+    f.s.lock = &f.l;
+    defer_answer(&f.s, ra, 1, 5);
+    CHECK_EQ(ldl_lock_poll(&b), 0);
+    CHECK_EQ(ldl_lock_state(&b), LDL_IDLE);
+    CHECK_EQ(ldl_lock_poll(&f.l), 1);
+    CHECK_EQ(ldl_lock_fencing_token(&f.l), 5);
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);                    /* A's renew, B's new acquire */
+    ra = as_last(&f.s);
+    CHECK_EQ(ldl_lock_acquire(&b), LDL_EINPROGRESS);
+    rb = as_last(&f.s);
+    f.s.lock = &b;
+    defer_answer(&f.s, rb, 0, 0);
+    f.s.lock = &f.l;
+    defer_answer(&f.s, ra, 1, 0);
+    CHECK_EQ(ldl_lock_poll(&f.l), 1);
+    CHECK_EQ(ldl_lock_poll(&b), 0);
+    ldl_lock_dispose(&b);
+    afix_end(&f, 1);
+}
+
+/* a cancelled acquire whose answer is a no carrying a token: the store (not
+   the lock) releases it, exactly once */
+static void t_cancelled_acquire_no_with_token(void) {
+    afix f; afix_setup(&f, T0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_EINPROGRESS);
+    CHECK_EQ(ldl_lock_release(&f.l), 0);
+    CHECK_EQ(f.s.submits[LDL_OP_RELEASE], 0);
+    defer_answer(&f.s, 0, 0, 7);
+    CHECK_STR(ev_log(), "acq;cancel:acq;shb:7;");
+    CHECK_EQ(rel_count(&f.s, 7), 1);
+    afix_end(&f, 1);
+    CHECK_EQ(f.s.submits[LDL_OP_RELEASE], 0);
+}
+
+
+/* answer first, then the deadline: a recorded renew no applied after the
+   deadline reads HEARTBEAT_FAILED (the answer), not LEASE_EXPIRED */
+static void t_recorded_renew_no_past_deadline_reads_answer(void) {
+    int rc;
+    for (rc = 0; rc >= -1; rc--) {
+        afix f; afix_setup(&f, T0);
+        (void)held(&f, 5);
+        CHECK_EQ(ldl_lock_tick(&f.l), 1);
+        defer_answer(&f.s, as_last(&f.s), rc, 0);
+        f.c.now = T0 + 2000;
+        CHECK_EQ(ldl_lock_poll(&f.l), 0);
+        CHECK_EQ(ldl_lock_reason(&f.l), rc == 0 ? LDL_REASON_HEARTBEAT_FAILED : LDL_REASON_STORE_ERROR);
+        CHECK_EQ(lost_calls, 1);
+        CHECK_EQ(f.s.cancels, 0);
+        afix_end(&f, 1);
+    }
+}
+
+/* a recorded answer beats the request's timeout: an acquire refusal applied
+   past start'+ttl-drift needs no cancel; a release answer applied past
+   start'+ttl is the store's answer, not LDL_ESTORE */
+static void t_recorded_answer_beats_timeout(void) {
+    afix f, g;
+    afix_setup(&f, T0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_EINPROGRESS);
+    defer_answer(&f.s, 0, 0, 0);
+    f.c.now = T0 + 5000;
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(ST(f), LDL_IDLE);
+    CHECK_EQ(f.s.cancels, 0);
+    afix_end(&f, 1);
+    afix_setup(&g, T0);
+    (void)held(&g, 5);
+    CHECK_EQ(ldl_lock_release(&g.l), LDL_EINPROGRESS);
+    defer_answer(&g.s, as_last(&g.s), 1, 0);
+    g.c.now = T0 + 5000;
+    CHECK_EQ(ldl_lock_release(&g.l), 1);
+    CHECK_EQ(ldl_lock_answer(&g.l), 1);
+    CHECK_EQ(g.s.cancels, 0);
+    afix_end(&g, 1);
+}
+
+/* on_lost may release or dispose: the renew in flight is already cancelled
+   (no second request), the owed token goes back exactly once */
+static int lost_action_rc;
+static void lost_release(void *user, int reason) { count_lost(user, reason); lost_action_rc = ldl_lock_release((ldl_lock *)user); }
+static void lost_dispose(void *user, int reason) { count_lost(user, reason); ldl_lock_dispose((ldl_lock *)user); }
+static void t_on_lost_releases_with_renew_in_flight(void) {
+    int disp;
+    for (disp = 0; disp < 2; disp++) {
+        afix f;
+        afix_prepare(&f, T0);
+        f.d.on_lost = disp ? lost_dispose : lost_release;
+        afix_init(&f);
+        (void)held(&f, 5);
+        CHECK_EQ(ldl_lock_tick(&f.l), 1);
+        f.c.now = T0 + WIN;
+        lost_action_rc = 99;
+        CHECK_EQ(ldl_lock_poll(&f.l), 0);
+        CHECK_EQ(lost_calls, 1);
+        CHECK_EQ(f.s.violations, 0);                     /* no second request in flight */
+        if (!disp) {
+            CHECK_EQ(lost_action_rc, LDL_EINPROGRESS);
+            CHECK_EQ(ST(f), LDL_RELEASING);
+            defer_answer(&f.s, as_last(&f.s), 1, 0);
+            CHECK_EQ(ldl_lock_release(&f.l), 1);
+            CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
+        } else {
+            CHECK_EQ(ST(f), LDL_RELEASED);
+            CHECK_EQ(as_live(&f.s), 0);
+        }
+        CHECK_EQ(rel_count(&f.s, 5), 1);
+        afix_end(&f, 1);
+        CHECK_EQ(rel_count(&f.s, 5), 1);
+    }
+}
+
 /* ============================================================ the suite */
 void suite_async(void) {
     /* [options] */
@@ -2411,4 +2605,13 @@ void suite_async(void) {
     /* ldl_memstore_async_store */
     RUN(t_memstore_async_answers_inside);
     RUN(t_memstore_async_parity);
+    /* more hand-back and ordering cases */
+    RUN(t_handback_answer_inside_ignored);
+    RUN(t_dispose_released);
+    RUN(t_renew_answered_inside_submit);
+    RUN(t_two_locks_answers_out_of_order);
+    RUN(t_cancelled_acquire_no_with_token);
+    RUN(t_recorded_renew_no_past_deadline_reads_answer);
+    RUN(t_recorded_answer_beats_timeout);
+    RUN(t_on_lost_releases_with_renew_in_flight);
 }
