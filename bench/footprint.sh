@@ -63,6 +63,13 @@ one x86-64 size nm "$cc" -std=c99
 one x86-32 size nm "$cc" -std=c99 -m32
 if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
   one cortex-m4 arm-none-eabi-size arm-none-eabi-nm arm-none-eabi-gcc -std=c99 -mthumb -mcpu=cortex-m4 -ffreestanding -DLDL_NO_DEFAULT_CLOCK
+  # a header that offers the compile-time switch without the non-blocking path
+  # (decision 0006) gets its Cortex-M4 figure too
+  if [ -z "$defs" ] && grep -q 'LDL_NO_ASYNC' "$hdr/lite_di_lock.h"; then
+    defs=-DLDL_NO_ASYNC
+    one cortex-m4 arm-none-eabi-size arm-none-eabi-nm arm-none-eabi-gcc -std=c99 -mthumb -mcpu=cortex-m4 -ffreestanding -DLDL_NO_DEFAULT_CLOCK
+    defs=
+  fi
 else
   echo "| 5 | footprint cortex-m4 | not built: arm-none-eabi-gcc missing (make bench-deps) | - | - | | |"
 fi
