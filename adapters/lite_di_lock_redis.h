@@ -509,12 +509,30 @@ static const redisReplyObjectFunctions ldl__redis_fns = {
     ldl__redis_mk_str, ldl__redis_mk_array, ldl__redis_mk_int, ldl__redis_mk_nil, ldl__redis_free_obj
 };
 
-/* install the hooks (a reconnect makes a new reader with hiredis' defaults) */
-static void ldl__redis_hook(ldl_redis *r) {
-    redisReader *rd = r->_c->reader;
-    if (!rd) return;
-    rd->fn = (redisReplyObjectFunctions *)&ldl__redis_fns;   /* hiredis never writes it */
-    rd->privdata = r;
+/* The hooks are installed only while the adapter parses (one call, one pump) and
+   the reader's own settings are put back after, so the context never points
+   into an adapter that is gone. */
+typedef struct ldl__redis_hooked {
+    redisReader *rd;
+    redisReplyObjectFunctions *fn;
+    void *priv;
+} ldl__redis_hooked;
+
+static void ldl__redis_hook(ldl_redis *r, ldl__redis_hooked *h) {
+    h->rd = r->_c->reader;
+    h->fn = NULL;
+    h->priv = NULL;
+    if (!h->rd) return;
+    h->fn = h->rd->fn;
+    h->priv = h->rd->privdata;
+    h->rd->fn = (redisReplyObjectFunctions *)&ldl__redis_fns;   /* hiredis never writes it */
+    h->rd->privdata = r;
+}
+
+static void ldl__redis_unhook(const ldl__redis_hooked *h) {
+    if (!h->rd) return;
+    h->rd->fn = h->fn;
+    h->rd->privdata = h->priv;
 }
 
 /* bytes the reader holds but has not turned into a reply yet */
@@ -645,19 +663,11 @@ static int ldl__redis_foreign(ldl_redis *r) {
 
 /* one command, one reply, on the blocking context; NULL on failure (why set).
    The whole call is bounded by the context's timeout, checked after each read. */
-static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
     redisContext *c = r->_c;
     void *rep = NULL;
     uint64_t t0, limit = 0;
     int done = 0;
-    if (!c) { ldl__redis_say(r, "no connection", NULL); return NULL; }
-    if (c->err) { ldl__redis_say(r, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
-    if (!(c->flags & REDIS_BLOCK)) {
-        ldl__redis_say(r, "the synchronous view needs a blocking redisContext", NULL);
-        return NULL;
-    }
-    if (ldl__redis_foreign(r)) return NULL;
-    ldl__redis_hook(r);
     r->_refused = 0;
     if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
         ldl__redis_say(r, "could not format the command: ", c->errstr);
@@ -696,6 +706,23 @@ static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **arg
             return NULL;
         }
     }
+}
+
+static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+    redisContext *c = r->_c;
+    ldl__redis_hooked h;
+    redisReply *rep;
+    if (!c) { ldl__redis_say(r, "no connection", NULL); return NULL; }
+    if (c->err) { ldl__redis_say(r, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
+    if (!(c->flags & REDIS_BLOCK)) {
+        ldl__redis_say(r, "the synchronous view needs a blocking redisContext", NULL);
+        return NULL;
+    }
+    if (ldl__redis_foreign(r)) return NULL;
+    ldl__redis_hook(r, &h);
+    rep = ldl__redis_exchange(r, argc, argv, lens);
+    ldl__redis_unhook(&h);
+    return rep;
 }
 
 /* EVALSHA, once more as EVAL on NOSCRIPT; the answer (1, 0, negative) */
@@ -926,7 +953,6 @@ LDL_REDIS_API int ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, con
         ldl__redis_say(&ra->_r, "connection failed before init: ", c->errstr);
         return LDL_OK;                   /* FAILED: pump answers negative until a reconnect */
     }
-    ldl__redis_hook(&ra->_r);
     ra->_link = LDL__REDIS_CONNECTING;
     return LDL_OK;
 }
@@ -1065,10 +1091,12 @@ static int ldl__redis_flush(ldl_redis_async *ra) {
     return 0;
 }
 
+static int ldl__redis_read(ldl_redis_async *ra);
+
 LDL_REDIS_API int ldl_redis_async_pump(ldl_redis_async *ra) {
     redisContext *c;
-    char buf[16384];
-    int answered = 0, reads;
+    ldl__redis_hooked h;
+    int answered;
     if (!ra || !ra->_reqs) return LDL_EINVAL;
     c = ra->_r._c;
     if (ra->_link == LDL__REDIS_FAILED) return LDL_ESTORE;
@@ -1087,8 +1115,21 @@ LDL_REDIS_API int ldl_redis_async_pump(ldl_redis_async *ra) {
         }
         ra->_link = LDL__REDIS_UP;
     }
-    ldl__redis_hook(&ra->_r);
     if (ldl__redis_flush(ra) != 0) return LDL_ESTORE;
+    ldl__redis_hook(&ra->_r, &h);
+    answered = ldl__redis_read(ra);
+    ldl__redis_unhook(&h);
+    if (answered < 0) return LDL_ESTORE;
+    /* EVAL retries and releases of cancelled grants queued while reading */
+    if (ldl__redis_flush(ra) != 0) return LDL_ESTORE;
+    return answered;
+}
+
+/* read what arrived and complete what was answered; answers or -1 (failed) */
+static int ldl__redis_read(ldl_redis_async *ra) {
+    redisContext *c = ra->_r._c;
+    char buf[16384];
+    int answered = 0, reads;
     for (reads = 0; reads < LDL_REDIS_PUMP_READS; reads++) {
         ssize_t nr = read(c->fd, buf, sizeof buf);
         void *rep = NULL;
@@ -1125,8 +1166,6 @@ LDL_REDIS_API int ldl_redis_async_pump(ldl_redis_async *ra) {
         }
         if ((size_t)nr < sizeof buf) break;               /* drained */
     }
-    /* EVAL retries and releases of cancelled grants queued while reading */
-    if (ldl__redis_flush(ra) != 0) return LDL_ESTORE;
     return answered;
 }
 
@@ -1167,7 +1206,6 @@ LDL_REDIS_API int ldl_redis_async_reconnect(ldl_redis_async *ra) {
         ldl__redis_say(&ra->_r, "reconnect failed: ", c->errstr);
         return LDL_ESTORE;
     }
-    ldl__redis_hook(&ra->_r);
     ra->_link = LDL__REDIS_CONNECTING;
     return LDL_OK;
 }

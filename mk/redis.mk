@@ -15,7 +15,7 @@ RD_CFLAGS = -I.
 RD_LIBS   = -lhiredis
 RD_HDRS   = $(HDR) adapters/lite_di_lock_redis.h
 RD_THDRS  = $(RD_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/redis_server.h
-RD_SUITES = redis_adapter redis_faults redis_async
+RD_SUITES = redis_adapter redis_faults redis_async redis_fixes
 RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
             $(B)/redis/build_cxx17 $(B)/redis/build_static
 
@@ -25,6 +25,7 @@ test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_
 	tests/store/with_redis.sh ./$(B)/redis/redis_adapter
 	tests/store/with_redis.sh ./$(B)/redis/redis_faults
 	tests/store/with_redis.sh ./$(B)/redis/redis_async
+	tests/store/with_redis.sh ./$(B)/redis/redis_fixes
 	tests/store/with_redis.sh valgrind -q --error-exitcode=9 --leak-check=full \
 	  --errors-for-leak-kinds=definite ./$(B)/redis/redis_adapter_vg
 	tests/store/with_redis.sh tests/store/redis_leader_smoke.sh ./$(B)/redis/redis_leader

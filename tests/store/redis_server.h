@@ -29,13 +29,13 @@ typedef struct rs_server {
 
 static ST__UNUSED redisReply *rs_cmd(redisContext *c, const char *a0, ...)
 {
-    const char *argv[16];
-    size_t lens[16];
+    const char *argv[32];
+    size_t lens[32];
     int argc = 0;
     va_list ap;
     const char *s = a0;
     va_start(ap, a0);
-    while (s && argc < 16) {
+    while (s && argc < 32) {
         argv[argc] = s;
         lens[argc] = strlen(s);
         argc++;
