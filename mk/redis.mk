@@ -2,8 +2,8 @@
 # conformance body on MemoryStore is in mk/store.mk. Every Redis suite starts its own redis-server(s) on
 # 127.0.0.1 on free ports inside tests/store/with_redis.sh (temp dir, cleanup trap).
 #   make test-redis          compile checks + adapter suite + fault suite + non-blocking suite
-#                            + leader smoke
-#   make examples-redis      build examples/redis_leader.c (no server needed)
+#                            + fixes suite + leader and game-server smoke tests
+#   make examples-redis      build examples/redis_leader.c and examples/game_server.c (no server needed)
 
 TEST_TARGETS    += test-redis
 EXAMPLE_TARGETS += examples-redis
@@ -20,7 +20,8 @@ RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
             $(B)/redis/build_cxx17 $(B)/redis/build_static
 
 .PHONY: test-redis examples-redis
-test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_adapter_vg $(B)/redis/redis_leader
+test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_adapter_vg $(B)/redis/redis_leader \
+            $(B)/redis/game_server
 	@for b in $(RD_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_redis.sh ./$(B)/redis/redis_adapter
 	tests/store/with_redis.sh ./$(B)/redis/redis_faults
@@ -29,8 +30,9 @@ test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_
 	tests/store/with_redis.sh valgrind -q --error-exitcode=9 --leak-check=full \
 	  --errors-for-leak-kinds=definite ./$(B)/redis/redis_adapter_vg
 	tests/store/with_redis.sh tests/store/redis_leader_smoke.sh ./$(B)/redis/redis_leader
+	tests/store/with_redis.sh tests/store/redis_game_smoke.sh ./$(B)/redis/game_server
 
-examples-redis: $(B)/redis/redis_leader
+examples-redis: $(B)/redis/redis_leader $(B)/redis/game_server
 
 # the suites: C99 with ASan + UBSan
 $(B)/redis/redis_%: tests/store/redis_%.c $(RD_THDRS)
@@ -60,5 +62,9 @@ $(B)/redis/build_static: tests/store/redis_build.c $(RD_HDRS)
 	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
 
 $(B)/redis/redis_leader: examples/redis_leader.c $(RD_HDRS)
+	@mkdir -p $(B)/redis
+	$(CC) -std=c99 -O2 $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
+
+$(B)/redis/game_server: examples/game_server.c $(RD_HDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -O2 $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@

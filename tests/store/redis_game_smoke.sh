@@ -1,0 +1,53 @@
+#!/bin/sh
+# redis_game_smoke.sh BIN -- examples/game_server.c really holds its 1,000 rooms on one
+# connection and hands them over. Run inside with_redis.sh (uses $LDL_TEST_DIR; the server
+# pid goes to a .pid file there for its trap).
+# A runs 2 s and takes every room; B, started 0.5 s after A, holds none while A runs, then
+# (A released all on exit) takes all 1,000 within its 1 s retry.
+set -u
+bin=$1
+d=${LDL_TEST_DIR:?run me through tests/store/with_redis.sh}/game
+mkdir -p "$d"
+pass=0; fail=0
+ok()   { pass=$((pass + 1)); }
+bad()  { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+port=
+for try in 1 2 3 4 5; do
+  p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 ))
+  redis-server --port "$p" --bind 127.0.0.1 --dir "$d" --save '' --appendonly no \
+    --daemonize no --logfile "$d/redis.log" & echo $! > "$LDL_TEST_DIR/game-redis.pid"
+  i=0
+  while [ $i -lt 100 ]; do
+    redis-cli -h 127.0.0.1 -p "$p" ping 2>/dev/null | grep -q PONG && { port=$p; break; }
+    kill -0 "$(cat "$LDL_TEST_DIR/game-redis.pid")" 2>/dev/null || break
+    sleep 0.05; i=$((i + 1))
+  done
+  [ -n "$port" ] && break
+  kill -9 "$(cat "$LDL_TEST_DIR/game-redis.pid")" 2>/dev/null
+done
+[ -n "$port" ] || { bad "redis-server did not start"; echo "$pass passed, $fail failed"; exit 1; }
+
+export LDL_TTL_MS=2000
+"$bin" 127.0.0.1 "$port" 2 > "$d/a.log" 2>&1 &
+a=$!
+sleep 0.5
+"$bin" 127.0.0.1 "$port" 4 > "$d/b.log" 2>&1 &
+b=$!
+wait $a
+wait $b
+
+grep -q "^held 1000 of 1000 rooms" "$d/a.log" && ok || bad "A never held all 1000 rooms"
+grep -q "^released 1000 rooms" "$d/a.log" && ok || bad "A did not release its 1000 rooms"
+grep -q "^held 0 of 1000 rooms" "$d/b.log" && ok || bad "B held rooms while A held them all"
+tail -n 2 "$d/b.log" | grep -q "^held 1000 of 1000 rooms" && ok || bad "B did not take all rooms after A left"
+grep -q "frame work p50" "$d/a.log" && ok || bad "no frame-time percentiles"
+[ "$(redis-cli -h 127.0.0.1 -p "$port" eval "return #redis.call('KEYS', '{game:*}:lease')" 0)" = 0 ] && ok ||
+  bad "lease keys left after both stepped down"
+[ $fail = 0 ] || for f in a b; do echo "--- $f"; cat "$d/$f.log"; done >&2
+grep -h "whole run" "$d/a.log" "$d/b.log" >&2
+redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1
+wait "$(cat "$LDL_TEST_DIR/game-redis.pid")" 2>/dev/null
+rm -f "$LDL_TEST_DIR/game-redis.pid"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
