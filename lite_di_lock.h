@@ -1005,6 +1005,8 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         }
     }
     l->_busy--;
+    /* a store's own -13 is not "in flight": only an unanswered submit is */
+    if (rc == LDL_EINPROGRESS && (!l->_async || l->_op._phase != LDL__OP_FLYING)) rc = LDL_ESTORE;
     return rc;
 }
 
@@ -1402,9 +1404,11 @@ static int ldl__release(ldl_lock *l) {
     }
     if (!tok) { l->_state = LDL_RELEASED; return 0; }
     l->_state = LDL_RELEASING;
-    rc = ldl__call(l, LDL_OP_RELEASE, &tok, l->_async ? ldl__now(l) : 0);  /* start': the timeout */
+    rc = ldl__call(l, LDL_OP_RELEASE, &tok, 0);
     if (rc == LDL_EINPROGRESS) {
-        if (l->_state == LDL_RELEASING) return rc;
+        /* the RELEASING timeout counts from a read just after the submit, and only
+           when the answer did not come inside it (decision 0008, item 9) */
+        if (l->_state == LDL_RELEASING) { l->_op._start = ldl__now(l); return rc; }
         ldl__cancel(l);                      /* cut from inside: the answer is not kept */
         return 0;
     }
