@@ -119,6 +119,8 @@ static struct {
     struct { int has, kind, rc; int64_t tok; uint64_t pre; } rec;  /* answered, not applied */
     int rel_ans, rel_applied;   /* a release that applies a recorded (or timed-out) release answers rel_ans */
     unsigned lostre;       /* on_lost re-entered the lock */
+    int acq_nogrant;       /* the last acquire answer was no grant at all (reason untouched) */
+    int acq_reason;        /* the reason when that acquire was submitted */
 } H;
 
 static void fz_fail(const char *what) {
@@ -293,6 +295,7 @@ static int fz_store_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *o
         /* v0.2: a grant whose window closed during the call (a slow store) is
            refused and handed back; only an accepted grant raises the floor */
         if (!intr) fz_eval_grant(ans, tok, pre, H.clock);
+        H.acq_nogrant = !intr && (ans != 1 || tok < 1);
     }
     return ans;
 }
@@ -452,6 +455,7 @@ static int fz_a_submit(int kind, ldl_op *op, const char *key, int64_t token, uin
         FZ_CHECK(ttl == H.ttl, "async acquire: wrong ttl");
         FZ_CHECK(st == LDL_ACQUIRING, "async acquire while not ACQUIRING");
         H.acquires++;
+        H.acq_reason = ldl_lock_reason(&H.lock);
         break;
     case LDL_OP_RENEW:
         FZ_CHECK(!H.disposed, "async renew after dispose");
@@ -506,6 +510,7 @@ static int fz_a_submit(int kind, ldl_op *op, const char *key, int64_t token, uin
            interrupted call hands back any token, as with synchronous stores) */
         if (inside && atok >= 1 && (rc == 1 || intr)) fz_ledger_open(atok);
         if (inside && !intr) fz_eval_grant(rc, atok, pre, H.clock);
+        H.acq_nogrant = !intr && (inside ? rc != 1 || atok < 1 : ret != LDL_OK);
         break;
     case LDL_OP_RENEW:
         if (!intr) {
@@ -850,6 +855,8 @@ static void fz_aop(int op) {
             if (rc == LDL_EINPROGRESS) FZ_CHECK(st == LDL_ACQUIRING && fz_attached() == 1,
                                                 "acquire answered EINPROGRESS but no acquire is in flight");
             if (rc == 0) FZ_CHECK(st != LDL_HELD && st != LDL_ACQUIRING, "async acquire answered 0 but HELD/ACQUIRING");
+            if (rc == 0 && H.acq_nogrant)
+                FZ_CHECK(ldl_lock_reason(&H.lock) == H.acq_reason, "an answer that is no grant changed the reason");
             FZ_CHECK(ldl_lock_answer(&H.lock) == rc, "ldl_lock_answer() is not acquire's answer");
         }
         break;
@@ -1007,6 +1014,8 @@ static void fz_op(int op) {
                                   "acquire answered 1 but the lock is not HELD with the grant");
             else FZ_CHECK(ldl_lock_state(&H.lock) != LDL_HELD || H.acquires > acquires0 + 1,
                           "acquire answered 0 but HELD (and no nested acquire from on_lost)");
+            if (rc == 0 && H.acquires == acquires0 + 1 && H.acq_nogrant)
+                FZ_CHECK(ldl_lock_reason(&H.lock) == reason0, "an answer that is no grant changed the reason");
         }
         break;
     case OP_RELEASE:

@@ -8,6 +8,8 @@
    LLVMFuzzerTestOneInput once. -r N also feeds N pseudo-random inputs from a
    fixed xorshift seed (deterministic, the same on every machine). A finding
    abort()s inside the fuzzer, so a clean exit means every input passed.
+   FZ_NAMES=1 prints each file's name before it runs (the last one aborted);
+   FZ_DUMP=FILE writes each random input to FILE before it runs.
    The last line is "N passed, N failed". */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +38,7 @@ static void fr_file(const char *path) {
         fprintf(stderr, "replay: cannot read %s\n", path);
         fr_failed++;
     } else {
+        if (getenv("FZ_NAMES")) fprintf(stderr, "replay: %s\n", path);   /* who aborted */
         (void)LLVMFuzzerTestOneInput(buf, (size_t)(n > 0 ? n : 0));
         fr_passed++;
     }
