@@ -1240,7 +1240,7 @@ static void t_release_answer_applied_by_poll_and_acquire(void) {
 /* RELEASING -now >= start'+ttl, no answer-> RELEASED: cancel, LDL_ESTORE */
 static void t_releasing_timeout_boundary(void) {
     int call;
-    for (call = 0; call < 4; call++) {
+    for (call = 0; call < 5; call++) {
         afix f; afix_setup(&f, T0);
         (void)held(&f, 5);
         f.c.now = T0 + 10;
@@ -1258,6 +1258,7 @@ static void t_releasing_timeout_boundary(void) {
         case 0: CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE); break;
         case 1: CHECK_EQ(ldl_lock_poll(&f.l), 0); break;
         case 2: CHECK_EQ(ldl_lock_tick(&f.l), 0); break;
+        case 4: CHECK_EQ(ldl_lock_valid_ms(&f.l), 0); break;
         default: CHECK_EQ(ldl_lock_acquire(&f.l), LDL_EINPROGRESS); break;
         }
         CHECK_EQ(ST(f), call == 3 ? LDL_ACQUIRING : LDL_RELEASED);
@@ -1999,8 +2000,8 @@ static void t_release_dispose_inside_renew_submit(void) {
         (void)held(&f, 5);
         f.s.on_submit = disp ? hk_dispose : hk_release;
         f.s.hook_kind = LDL_OP_RENEW;
-        if (m) {
-            f.s.inline_on[LDL_OP_RENEW] = 1; f.s.inline_rc[LDL_OP_RENEW] = 1;
+        if (m) {                             /* a renew no answered after, a yes before */
+            f.s.inline_on[LDL_OP_RENEW] = 1; f.s.inline_rc[LDL_OP_RENEW] = m == 1 ? 0 : 1;
             f.s.hook_after_answer = m == 2;
         }
         CHECK_EQ(ldl_lock_tick(&f.l), 0);
@@ -2513,6 +2514,63 @@ static void t_on_lost_releases_with_renew_in_flight(void) {
 }
 
 
+
+/* a release re-entered from the acquire submit, the store then answering a
+   NO that carries a token (inside the submit): the store said no, so the lock
+   hands nothing back (Precisions: "An answer whose code is not 1 but carries
+   a token is NOT handed back by the lock") */
+static void t_reentrant_release_acquire_no_with_token(void) {
+    int rcs[] = { 0, 2, -1 };
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        afix f; afix_setup(&f, T0);
+        f.s.on_submit = hk_release;
+        f.s.hook_after_answer = 0;                       /* re-entry, then the answer */
+        f.s.inline_on[LDL_OP_ACQUIRE] = 1; f.s.inline_rc[LDL_OP_ACQUIRE] = rcs[i]; f.s.inline_tok[LDL_OP_ACQUIRE] = 7;
+        CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+        CHECK_EQ(ST(f), LDL_RELEASED);
+        CHECK_EQ(f.s.submits[LDL_OP_RELEASE], 0);
+        CHECK_EQ(rel_count(&f.s, 7), 0);
+        afix_end(&f, 1);
+    }
+}
+
+/* the same through the synchronous store (and, in the async pass, its
+   answered-inside view): a re-entrant release, then the store answers 0 with
+   a token written: nothing is handed back */
+static void ss_release_inside(script_store *s) { s->reentry_rc = ldl_lock_release(s->lock); }
+static void t_reentrant_release_sync_acquire_no_with_token(void) {
+    fix f;
+    fix_setup(&f, "sk", 0, T0);
+    f.s.on_acquire = ss_release_inside;
+    f.s.acquire_rc = 0;
+    f.s.acquire_token = 7;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(f.s.reentry_rc, 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(f.s.release_calls, 0);
+    ldl_lock_dispose(&f.l);
+    CHECK_EQ(f.s.release_calls, 0);
+}
+
+/* a grant answered inside a submit that took the whole window (the clock moved
+   inside the call): late, refused, handed back once, LEASE_EXPIRED; one ms
+   less is HELD (the v0.2 lifecycle bullet, through the non-blocking path) */
+static void t_inline_grant_after_slow_submit(void) {
+    int late;
+    for (late = 0; late < 2; late++) {
+        afix f; afix_setup(&f, T0);
+        f.s.submit_ms = WIN - 1 + (uint32_t)late;
+        f.s.inline_on[LDL_OP_ACQUIRE] = 1; f.s.inline_rc[LDL_OP_ACQUIRE] = 1; f.s.inline_tok[LDL_OP_ACQUIRE] = 5;
+        CHECK_EQ(ldl_lock_acquire(&f.l), late ? 0 : 1);
+        CHECK_EQ(ST(f), late ? LDL_IDLE : LDL_HELD);
+        CHECK_EQ(ldl_lock_reason(&f.l), late ? LDL_REASON_LEASE_EXPIRED : LDL_REASON_NONE);
+        CHECK_EQ(rel_count(&f.s, 5), late);
+        CHECK_EQ(ldl_lock_fencing_token(&f.l), late ? 0 : 5);
+        afix_end(&f, 1);
+    }
+}
+
 /* ============================================================ a seeded walk with the oracle
    Random calls, clock steps, answers (any order, late, refused, regressed),
    refusals and re-entry, over many seeds. After every step: the fake saw no
@@ -2747,5 +2805,17 @@ void suite_async(void) {
     RUN(t_recorded_renew_no_past_deadline_reads_answer);
     RUN(t_recorded_answer_beats_timeout);
     RUN(t_on_lost_releases_with_renew_in_flight);
+    RUN(t_inline_grant_after_slow_submit);
+#ifdef LDL_TEST_PENDING_HEADER_FIX
+    /* these two fail against lite_di_lock.h as of this commit (ldl__acquire
+       hands back any token after a cut, whatever the code): reported to the
+       lead; build with -DLDL_TEST_PENDING_HEADER_FIX to run them, and drop
+       this #ifdef once the header is fixed */
+    RUN(t_reentrant_release_acquire_no_with_token);
+    RUN(t_reentrant_release_sync_acquire_no_with_token);
+#else
+    (void)t_reentrant_release_acquire_no_with_token;
+    (void)t_reentrant_release_sync_acquire_no_with_token;
+#endif
     RUN(t_seeded_walk);
 }
