@@ -1166,20 +1166,28 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
 /* ------------------------------------------------------------ [options] init
    defaults, then validation, then set-up (sokol's _sg_desc_defaults /
    _sg_validate shape) */
-static ldl_lock_desc ldl__desc_defaults(const ldl_lock_desc *d) {
-    ldl_lock_desc r = *d;
-    if (!r.heartbeat_ms) r.heartbeat_ms = r.ttl_ms / 3;
-    if (!r.drift_ms) r.drift_ms = r.ttl_ms / 100 + 2;
-    if (!r.token_name) r.token_name = "lock:fence";
-    if (!r.holder_name) r.holder_name = "lock:holder";
+/* the defaults, resolved once: what a zero field of the desc means */
+typedef struct ldl__resolved {
+    uint32_t heartbeat_ms, drift_ms;
+    const char *token_name, *holder_name;
+} ldl__resolved;
+
+static ldl__resolved ldl__desc_defaults(const ldl_lock_desc *d) {
+    ldl__resolved r;
+    r.heartbeat_ms = d->heartbeat_ms ? d->heartbeat_ms : d->ttl_ms / 3;
+    r.drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
+    r.token_name = d->token_name ? d->token_name : "lock:fence";
+    r.holder_name = d->holder_name ? d->holder_name : "lock:holder";
     return r;
 }
 
-/* NULL when valid, else which field and why */
-static const char *ldl__validate(const ldl_lock_desc *d, const ldl_lock_desc *raw) {
+/* NULL when valid, else which field and why. Checked after the defaults, in
+   64-bit arithmetic. */
+static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t len, i;
     const ldl_async_store *as = d->async_store;
     int has_timers = d->timers.set_timeout || d->timers.clear_timeout || d->timers.ctx;
+    uint64_t ttl = d->ttl_ms, hb = r->heartbeat_ms;
     if (!d->container.scope || !d->container.value || !d->container.shutdown)
         return "container: scope, value and shutdown are required";
     if (!d->key) return "key: NULL (required)";
@@ -1190,10 +1198,10 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl_lock_desc *ra
         unsigned char c = (unsigned char)d->key[i];
         if (c < 0x20 || c == 0x7F) return "key: contains a control byte";
     }
-    if (d->ttl_ms == 0) return "ttl_ms: must be > 0 (required)";
-    if (d->heartbeat_ms < 1) return "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)";
-    if ((uint64_t)d->heartbeat_ms * 2u > (uint64_t)d->ttl_ms) return "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms";
-    if ((uint64_t)d->drift_ms >= (uint64_t)d->ttl_ms - (uint64_t)d->heartbeat_ms) return "drift_ms: must be < ttl_ms - heartbeat_ms";
+    if (ttl == 0) return "ttl_ms: must be > 0 (required)";
+    if (hb < 1) return "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)";
+    if (hb * 2u > ttl) return "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms";
+    if ((uint64_t)r->drift_ms >= ttl - hb) return "drift_ms: must be < ttl_ms - heartbeat_ms";
     if (d->store && (!d->store->acquire || !d->store->renew || !d->store->release))
         return "store: acquire, renew and release are all required";
     if (!d->clock.now_ms) {
@@ -1213,22 +1221,24 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl_lock_desc *ra
     }
     /* names are the container's business: a name it refuses makes run() answer
        LDL_EFENCE (the body never runs), so init does not second-guess them */
-    (void)raw;
     return NULL;
 }
 
-static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d) {
+/* every field a live lock reads is set here (init over non-zeroed memory) */
+static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t i, len = ldl__keylen(d->key);
     l->_clock = d->clock;
     (void)ldl__clock_resolve(&l->_clock);
+    l->_start = 0; l->_last = 0;
+    l->_op.store_data = 0; l->_op._kind = 0; l->_op._rc = 0; l->_op._token = 0; l->_op._start = 0;
     l->_ttl_ms = d->ttl_ms;
-    l->_heartbeat_ms = d->heartbeat_ms;
-    l->_window = d->ttl_ms - d->drift_ms;
+    l->_heartbeat_ms = r->heartbeat_ms;
+    l->_window = d->ttl_ms - r->drift_ms;
     l->_timers = d->timers;
-    l->_quiet = l->_timers.set_timeout ? l->_window : d->heartbeat_ms;   /* hb < window */
+    l->_quiet = l->_timers.set_timeout ? l->_window : r->heartbeat_ms;   /* hb < window */
     l->_container = d->container;
-    l->_token_name = d->token_name;
-    l->_holder_name = d->holder_name;
+    l->_token_name = r->token_name;
+    l->_holder_name = r->holder_name;
     l->_on_lost = d->on_lost;
     l->_user = d->user;
     for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
@@ -1246,31 +1256,21 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d) {
 }
 
 LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
-    ldl_lock_desc r;
-    const char *why;
+    ldl__resolved r;
     if (!l) return LDL_EINVAL;
-    /* every field set: init over non-zeroed memory behaves; until every check
-       passed the lock behaves as disposed */
-    l->_state = LDL_RELEASED; l->_busy = 0; l->_quiet = 0; l->_dead = 1; l->_start = 0;
-    l->_clock.now_ms = NULL; l->_clock.ctx = NULL;
-    l->_op.store_data = 0; l->_op._phase = LDL__OP_IDLE; l->_op._kind = 0; l->_op._rc = 0;
-    l->_op._token = 0; l->_op._start = 0;
-    l->_reason = LDL_REASON_NONE; l->_answer = 0; l->_window = 0; l->_ttl_ms = 0;
-    l->_heartbeat_ms = 0; l->_async = 0;
-    l->_token = 0; l->_last = 0; l->_owed = 0; l->_timer = 0;
-    l->_st.a.acquire = NULL; l->_st.a.renew = NULL; l->_st.a.release = NULL;
-    l->_st.a.cancel = NULL; l->_st.a.ctx = NULL;
-    l->_timers.set_timeout = NULL; l->_timers.clear_timeout = NULL; l->_timers.ctx = NULL;
+    /* until every check passed the lock behaves as disposed: these are the
+       fields a disposed lock reads; ldl__setup sets the rest */
+    l->_state = LDL_RELEASED; l->_dead = 1; l->_busy = 0; l->_async = 0;
+    l->_op._phase = LDL__OP_IDLE; l->_reason = LDL_REASON_NONE; l->_answer = 0;
+    l->_token = 0; l->_owed = 0; l->_timer = 0; l->_losses = 0; l->_loss_reason = 0;
     l->_key[0] = 0;
-    l->_losses = 0; l->_loss_reason = 0; l->_why = "ok";
-    l->_container.scope = NULL; l->_container.value = NULL; l->_container.shutdown = NULL;
-    l->_container.singleton_factory = NULL; l->_container.on_teardown = NULL; l->_container.self = NULL;
-    l->_token_name = NULL; l->_holder_name = NULL; l->_on_lost = NULL; l->_user = NULL;
-    if (!d) { l->_why = "desc: NULL"; return LDL_EINVAL; }
+    l->_why = "desc: NULL";
+    if (!d) return LDL_EINVAL;
     r = ldl__desc_defaults(d);
-    why = ldl__validate(&r, d);
-    if (why) { l->_why = why; return LDL_EINVAL; }
-    ldl__setup(l, &r);
+    l->_why = ldl__validate(d, &r);
+    if (l->_why) return LDL_EINVAL;
+    l->_why = "ok";
+    ldl__setup(l, d, &r);
     return LDL_OK;
 }
 
