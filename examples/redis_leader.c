@@ -7,7 +7,9 @@
  *   ./build/redis/redis_leader                                          (terminals 1 and 2)
  *
  * Arguments (all optional): [host] [port] [seconds to run, 0 = until Ctrl-C]
- * Environment: LDL_REDIS_HOST, LDL_REDIS_PORT, LDL_TTL_MS (default 3000), LDL_KEY.
+ * Environment: LDL_REDIS_HOST, LDL_REDIS_PORT, LDL_TTL_MS (default 3000), LDL_KEY, LDL_PREFIX
+ * (default "ldl"; no ':', '{' or '}').
+ * Its connection is the lock's alone (the adapter refuses to send on a shared one).
  *
  * Only the leader does the "work" (here: prints a line every half second with its fence,
  * which a real program would pass to whatever it writes to). The loop owns its timing:
@@ -87,8 +89,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot connect to redis at %s:%d: %s\n", host, port, c ? c->errstr : "out of memory");
         return 1;
     }
-    redisSetTimeout(c, tv);               /* no command may block the loop longer than this */
-    ldl_redis_init(&r, c, NULL);
+    redisSetTimeout(c, tv);               /* per read; the adapter bounds a whole call to ~2x */
+    if (ldl_redis_init(&r, c, getenv("LDL_PREFIX")) != LDL_OK) {   /* NULL = "ldl" */
+        fprintf(stderr, "adapter init: %s\n", ldl_redis_why(&r));
+        return 1;
+    }
     if (ldl_redis_check_durability(&r, why, sizeof why) != 1)
         printf("[%d] warning: %s\n", (int)getpid(), why);
     store = ldl_redis_store(&r);
@@ -111,6 +116,7 @@ int main(int argc, char **argv)
     while (!g_stop && (end == 0 || now_ms() < end)) {
         uint32_t nap;
         if (c->err) {                     /* the connection failed: try again next round */
+            printf("[%d] connection failed (%s): reconnecting\n", (int)getpid(), ldl_redis_why(&r));
             if (redisReconnect(c) == REDIS_OK) redisSetTimeout(c, tv);
         }
         if (!ldl_lock_held(&lock)) {
