@@ -12,6 +12,15 @@
    body and from on_lost (including dispose mid-call), and timers that cannot
    be armed.
 
+   v0.2 (issue 9): the high nibble of the first byte also picks the store.
+   8..13: a deferred scripted non-blocking store (refuses, malformed returns,
+   answers inside the submit or queued and completed by pump steps in any
+   order, late yeses, re-entry from submit and cancel; see "the deferred
+   async store" below) with extra invariants on the one request slot and a
+   ledger shared by lock and store. 15: the MemoryStore's synchronous and
+   non-blocking views side by side, every observable must agree. Else: the
+   synchronous scripted store as before.
+
    The oracle never looks at private fields. It watches what crosses the
    vtables (store, timers, container, on_lost, body) plus the public getters,
    and after every step (and at every callback) checks the invariants of
