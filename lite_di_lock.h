@@ -48,6 +48,10 @@
    LDL_NO_DEFAULT_CLOCK         no built-in clock (bare metal): every lock and
                                 MemoryStore must be given an ldl_clock.
    LDL_KEY_MAX                  bytes per key including the NUL (default 128).
+   LDL_NO_ASYNC                 no non-blocking stores (small firmware): init
+                                refuses desc.async_store, and ldl_op_complete /
+                                ldl_memstore_async_store are not declared; the
+                                lock's async branches compile away (decision 0006).
    LDL_SCOPE_BINDINGS           bindings per reference-container scope (8).
 
    The built-in clock is clock_gettime(CLOCK_MONOTONIC) on POSIX and
@@ -294,7 +298,9 @@ typedef struct ldl_async_store {
    token only for ACQUIRE). Safe from anywhere in a store's pump: it only writes
    the op. An op that is not in flight (never submitted, cancelled, or already
    answered) ignores it. */
+#ifndef LDL_NO_ASYNC
 LDL_API void ldl_op_complete(ldl_op *op, int rc, int64_t token);
+#endif
 
 /* ------------------------------------------------------------ container */
 typedef struct ldl_container {
@@ -328,7 +334,9 @@ typedef struct ldl_memstore {
 
 LDL_API int       ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t nslots, ldl_clock clock);
 LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms);
+#ifndef LDL_NO_ASYNC
 LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms); /* answers inside every submit */
+#endif
 LDL_API size_t    ldl_memstore_live(const ldl_memstore *ms);   /* O(nslots) scan */
 
 /* ------------------------------------------------------------ reference container
@@ -729,6 +737,7 @@ LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms) {
     return s;
 }
 
+#ifndef LDL_NO_ASYNC
 /* the non-blocking view: every submit answers inside the call */
 static int ldl__msa_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
     int64_t tok = 0;
@@ -759,6 +768,7 @@ LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms) {
     s.ctx = ms;
     return s;
 }
+#endif /* LDL_NO_ASYNC */
 
 LDL_API size_t ldl_memstore_live(const ldl_memstore *ms) {
     size_t i, live = 0;
@@ -943,6 +953,17 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
 enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2 };
 enum { LDL__OP_IDLE = 0, LDL__OP_FLYING = 1, LDL__OP_ANSWERED = 2 };
 
+/* LDL_NO_ASYNC: a build without non-blocking stores (decision 0006). The two
+   reads below become constants, so the compiler drops every async branch;
+   init refuses an async_store. The types and fields stay (same layout). */
+#ifdef LDL_NO_ASYNC
+#define LDL__ASYNC(l)  0
+#define LDL__PHASE(l)  LDL__OP_IDLE
+#else
+#define LDL__ASYNC(l)  ((l)->_async)
+#define LDL__PHASE(l)  ((l)->_op._phase)
+#endif
+
 static int ldl__situation(const ldl_lock *l) {
     if (!l || l->_dead) return LDL__DEAD;
     return l->_busy ? LDL__INSIDE : LDL__FREE;
@@ -977,7 +998,7 @@ static void ldl__disarm(ldl_lock *l) {
 static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
     int rc;
     l->_busy++;
-    if (!l->_async) {
+    if (!LDL__ASYNC(l)) {
         switch (kind) {
         case LDL_OP_ACQUIRE: *tok = 0; rc = l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok); break;
         case LDL_OP_RENEW:   rc = l->_st.s.renew(l->_st.s.ctx, l->_key, *tok, l->_ttl_ms); break;
@@ -1006,7 +1027,7 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
     }
     l->_busy--;
     /* a store's own -13 is not "in flight": only an unanswered submit is */
-    if (rc == LDL_EINPROGRESS && (!l->_async || l->_op._phase != LDL__OP_FLYING)) rc = LDL_ESTORE;
+    if (rc == LDL_EINPROGRESS && (!LDL__ASYNC(l) || LDL__PHASE(l) != LDL__OP_FLYING)) rc = LDL_ESTORE;
     return rc;
 }
 
@@ -1015,7 +1036,7 @@ static void ldl__settle(ldl_lock *l);
 /* detach the request in the slot: an in-flight one is cancelled at the store
    (which then owns its outcome); a recorded answer is dropped */
 static void ldl__cancel(ldl_lock *l) {
-    int phase = l->_op._phase;
+    int phase = LDL__PHASE(l);
     l->_op._phase = LDL__OP_IDLE;
     if (phase == LDL__OP_FLYING) {
         l->_busy++;
@@ -1030,7 +1051,7 @@ static void ldl__cancel(ldl_lock *l) {
 static void ldl__hand_back(ldl_lock *l, int64_t tok) {
     if (tok < 1) return;
     l->_busy++;
-    if (!l->_async) {
+    if (!LDL__ASYNC(l)) {
         (void)l->_st.s.release(l->_st.s.ctx, l->_key, tok);
     } else {
         ldl_op *op = &l->_op;                /* free: every caller cancelled or applied it */
@@ -1139,7 +1160,7 @@ static int ldl__renewed(ldl_lock *l, int rc, uint64_t start) {
    discard a recorded renew answer (the token is released either way). */
 static void ldl__apply(ldl_lock *l, int drop_renew) {
     ldl_op *op = &l->_op;
-    if (op->_phase == LDL__OP_ANSWERED) {
+    if (LDL__PHASE(l) == LDL__OP_ANSWERED) {
         int rc = op->_rc;
         op->_phase = LDL__OP_IDLE;
         if (op->_kind == LDL_OP_ACQUIRE) {
@@ -1150,7 +1171,7 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
             l->_state = LDL_RELEASED;
             l->_answer = ldl__mapped(rc);
         }
-    } else if (op->_phase == LDL__OP_FLYING) {
+    } else if (LDL__PHASE(l) == LDL__OP_FLYING) {
         if (l->_state == LDL_ACQUIRING && !ldl__within(op->_start, ldl__now(l), l->_window)) {
             l->_state = LDL_IDLE;
             l->_answer = 0;
@@ -1214,6 +1235,9 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
     if (has_timers && (!d->timers.set_timeout || !d->timers.clear_timeout))
         return "timers: set_timeout and clear_timeout are both required (or all zero)";
     if (as) {
+#ifdef LDL_NO_ASYNC
+        return "async_store: this build has LDL_NO_ASYNC (no non-blocking stores)";
+#endif
         if (d->store) return "async_store: set, so store must be NULL";
         if (!as->acquire || !as->renew || !as->release || !as->cancel)
             return "async_store: acquire, renew, release and cancel are all required";
@@ -1278,12 +1302,14 @@ LDL_API const char *ldl_lock_why(const ldl_lock *l) {
     return l ? (l->_why ? l->_why : "ok") : "lock: NULL";
 }
 
+#ifndef LDL_NO_ASYNC
 LDL_API void ldl_op_complete(ldl_op *op, int rc, int64_t token) {
     if (!op || op->_phase != LDL__OP_FLYING) return;   /* the first answer stands */
     op->_rc = rc;
     op->_token = token;
     op->_phase = LDL__OP_ANSWERED;
 }
+#endif
 
 /* ------------------------------------------------------------ [whitelist] acquire */
 static int ldl__acquire(ldl_lock *l) {
@@ -1294,7 +1320,7 @@ static int ldl__acquire(ldl_lock *l) {
     rc = ldl__call(l, LDL_OP_ACQUIRE, &tok, start);
     if (l->_state != LDL_ACQUIRING) {        /* cut from inside the store call */
         if (rc == LDL_EINPROGRESS) ldl__cancel(l);   /* the store hands back */
-        else ldl__hand_back(l, tok);
+        else if (rc == 1) ldl__hand_back(l, tok);    /* a no names no lease of ours */
         return 0;
     }
     if (rc == LDL_EINPROGRESS) return rc;
@@ -1334,7 +1360,7 @@ static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
         ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);    /* cancels a renew in flight */
         return 0;
     }
-    if (l->_op._phase != LDL__OP_IDLE) return 1;
+    if (LDL__PHASE(l) != LDL__OP_IDLE) return 1;
     if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms))
         return ldl__renew(l, now);
     return 1;                                /* timer mode: the timer renews */
@@ -1363,7 +1389,7 @@ LDL_API int ldl_lock_tick(ldl_lock *l) { return ldl__heartbeat(l, 1); }
 
 /* the game-loop call: when nothing is due, one clock read and two compares */
 LDL_API int ldl_lock_poll(ldl_lock *l) {
-    if (l && l->_state == LDL_HELD && !(l->_busy | l->_op._phase)) {
+    if (l && l->_state == LDL_HELD && !(l->_busy | LDL__PHASE(l))) {
         uint64_t now = ldl__now(l);
         if (now >= l->_start && now - l->_start < l->_quiet) return 1;
         return ldl__beat(l, now, 0);
@@ -1477,19 +1503,24 @@ static uint32_t ldl__until(uint64_t start, uint64_t now, uint32_t w) {
 }
 
 LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
-    uint64_t now;
-    uint32_t due;
+    uint64_t now, start;
+    uint32_t w, due;
+    int phase;
     if (!l || l->_dead) return UINT32_MAX;
-    if (l->_op._phase == LDL__OP_ANSWERED) return 0;
-    if (l->_state == LDL_ACQUIRING && l->_op._phase == LDL__OP_FLYING)
-        return ldl__until(l->_op._start, ldl__now(l), l->_window);
-    if (l->_state == LDL_RELEASING && l->_op._phase == LDL__OP_FLYING)
-        return ldl__until(l->_op._start, ldl__now(l), l->_ttl_ms);
-    if (l->_state != LDL_HELD) return UINT32_MAX;
+    phase = LDL__PHASE(l);
+    if (phase == LDL__OP_ANSWERED) return 0;
+    if (l->_state == LDL_HELD) {                 /* the deadline, or the heartbeat */
+        start = l->_start; w = l->_window;
+    } else if (phase == LDL__OP_FLYING && l->_state != LDL_IDLE) {
+        start = l->_op._start;                   /* ACQUIRING or RELEASING: the timeout */
+        w = l->_state == LDL_ACQUIRING ? l->_window : l->_ttl_ms;
+    } else {
+        return UINT32_MAX;
+    }
     now = ldl__now(l);
-    due = ldl__until(l->_start, now, l->_window);     /* to the deadline */
-    if (due && !l->_timers.set_timeout && l->_op._phase == LDL__OP_IDLE) {
-        uint64_t el = now - l->_start;       /* manual mode: or the heartbeat */
+    due = ldl__until(start, now, w);
+    if (due && l->_state == LDL_HELD && !l->_timers.set_timeout && phase == LDL__OP_IDLE) {
+        uint64_t el = now - start;               /* manual mode, nothing in flight */
         uint32_t beat = el >= l->_heartbeat_ms ? 0 : (uint32_t)(l->_heartbeat_ms - el);
         if (beat < due) due = beat;
     }
@@ -1506,7 +1537,7 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     int rc, clean;
     r.body_rc = 0; r.shutdown_rc = 0; r.release_rc = 0; r.lost_reason = 0;
     if (res) *res = r;
-    if (l && l->_async) return LDL_EUNSUPPORTED;   /* run is a blocking scope */
+    if (l && LDL__ASYNC(l)) return LDL_EUNSUPPORTED;   /* run is a blocking scope */
     if (!body) return LDL_EINVAL;
     if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
     if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;

@@ -2835,16 +2835,7 @@ void suite_async(void) {
     RUN(t_on_lost_releases_with_renew_in_flight);
     RUN(t_inline_grant_after_slow_submit);
     RUN(t_inline_renew_after_slow_submit);
-#ifdef LDL_TEST_PENDING_HEADER_FIX
-    /* these two fail against lite_di_lock.h as of this commit (ldl__acquire
-       hands back any token after a cut, whatever the code): reported to the
-       lead; build with -DLDL_TEST_PENDING_HEADER_FIX to run them, and drop
-       this #ifdef once the header is fixed */
     RUN(t_reentrant_release_acquire_no_with_token);
     RUN(t_reentrant_release_sync_acquire_no_with_token);
-#else
-    (void)t_reentrant_release_acquire_no_with_token;
-    (void)t_reentrant_release_sync_acquire_no_with_token;
-#endif
     RUN(t_seeded_walk);
 }

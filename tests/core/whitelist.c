@@ -67,7 +67,7 @@ static const row rows[] = {
     { "re-entrant poll",             0, 1,           1, 4,         H_POLL,     0,  1, GRANT,       4,         LDL_REASON_NONE,            0, 0,  LDL_ESTATE },
     { "re-entrant run",              0, 1,           1, 4,         H_RUN,      0,  1, GRANT,       4,         LDL_REASON_NONE,            0, 0,  LDL_ESTATE },
     { "release inside, grant 5",     0, 1,           1, 5,         H_RELEASE,  0,  0, LDL_RELEASED, 0,        LDL_REASON_NONE,            1, 5,  0 },
-    { "release inside, answer 2 tok 5", 0, 2,        1, 5,         H_RELEASE,  0,  0, LDL_RELEASED, 0,        LDL_REASON_NONE,            1, 5,  0 },
+    { "release inside, answer 2 tok 5", 0, 2,        1, 5,         H_RELEASE,  0,  0, LDL_RELEASED, 0,        LDL_REASON_NONE,            0, 0,  0 },
     { "release inside, answer 0 untouched", 0, 0,    0, 0,         H_RELEASE,  0,  0, LDL_RELEASED, 0,        LDL_REASON_NONE,            0, 0,  0 },
     { "release twice inside",        0, 1,           1, 5,         H_RELEASE_TWICE, 0, 0, LDL_RELEASED, 0,    LDL_REASON_NONE,            1, 5,  0 },
     { "dispose inside, grant 5",     0, 1,           1, 5,         H_DISPOSE,  0,  0, LDL_RELEASED, 0,        LDL_REASON_NONE,            1, 5,  0 },

@@ -296,11 +296,11 @@ static int fz_store_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *o
         int intr = H.interrupted;
         fz_lease *ls;
         H.interrupted = saved_int;
-        if (tok >= 1 && (ans == 1 || intr)) {
+        if (tok >= 1 && ans == 1) {          /* a no names no lease (even when cut) */
             ls = fz_lease_of(tok, 1);
             if (ls) ls->opens++;
         }
-        if (intr && tok >= 1 && H.disposed && H.nhandback < 8) H.handback_ok[H.nhandback++] = tok;
+        if (intr && ans == 1 && tok >= 1 && H.disposed && H.nhandback < 8) H.handback_ok[H.nhandback++] = tok;
         /* v0.2: a grant whose window closed during the call (a slow store) is
            refused and handed back; only an accepted grant raises the floor */
         if (!intr) fz_eval_grant(ans, tok, pre, H.clock);
@@ -515,9 +515,9 @@ static int fz_a_submit(int kind, ldl_op *op, const char *key, int64_t token, uin
     H.interrupted = saved_int;
     switch (kind) {
     case LDL_OP_ACQUIRE:
-        /* the lock hands back a token it was answered but cannot use (an
-           interrupted call hands back any token, as with synchronous stores) */
-        if (inside && atok >= 1 && (rc == 1 || intr)) fz_ledger_open(atok);
+        /* the lock hands back a token it was granted but cannot use (an
+           interrupted call too; a no names no lease of ours: decision 0003) */
+        if (inside && atok >= 1 && rc == 1) fz_ledger_open(atok);
         if (inside && !intr) fz_eval_grant(rc, atok, pre, H.clock);
         H.acq_nogrant = !intr && (inside ? rc != 1 || atok < 1 : ret != LDL_OK);
         break;
