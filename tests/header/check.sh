@@ -2,7 +2,7 @@
 # check.sh - the header's own promises, each a check that fails loudly:
 #   pure ASCII; compiles clean as C99/C11/C++11/C++17 with gcc and clang and
 #   extra warnings; no heap reference (nm -u); no mutable global (no .data or
-#   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK and LDL_KEY_MAX builds;
+#   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK, LDL_NO_ASYNC and LDL_KEY_MAX builds;
 #   the built-in clock's #error when a system header hides clock_gettime.
 # Prints "N passed, N failed" last; exits non-zero on any failure.
 set -u
@@ -81,6 +81,41 @@ typedef char key_is_16[sizeof(((ldl_lock *)0)->_key) == 16 ? 1 : -1];
 int main(void) { return 0; }
 X
 if gcc -std=c99 $W -I. "$T/keymax.c" -o "$T/keymax" 2>"$T/err"; then ok; else bad "LDL_KEY_MAX=16: $(head -3 "$T/err")"; fi
+
+# LDL_NO_ASYNC: the synchronous lifecycle works, an async_store is refused at init
+# with a why that names the switch, and the async-only functions are not declared
+cat > "$T/noasync.c" <<'X'
+#define LDL_NO_ASYNC
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+static void *sc(void *s) { return s; }
+static int va(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int sd(void *s) { (void)s; return 0; }
+static int aq(void *c, ldl_op *o, const char *k, uint32_t t) { (void)c; (void)o; (void)k; (void)t; return 0; }
+static int rn(void *c, ldl_op *o, const char *k, int64_t x, uint32_t t) { (void)c; (void)o; (void)k; (void)x; (void)t; return 0; }
+static int rl(void *c, ldl_op *o, const char *k, int64_t x) { (void)c; (void)o; (void)k; (void)x; return 0; }
+static void cn(void *c, ldl_op *o) { (void)c; (void)o; }
+int main(void) {
+    ldl_lock l; ldl_lock_desc d = {0};
+    ldl_async_store as = { aq, rn, rl, cn, 0 };
+    const char *w;
+    d.container.scope = sc; d.container.value = va; d.container.shutdown = sd;
+    d.key = "k"; d.ttl_ms = 100;
+    d.async_store = &as;
+    if (ldl_lock_init(&l, &d) != LDL_EINVAL) return 1;
+    for (w = ldl_lock_why(&l); *w && *w != 'N'; w++) {}
+    if (*w != 'N') return 2;                                  /* names LDL_NO_ASYNC */
+    d.async_store = 0;
+    if (ldl_lock_init(&l, &d) != LDL_OK) return 3;
+    if (ldl_lock_acquire(&l) != 1 || ldl_lock_poll(&l) != 1 || ldl_lock_pending(&l) != 0) return 4;
+    if (ldl_lock_release(&l) != 1 || ldl_lock_answer(&l) != 1) return 5;
+    return 0;
+}
+X
+if gcc -std=c99 $W -I. "$T/noasync.c" -o "$T/noasync" 2>"$T/err" && "$T/noasync"; then ok; else bad "LDL_NO_ASYNC: rc=$? $(head -3 "$T/err")"; fi
+printf '#define LDL_NO_ASYNC\n#include "lite_di_lock.h"\nvoid f(ldl_memstore *m);\nvoid f(ldl_memstore *m) { (void)ldl_memstore_async_store(m); }\n' > "$T/noasync2.c"
+if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noasync2.c" -o "$T/noasync2.o" 2>/dev/null; then
+  bad "LDL_NO_ASYNC still declares ldl_memstore_async_store"; else ok; fi
 
 # 5. strict C99 with a system header first hides clock_gettime: an #error that
 #    says what to define, never a silent wall-clock fallback
