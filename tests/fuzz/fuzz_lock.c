@@ -442,7 +442,7 @@ static void fz_complete(ldl_op *op, int rc, int64_t tok, int twice) {
 }
 
 static int fz_a_submit(int kind, ldl_op *op, const char *key, int64_t token, uint32_t ttl) {
-    static const int neg[4] = { -1, LDL_ESTORE, INT_MIN, LDL_EINVAL };
+    static const int neg[4] = { -1, LDL_ESTORE, INT_MIN, LDL_EINPROGRESS };   /* a store's own EINPROGRESS is an error */
     static const int pos[4] = { 1, 2, INT_MAX, 7 };
     uint8_t s = fz_u8(), r = fz_u8();
     int st = ldl_lock_state(&H.lock), saved_int = H.interrupted, intr, ret = LDL_OK, inside = 0;
