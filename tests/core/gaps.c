@@ -1094,6 +1094,42 @@ static void t_sync_renew_late_yes(void) {
     CHECK_EQ(lost_calls, 2);
 }
 
+/* a store that answers LDL_EINPROGRESS (-13) itself -- a synchronous store,
+   or a non-blocking one passing -13 to ldl_op_complete inside the submit (the
+   async pass) -- answers a negative value: a store error, never "in flight".
+   Found by the bench helper: a renew answering -13 left the lock HELD (reason
+   NONE), a release answering -13 stuck in RELEASING for good.
+   M: ldl__call without the "a store's own -13 is not in flight" line. */
+static void t_store_answering_einprogress(void) {
+    fix f;
+    fix_setup(&f, "minus13", 0, 1000);
+    f.s.renew_rc = LDL_EINPROGRESS;
+    f.s.release_rc = LDL_EINPROGRESS;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.c.now = 1100;                                   /* heartbeat due */
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_STORE_ERROR);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE);     /* the owed token, answered -13 */
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_answer(&f.l), LDL_ESTORE);
+    CHECK_EQ(f.s.release_calls, 1);
+    /* an acquire answered -13 is no grant */
+    f.s.acquire_rc = LDL_EINPROGRESS;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_IDLE);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    /* and a HELD lease whose release answers -13 ends RELEASED, not RELEASING */
+    f.s.acquire_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+}
+
 /* ldl_lock_answer after synchronous acquire, release and run: every acquire
    and every user release sets it (run's legs too); a renew never does
    M: ldl_lock_acquire or ldl_lock_release without `l->_answer = rc`;
@@ -1178,4 +1214,5 @@ void suite_gaps(void) {
     RUN(t_sync_renew_late_yes);
     RUN(t_sync_answer);
     RUN(t_sync_answer_run);
+    RUN(t_store_answering_einprogress);
 }
