@@ -83,9 +83,13 @@ deps-check:
 	  else exit 1; fi; }
 
 # ---------------------------------------------------------------- examples
-EXAMPLES_CORE := demo game_loop posix_timers container
+EXAMPLES_CORE := demo game_loop posix_timers container async_loop
 examples: examples-core $(EXAMPLE_TARGETS)
+# async_loop checks its own timeline (lost at the deadline, won again with a
+# higher fence) and exits non-zero otherwise, so it runs here
 examples-core: $(addprefix $(B)/examples/,$(EXAMPLES_CORE))
+	@out=$$(./$(B)/examples/async_loop 2>&1) || { echo "$$out"; exit 1; }; \
+	  echo "== examples/async_loop: $$(echo "$$out" | tail -n 1)"
 $(B)/examples/%: examples/%.c $(HDR)
 	@mkdir -p $(@D); $(CC) -std=c99 -O2 $(WARN) -I. $< -o $@
 
