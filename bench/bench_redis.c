@@ -1,18 +1,223 @@
-/* bench_redis.c HOST PORT MODE OPS - lifecycles per second of one ldl_lock over
-   the Redis adapter, one synchronous hiredis client (row 3 of `make bench`).
-   MODE rtt: the anchor for the same client library, round trips per second of
-   EVALSHA <sha of "return 1"> 0 through redisCommandArgv (what the adapter calls). */
+/* bench_redis.c HOST PORT MODE ... - the Redis rows of `make bench` (bench/redis.sh).
+   Synchronous view (one ldl_lock, one blocking hiredis client):
+     acqrel|run OPS    lifecycles per second of ldl_lock_acquire+release / ldl_lock_run
+     rtt OPS           the anchor for the same client library: round trips per second of
+                       EVALSHA <sha of "return 1"> 0 through redisCommandArgv
+   Non-blocking view (ldl_redis_async, one non-blocking connection, locks in manual mode):
+     frame NLOCKS SECONDS [SERVER_PID]
+                       frame cost = one pump + NLOCKS polls, frames every 1 ms, healthy for
+                       SECONDS, then (with SERVER_PID) the server SIGSTOPped for 2 s.
+                       Prints "healthy_p99_us healthy_max_us frozen_p99_us frozen_max_us"
+     renew NLOCKS SECONDS
+                       NLOCKS leases (TTL 3 s, heartbeat 1 s) held SECONDS in a 60 fps loop: prints
+                       "rounds writes_per_round reads_per_round cpu_us_per_renew renews"
+     inflight NLOCKS OPS
+                       NLOCKS locks cycling acquire -> release on their own keys, all in
+                       flight at once on one connection: lifecycles per second
+     lua acquire|release   print the adapter's script (redis.sh loads it for redis-benchmark) */
 #define LDL_REDIS_IMPLEMENTATION
 #include "bench_store.h"
 #include <hiredis/hiredis.h>
 #include "adapters/lite_di_lock_redis.h"
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+static int bn_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int bn_shutdown(void *s) { (void)s; return 0; }
+static int bn_scope_token;
+static void *bn_scope(void *self) { (void)self; return &bn_scope_token; }
+
+#define BN_MAXLOCKS 10000
+static ldl_lock      bn_locks[BN_MAXLOCKS];
+static char          bn_keys[BN_MAXLOCKS][16];
+static ldl_redis_req bn_reqs[2 * BN_MAXLOCKS + 64];
+static uint32_t      bn_frames[200000];
+
+static int bn_async_setup(const char *host, int port, int n, uint32_t ttl, const char *prefix,
+                          redisContext **c, ldl_redis_async *ra, ldl_async_store *as) {
+    int i;
+    if (n < 1 || n > BN_MAXLOCKS) { fprintf(stderr, "bench_redis: 1..%d locks\n", BN_MAXLOCKS); return -1; }
+    *c = redisConnectNonBlock(host, port);
+    if (!*c || (*c)->err) { fprintf(stderr, "bench_redis: connect\n"); return -1; }
+    if (ldl_redis_async_init(ra, *c, prefix, bn_reqs, (size_t)(2 * n + 64)) != LDL_OK) {
+        fprintf(stderr, "bench_redis: init: %s\n", ldl_redis_async_why(ra));
+        return -1;
+    }
+    *as = ldl_redis_async_store(ra);
+    for (i = 0; i < n; i++) {
+        ldl_lock_desc d;
+        memset(&d, 0, sizeof d);
+        snprintf(bn_keys[i], sizeof bn_keys[i], "b%d", i);
+        d.container.scope = bn_scope; d.container.value = bn_value; d.container.shutdown = bn_shutdown;
+        d.key = bn_keys[i];
+        d.ttl_ms = ttl;
+        d.async_store = as;
+        if (ldl_lock_init(&bn_locks[i], &d) != LDL_OK) return -1;
+    }
+    return 0;
+}
+
+/* wait (max ms) until the adapter's socket has something, then pump */
+static void bn_wait_pump(ldl_redis_async *ra, int ms) {
+    struct pollfd p;
+    int ev = 0;
+    p.fd = ldl_redis_async_fd(ra, &ev);
+    p.events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
+    p.revents = 0;
+    if (p.fd >= 0) poll(&p, 1, ms);
+    ldl_redis_async_pump(ra);
+}
+
+/* acquire every lock and pump until all are held; 0 ok */
+static int bn_hold_all(ldl_redis_async *ra, int n) {
+    int i, held = 0;
+    uint64_t end = bench_ns() + 30000000000ull;
+    for (i = 0; i < n; i++) ldl_lock_acquire(&bn_locks[i]);
+    while (held < n && bench_ns() < end) {
+        bn_wait_pump(ra, 5);
+        for (held = 0, i = 0; i < n; i++) held += ldl_lock_poll(&bn_locks[i]) == 1;
+    }
+    if (held < n) fprintf(stderr, "bench_redis: held %d of %d (%s)\n", held, n, ldl_redis_async_why(ra));
+    return held == n ? 0 : -1;
+}
+
+static void bn_release_all(ldl_redis_async *ra, int n) {
+    int i;
+    for (i = 0; i < n; i++) ldl_lock_release(&bn_locks[i]);
+    for (i = 0; i < 2000 && ldl_redis_async_stats(ra)->live > 0; i++) bn_wait_pump(ra, 5);
+    for (i = 0; i < n; i++) ldl_lock_dispose(&bn_locks[i]);
+    ldl_redis_async_pump(ra);
+}
+
+static int bn_cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* frames every 1 ms for ms: one pump + n polls each; p99 and max in us */
+static void bn_frames_run(ldl_redis_async *ra, int n, uint32_t ms, uint32_t *p99, uint32_t *mx) {
+    size_t k = 0;
+    uint64_t end = bench_ns() + (uint64_t)ms * 1000000u;
+    int i;
+    while (bench_ns() < end && k < sizeof bn_frames / sizeof bn_frames[0]) {
+        uint64_t t0 = bench_ns();
+        struct timespec ts = { 0, 1000000L };
+        ldl_redis_async_pump(ra);
+        for (i = 0; i < n; i++) ldl_lock_poll(&bn_locks[i]);
+        bn_frames[k++] = (uint32_t)((bench_ns() - t0) / 1000u);
+        nanosleep(&ts, NULL);
+    }
+    qsort(bn_frames, k, sizeof bn_frames[0], bn_cmp_u32);
+    *p99 = k ? bn_frames[(k * 99) / 100] : 0;
+    *mx = k ? bn_frames[k - 1] : 0;
+}
+
+static int bn_mode_frame(const char *host, int port, int n, int seconds, int pid) {
+    redisContext *c;
+    ldl_redis_async ra;
+    ldl_async_store as;
+    uint32_t hp, hm, fp = 0, fm = 0;
+    if (bn_async_setup(host, port, n, 3000, "bframe", &c, &ra, &as) != 0 || bn_hold_all(&ra, n) != 0) return 1;
+    bn_frames_run(&ra, n, (uint32_t)seconds * 1000u, &hp, &hm);
+    if (pid > 0) {
+        kill(pid, SIGSTOP);
+        bn_frames_run(&ra, n, 2000, &fp, &fm);
+        kill(pid, SIGCONT);
+    }
+    bn_release_all(&ra, n);
+    printf("%u %u %u %u\n", hp, hm, fp, fm);
+    redisFree(c);
+    return 0;
+}
+
+static double bn_cpu_us(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+}
+
+static int bn_mode_renew(const char *host, int port, int n, int seconds) {
+    redisContext *c;
+    ldl_redis_async ra;
+    ldl_async_store as;
+    const ldl_redis_stats *st;
+    uint64_t w0, r0, a0, end;
+    double cpu0, rounds;
+    int i;
+    if (bn_async_setup(host, port, n, 3000, "brenew", &c, &ra, &as) != 0 || bn_hold_all(&ra, n) != 0) return 1;
+    st = ldl_redis_async_stats(&ra);
+    w0 = st->write_calls; r0 = st->read_calls; a0 = st->answered;
+    cpu0 = bn_cpu_us();
+    end = bench_ns() + (uint64_t)seconds * 1000000000u;
+    while (bench_ns() < end) {                 /* a 60 fps frame loop, as a game would run */
+        struct timespec ts = { 0, 16666667L };
+        ldl_redis_async_pump(&ra);
+        for (i = 0; i < n; i++) ldl_lock_poll(&bn_locks[i]);
+        nanosleep(&ts, NULL);
+    }
+    rounds = (double)(st->answered - a0) / (double)n;
+    printf("%.2f %.2f %.2f %.3f %llu\n", rounds, (double)(st->write_calls - w0) / rounds,
+           (double)(st->read_calls - r0) / rounds, (bn_cpu_us() - cpu0) / (double)(st->answered - a0),
+           (unsigned long long)(st->answered - a0));
+    bn_release_all(&ra, n);
+    redisFree(c);
+    return 0;
+}
+
+static int bn_mode_inflight(const char *host, int port, int n, long ops) {
+    redisContext *c;
+    ldl_redis_async ra;
+    ldl_async_store as;
+    long done = 0, warm = ops / 10 + n;
+    uint64_t t0 = 0;
+    int i;
+    if (bn_async_setup(host, port, n, 30000, "bflight", &c, &ra, &as) != 0) return 1;
+    while (done < ops + warm) {
+        if (done >= warm && t0 == 0) t0 = bench_ns();
+        for (i = 0; i < n; i++) {
+            ldl_lock *l = &bn_locks[i];
+            switch (ldl_lock_state(l)) {
+            case LDL_IDLE: case LDL_RELEASED: ldl_lock_acquire(l); break;
+            case LDL_ACQUIRING: ldl_lock_poll(l); if (ldl_lock_state(l) == LDL_HELD) ldl_lock_release(l); break;
+            case LDL_HELD: ldl_lock_release(l); break;
+            case LDL_RELEASING:
+                if (ldl_lock_release(l) == 1) { done++; ldl_lock_acquire(l); }   /* the next lifecycle */
+                break;
+            default: fprintf(stderr, "bench_redis: lock lost (%s)\n", ldl_redis_async_why(&ra)); return 1;
+            }
+        }
+        bn_wait_pump(&ra, 10);
+    }
+    printf("%.1f\n", (double)ops * 1e9 / (double)(bench_ns() - t0));
+    if (getenv("BENCH_VERBOSE"))
+        fprintf(stderr, "inflight: %llu requests, %llu write() calls, %llu read() calls, max live %lu\n",
+                (unsigned long long)ldl_redis_async_stats(&ra)->submitted,
+                (unsigned long long)ldl_redis_async_stats(&ra)->write_calls,
+                (unsigned long long)ldl_redis_async_stats(&ra)->read_calls,
+                (unsigned long)ldl_redis_async_stats(&ra)->max_live);
+    bn_release_all(&ra, n);
+    redisFree(c);
+    return 0;
+}
 
 int main(int argc, char **argv) {
     redisContext *c;
     ldl_redis r;
     ldl_store st;
     double rate;
-    if (argc != 5) { fprintf(stderr, "usage: bench_redis HOST PORT acqrel|run OPS\n"); return 2; }
+    if (argc == 5 && strcmp(argv[3], "lua") == 0) {   /* the exact script text, for SCRIPT LOAD */
+        fputs(strcmp(argv[4], "acquire") == 0 ? ldl__redis_acquire_lua : ldl__redis_release_lua, stdout);
+        return 0;
+    }
+    if (argc >= 6 && strcmp(argv[3], "frame") == 0)
+        return bn_mode_frame(argv[1], atoi(argv[2]), atoi(argv[4]), atoi(argv[5]), argc > 6 ? atoi(argv[6]) : 0);
+    if (argc == 6 && strcmp(argv[3], "renew") == 0)
+        return bn_mode_renew(argv[1], atoi(argv[2]), atoi(argv[4]), atoi(argv[5]));
+    if (argc == 6 && strcmp(argv[3], "inflight") == 0)
+        return bn_mode_inflight(argv[1], atoi(argv[2]), atoi(argv[4]), atol(argv[5]));
+    if (argc != 5) { fprintf(stderr, "usage: bench_redis HOST PORT acqrel|run|rtt OPS | frame NLOCKS S [PID] | renew NLOCKS S | inflight NLOCKS OPS\n"); return 2; }
     c = redisConnect(argv[1], atoi(argv[2]));
     if (!c || c->err) { fprintf(stderr, "bench_redis: connect: %s\n", c ? c->errstr : "oom"); return 1; }
     if (ldl_redis_init(&r, c, "ldlbench") != LDL_OK) { fprintf(stderr, "bench_redis: init\n"); return 1; }

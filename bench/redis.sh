@@ -8,6 +8,15 @@
 #   node redlock_bench.js                               npm redlock 4.x + ioredis, acquire+release
 # A lifecycle is 2 round trips, so the limit is EVALSHA/s / 2. Rates are medians over
 # rounds; ratios are medians of the per-round ratios (paired). Prints table rows.
+# Then BENCH_REDIS_ASYNC_REPS (default 3) rounds of the non-blocking view (ldl_redis_async),
+# rows 3f-3j:
+#   bench_redis frame 1000 2 PID      frame cost (1 pump + 1,000 polls), healthy, then the
+#                                     server SIGSTOPped for 2 s
+#   bench_redis renew 10000 4         write() calls per heartbeat round of 10,000 leases, CPU
+#   bench_redis inflight 100 N        lifecycles/s, 100 locks in flight on one connection
+#   node (inline) npm redlock         100 concurrent lock/unlock loops on one ioredis client
+#   redis-benchmark -c 1 -P 100       the adapter's own acquire and release scripts, pipelined
+#                                     100 deep on one connection: the server-side limit
 set -u
 . "$(dirname "$0")/lib.sh"
 out=${1:-build/bench}
@@ -86,3 +95,66 @@ echo "| 3d | Redis server time per EVALSHA (INFO commandstats) | $usl us (adapte
 hr=$(median <"$tmp/hr"); hl=$(awk -v r="$hr" 'BEGIN { print r/2 }')
 cl=$(awk -v rb="$hr" -v a="$usl" -v b="$ust" 'BEGIN { d = a - b; if (d < 0) d = 0; print 1 / (2 / rb + 2 * d * 1e-6) }')
 echo "| 3e | Redis: the same vs hiredis' own round-trip limit (synchronous redisCommandArgv EVALSHA trivial, / 2) | $(krate "$ldl") | $(krate "$hl") ($(krate "$hr") / 2); $(krate "$cl") with 3d's extra server time | $(ppct "$(pratio "$tmp/ldl" "$tmp/hr" 2)"); $(pct "$ldl" "$cl") of the latter | | |"
+
+# ---------------------------------------------------------------- the non-blocking view
+areps=${BENCH_REDIS_ASYNC_REPS:-3}
+n_fl=${BENCH_REDIS_INFLIGHT_OPS:-50000}
+n_rl=${BENCH_REDLOCK100_OPS:-20000}
+n_p=${BENCH_REDIS_P100_OPS:-200000}
+"$out/bench_redis" - 0 lua acquire >"$tmp/acq.lua"; "$out/bench_redis" - 0 lua release >"$tmp/rel.lua"
+sha_a=$(rc -x SCRIPT LOAD <"$tmp/acq.lua"); sha_r=$(rc -x SCRIPT LOAD <"$tmp/rel.lua")
+cat >"$tmp/rl100.js" <<'JS'
+'use strict';
+const Redis = require('ioredis');
+const Redlock = require('redlock');
+const port = Number(process.argv[2]), ops = Number(process.argv[3] || 20000), conc = 100;
+const client = new Redis({ host: '127.0.0.1', port });
+const redlock = new Redlock([client], { retryCount: 0, driftFactor: 0.01 });
+async function worker(i, n) { for (let k = 0; k < n; k++) { const l = await redlock.lock('rl100-' + i, 30000); await l.unlock(); } }
+async function round(n) { const w = []; for (let i = 0; i < conc; i++) w.push(worker(i, n)); await Promise.all(w); }
+(async () => {
+  await round(Math.ceil(ops / conc / 10));
+  const t0 = process.hrtime.bigint();
+  await round(Math.ceil(ops / conc));
+  console.log((Math.ceil(ops / conc) * conc / (Number(process.hrtime.bigint() - t0) / 1e9)).toFixed(1));
+  client.disconnect();
+})().catch((e) => { console.error('redlock100:', e && e.message ? e.message : e); client.disconnect(); process.exit(1); });
+JS
+: >"$tmp/fr"; : >"$tmp/rn"; : >"$tmp/fl"; : >"$tmp/rl"; : >"$tmp/pa"; : >"$tmp/pr"; : >"$tmp/plim"
+r=0
+while [ $r -lt "$areps" ]; do
+  r=$((r + 1))
+  "$out/bench_redis" 127.0.0.1 "$port" frame 1000 2 "$pid" >>"$tmp/fr" || echo "bench_redis frame failed" >&2
+  "$out/bench_redis" 127.0.0.1 "$port" renew 10000 4 >>"$tmp/rn" || echo "bench_redis renew failed" >&2
+  "$out/bench_redis" 127.0.0.1 "$port" inflight 100 "$n_fl" >>"$tmp/fl" || echo "bench_redis inflight failed" >&2
+  [ $node_ok = 1 ] && { NODE_PATH=bench/npm/node_modules node "$tmp/rl100.js" "$port" "$n_rl" >>"$tmp/rl" || echo "redlock100 failed" >&2; }
+  a=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$n_p" -r 1000000 --csv EVALSHA "$sha_a" 2 \
+        '{rb:__rand_int__}:lease' '{rb:__rand_int__}:fence' 30000 0123456789abcdef 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
+  b=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$n_p" -r 1000000 --csv EVALSHA "$sha_r" 1 \
+        '{rb:__rand_int__}:lease' 1 0123456789abcdef 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
+  echo "${a:-0}" >>"$tmp/pa"; echo "${b:-0}" >>"$tmp/pr"
+  awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) print 1 / (1 / a + 1 / b); else print 0 }' >>"$tmp/plim"
+  rc FLUSHALL >/dev/null
+  rc SCRIPT LOAD "return 1" >/dev/null
+  rc -x SCRIPT LOAD <"$tmp/acq.lua" >/dev/null; rc -x SCRIPT LOAD <"$tmp/rel.lua" >/dev/null
+done
+col() { awk -v c="$1" '{ print $c }' "$2" | median; }
+fhp=$(col 1 "$tmp/fr"); fhm=$(col 2 "$tmp/fr"); ffp=$(col 3 "$tmp/fr"); ffm=$(col 4 "$tmp/fr")
+v=MISSED; ge 1000 "$fhm" && v=met
+echo "| 3f | Redis non-blocking: frame cost (1 pump + 1,000 polls, 1,000 leases held), healthy server, max over 2 s of 1 ms frames (median of $areps runs) | max $fhm us (p99 $fhp us) | the synchronous view: a round trip per renew inside the frame | | <= 1 ms | $v |"
+v=MISSED; ge 1000 "$ffm" && v=met
+echo "| 3g | Redis non-blocking: the same, server SIGSTOPped for 2 s | max $ffm us (p99 $ffp us) | the synchronous view: up to the command timeout per renew (500+ ms) | | <= 1 ms | $v |"
+wpr=$(col 2 "$tmp/rn"); rpr=$(col 3 "$tmp/rn"); cpu=$(col 4 "$tmp/rn")
+v=MISSED; ge 10 "$wpr" && v=met
+echo "| 3h | Redis non-blocking: renewing 10,000 leases on one connection (60 fps loop), per heartbeat round | $wpr write() calls ($rpr read() calls, EAGAIN included); $cpu us client CPU per renewal (the 10,000 polls per frame included) | the synchronous view: 10,000 round trips, 10,000 write() calls | $(awk -v w="$wpr" 'BEGIN { if (w > 0) printf "%.0fx fewer writes", 10000 / w }') | a handful | $v |"
+fl=$(median <"$tmp/fl"); plim=$(median <"$tmp/plim")
+if [ $node_ok = 1 ] && [ -s "$tmp/rl" ]; then
+  rl=$(median <"$tmp/rl"); rr=$(pratio "$tmp/fl" "$tmp/rl" 1)
+  v=MISSED; ge "$rr" 2 && v=met
+  echo "| 3i | Redis non-blocking: lifecycles/s, 100 locks in flight on one connection, vs npm redlock with 100 concurrent lock/unlock loops on one ioredis client | $(krate "$fl") | $(krate "$rl") | $(awk -v r="$rr" 'BEGIN { printf "%.2fx", r }') | >= 2x | $v |"
+else
+  echo "| 3i | Redis non-blocking vs redlock x100 | not run: node or bench/npm/node_modules missing (make bench-deps) | | | | |"
+fi
+rp=$(pratio "$tmp/fl" "$tmp/plim" 1)
+v=MISSED; ge "$rp" 0.8 && v=met
+echo "| 3j | Redis non-blocking: the same vs redis-benchmark -c 1 -P 100 running the adapter's own acquire and release scripts on random keys (limit 1 / (1/acquire/s + 1/release/s)) | $(krate "$fl") | $(krate "$plim") (acquire $(krate "$(median <"$tmp/pa")"), release $(krate "$(median <"$tmp/pr")")) | $(ppct "$rp") | >= 80 % | $v |"
