@@ -2,8 +2,11 @@
 
    Lease locks with fencing tokens that survive a server restart, because the
    token lives in an ordinary (WAL-logged) table row that is never deleted.
+   Two views of one ldl_pg: the synchronous ldl_store (one round trip per
+   call) and, from v0.2, a non-blocking ldl_async_store pumped by the
+   program's loop, with many locks pipelined on one connection.
 
-   QUICK START
+   QUICK START (synchronous)
 
        #define LITE_DI_LOCK_IMPLEMENTATION
        #include "lite_di_lock.h"
@@ -14,16 +17,29 @@
                                   "tcp_user_timeout=2000 "
                                   "options='-c statement_timeout=2000 -c lock_timeout=1000'");
        ldl_pg pg;
-       if (ldl_pg_init(&pg, conn, NULL) != LDL_OK) { ...connection or server error... }
+       if (ldl_pg_init(&pg, conn, NULL) != LDL_OK) puts(ldl_pg_why(&pg));
        ldl_store store = ldl_pg_store(&pg);
        desc.store = &store;              (the lock copies the struct)
        ... ldl_lock_init(&lock, &desc); ldl_lock_acquire(&lock); ...
+
+   QUICK START (non-blocking, many locks on one connection)
+
+       static ldl_pg_req reqs[1024];     (one per request in flight, at least
+                                          one per lock plus its hand-backs)
+       ldl_pg_async pa;
+       ldl_pg_init(&pg, conn, NULL);                    (blocking, once)
+       ldl_pg_async_init(&pa, &pg, reqs, 1024);         (the connection is now
+                                                         the adapter's)
+       ldl_async_store as = ldl_pg_async_store(&pa);
+       desc.async_store = &as;  desc.store = NULL;  (timers all-zero)
+       each frame:   ldl_pg_async_pump(&pa);  then ldl_lock_poll(&lock) ...
+       fd = ldl_pg_async_fd(&pa, &events);   (poll()/epoll on it if you like)
 
    Compile with -I/usr/include/postgresql (Debian) and link with -lpq.
 
    THE TABLE
 
-       CREATE TABLE "<table>" (key text PRIMARY KEY,
+       CREATE TABLE "<schema>"."<table>" (key text PRIMARY KEY,
                                token bigint NOT NULL CHECK (token >= 1),
                                expires_at timestamptz NOT NULL)
 
@@ -38,87 +54,191 @@
 
    ldl_pg_init(p, conn, table): table NULL means "ldl_lease". A name is
    [A-Za-z_][A-Za-z0-9_]{0,62}, optionally "schema.name" with the same rule
-   for the schema; it is used exactly as given (quoted, so case-sensitive).
-   Anything else answers LDL_EINVAL and touches nothing. init creates the
-   table if it is missing, refuses an UNLOGGED or TEMP table (the fence would
-   not survive a crash), and prepares three statements on the connection.
-   Answers LDL_OK, LDL_EINVAL (bad argument) or LDL_ESTORE (connection not
-   usable, server error, table of the wrong shape).
+   for the schema; quoted, so case-sensitive. Anything else answers
+   LDL_EINVAL and touches nothing. init creates the table if it is missing,
+   then resolves the name ONCE (through search_path when it has no schema)
+   to a schema-qualified name that every statement uses from then on, and
+   refuses (LDL_ESTORE, ldl_pg_why says why):
+     - a table the current role neither owns nor inherits from its owner
+       (pg_has_role(owner, 'USAGE')): its owner could rewrite the fence;
+     - an UNLOGGED or TEMP table (the fence would not survive a crash), a
+       view, a partitioned or foreign table;
+     - columns other than exactly key text, token bigint, expires_at
+       timestamptz; a key collation that is not deterministic; a primary key
+       other than (key); UNIQUE, FOREIGN KEY or EXCLUDE constraints; user
+       triggers, rules or row level security.
+   Every operator, function and type in the adapter's SQL is exact and
+   schema-qualified (OPERATOR(pg_catalog.*), pg_catalog.clock_timestamp(),
+   a float8 operand), so nothing another role puts on the search_path is
+   ever called. ldl_pg_init_ex(p, conn, table, flags) takes flags:
+     0                named prepared statements (the default; fastest)
+     LDL_PG_UNNAMED   no named prepared statements: every call sends its SQL
+                      text with parameters (unnamed statement). For
+                      connection poolers in transaction pooling (pgbouncer
+                      before 1.21 cannot carry named statements there).
+   Without LDL_PG_UNNAMED, init prepares three statements named "ldl_" + a
+   hash of their SQL text; when the session already has a statement of that
+   name, init reads its text from pg_prepared_statements and fails unless it
+   is exactly the adapter's own (another component's statement is never run
+   in its place).
+   Answers LDL_OK, LDL_EINVAL (bad argument) or LDL_ESTORE.
 
    THE CONNECTION belongs to the caller: the adapter never connects,
    reconnects or closes it, and never changes a session setting. Configure
    timeouts in the conninfo (connect_timeout, tcp_user_timeout,
-   statement_timeout, lock_timeout): every store call is one synchronous
-   round trip and waits as long as libpq waits. When a call fails because the
-   server went away (PQstatus(conn) == CONNECTION_BAD), call PQreset(conn);
-   the adapter notices the new backend and prepares its statements again on
-   the next call (it also re-prepares once when the server says a statement
-   is missing). A PGconn replaced by a different pointer needs ldl_pg_init
-   again. Store calls refuse (answer LDL_ESTORE, send nothing) while the
-   connection is inside a transaction block of the caller's, because a lease
-   taken there would be invisible until COMMIT and undone by ROLLBACK.
+   statement_timeout, lock_timeout) or, behind a pooler that refuses the
+   `options` startup parameter, with ALTER ROLE .. SET (docs/postgres.md).
+   Every synchronous store call is one round trip and waits as long as libpq
+   waits. When a call fails because the server went away (PQstatus(conn) ==
+   CONNECTION_BAD), call PQreset(conn); the adapter notices the new backend
+   and prepares its statements again on the next call (it also re-prepares
+   once when the server says a statement is missing). Store calls refuse
+   (answer LDL_ESTORE, send nothing) while the connection is inside a
+   transaction block of the caller's, because a lease taken there would be
+   invisible until COMMIT and undone by ROLLBACK, and while the connection
+   is in pipeline mode (then it belongs to an ldl_pg_async).
+
+   THE NON-BLOCKING VIEW (ldl_pg_async; SPEC "Non-blocking stores")
+   ldl_pg_async_init(pa, pg, reqs, nreqs): after ldl_pg_init on the same
+   connection; puts the connection in non-blocking and pipeline mode (it is
+   the adapter's from then on: do not use it, nor the synchronous store of
+   pg, yourself). reqs is caller-owned storage for nreqs requests; a submit
+   with none free answers LDL_ENOSPC (that operation's store error).
+   A submit copies the request and returns: no I/O. ldl_pg_async_pump(pa)
+   does only non-blocking I/O: it moves up to LDL_PG_BATCH queued requests
+   into libpq (each request is ONE statement followed by its own Sync, so an
+   error in one never rolls back another's grant), sends them in one corked
+   burst, reads what the server answered, and completes a request only after
+   its Sync's PGRES_PIPELINE_SYNC. It answers the number of requests it
+   completed (>= 0), or a negative value when the link failed: every live
+   request was then completed with LDL_ESTORE and every later submit answers
+   LDL_ESTORE until ldl_pg_async_rebind. ldl_pg_async_fd(pa, &events)
+   answers the socket (-1 when there is none) and LDL_WANT_READ /
+   LDL_WANT_WRITE in events.
+   Cancel: a cancelled request still goes out if it was already sent or is a
+   RELEASE; a cancelled ACQUIRE or RENEW still queued is dropped unsent. A
+   cancelled ACQUIRE whose answer turns out to carry a token is released by
+   the adapter with that token (queued like any request).
+   A frozen server (SIGSTOP, paused VM) keeps TCP alive: the pump stays
+   short, the locks' own deadlines expire their leases, and the requests
+   simply wait. PQcancel blocks in libpq 15, so do not use it from a loop.
+   To give up on a connection without blocking: ldl_pg_async_drop(pa)
+   (every live request completed with LDL_ESTORE), PQfinish(old), open a new
+   one with PQconnectStart + PQconnectPoll driven by your loop, then
+   ldl_pg_async_rebind(pa, new) (no I/O: the statements are prepared on the
+   new connection in the pipeline, ahead of the first request).
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: server
    error, connection down, a reply of the wrong shape; LDL_EINVAL: bad
-   argument). A token is parsed strictly as a decimal in [1, INT64_MAX].
+   argument). A token is parsed strictly as a decimal in [1, INT64_MAX]
+   without sign or leading zeros. ldl_pg_why(p) is the last error text
+   ("" when none), for logs.
 
    OPTIONS
      LDL_PG_IMPLEMENTATION   in exactly one .c/.cpp file, after the core header
      LDL_STATIC              makes the functions static (as in the core header)
+     LDL_PG_BATCH            requests one pump call moves into libpq (default 512)
 
    One ldl_pg serves one thread at a time (like its PGconn). Several ldl_pg
-   may share one PGconn; the same table gives the same statement names, which
-   is fine. ldl_pg_store(p) points at p: do not move p while a lock uses it.
+   may share one PGconn (not one in pipeline mode); the same table gives the
+   same statement names, which is fine. ldl_pg_store(p) points at p and
+   ldl_pg_async_store(pa) at pa: do not move them while a lock uses them.
 
    LIMITS (details in docs/postgres.md)
    - The fence survives restarts and crashes through the WAL with the server's
      defaults; not with fsync = off or synchronous_commit = off, and not across
      a failover to an asynchronous replica.
-   - A frozen server (SIGSTOP, paused VM) still ACKs TCP: no libpq timeout
-     fires and the call waits until it resumes. The lock stays safe (its own
-     deadline), but your loop waits.
+   - A frozen server still ACKs TCP: no libpq timeout fires and a synchronous
+     call waits until it resumes. The lock stays safe (its own deadline), but
+     your loop waits; the non-blocking view does not.
    - Keys are text: valid in the client encoding, or the call answers an error.
-   - The private _err field holds the last error text, for debugging only.
 */
 #ifndef LITE_DI_LOCK_PG_H
 #define LITE_DI_LOCK_PG_H
 
 #include "lite_di_lock.h"
 #include <libpq-fe.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifndef LDL_PG_API
-#ifdef LDL_STATIC
-#if defined(__GNUC__) || defined(__clang__)
-#define LDL_PG_API static __attribute__((unused))
-#else
-#define LDL_PG_API static
-#endif
-#else
-#define LDL_PG_API extern
-#endif
+#define LDL_PG_API LDL_API
 #endif
 
-/* a quoted identifier: 2 names of 63 bytes, 4 quotes, a dot, the NUL */
-#define LDL_PG__IDENT_MAX 136
-#define LDL_PG__NAME_MAX 24
-#define LDL_PG__ERR_MAX 160
+/* the events ldl_pg_async_fd asks for (the Redis adapter defines the same) */
+#ifndef LDL_WANT_READ
+#define LDL_WANT_READ 1
+#endif
+#ifndef LDL_WANT_WRITE
+#define LDL_WANT_WRITE 2
+#endif
+
+#ifndef LDL_PG_BATCH
+#define LDL_PG_BATCH 512
+#endif
+
+/* ldl_pg_init_ex flags */
+#define LDL_PG_UNNAMED 1u
+
+/* a quoted "schema"."table": two names of up to 63 bytes, every byte possibly
+   a doubled quote, four quotes, a dot, the NUL */
+#define LDL__PG_IDENT_MAX 264
+#define LDL__PG_NAME_MAX 24
+#define LDL__PG_ERR_MAX 256
+#define LDL__PG_SQL_MAX 1024
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct ldl_pg {                 /* caller-owned; fields are private */
-    PGconn *_conn;
-    int     _ok;                        /* 1 after a successful init */
-    int     _pid;                       /* backend pid the statements were prepared on */
-    char    _ident[LDL_PG__IDENT_MAX];  /* "schema"."table", quoted */
-    char    _stmt[3][LDL_PG__NAME_MAX]; /* acquire, renew, release statement names */
-    char    _err[LDL_PG__ERR_MAX];      /* last error text, for debugging only */
+typedef struct ldl_pg {                  /* caller-owned; fields are private */
+    PGconn  *_conn;
+    int      _ok;                        /* 1 after a successful init */
+    int      _pid;                       /* backend pid the statements were prepared on */
+    unsigned _flags;                     /* LDL_PG_UNNAMED */
+    char     _ident[LDL__PG_IDENT_MAX];  /* "schema"."table", resolved once at init */
+    char     _stmt[3][LDL__PG_NAME_MAX]; /* acquire, renew, release statement names */
+    char     _sql[3][LDL__PG_SQL_MAX];   /* and their text */
+    char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
 } ldl_pg;
 
-LDL_PG_API int       ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
-LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p);
+typedef struct ldl_pg_req ldl_pg_req;
+struct ldl_pg_req {                      /* one request; caller-owned storage */
+    ldl_pg_req *_next;
+    ldl_op     *_op;                     /* NULL once cancelled (detached) */
+    int         _kind;                   /* LDL_OP_* */
+    int         _phase;                  /* LDL__PG_FREE / _QUEUED / _SENT / _GOT */
+    int         _rc;                     /* the answer being built */
+    int64_t     _token;                  /* ACQUIRE: the granted token; else ours */
+    uint32_t    _ttl;
+    char        _key[LDL_KEY_MAX];
+};
+
+typedef struct ldl_pg_async {            /* caller-owned; fields are private */
+    ldl_pg     *_pg;
+    ldl_pg_req *_reqs;
+    size_t      _nreqs;
+    ldl_pg_req *_free;                   /* free list */
+    ldl_pg_req *_qhead, *_qtail;         /* queued, not yet handed to libpq */
+    ldl_pg_req *_ahead, *_atail;         /* sent, awaiting their Sync */
+    ldl_pg_req  _prep;                   /* marker: the statements' preparation */
+    int         _need_prep;              /* prepare ahead of the next request */
+    int         _dead;                   /* the link failed: submit refuses */
+    int         _flush;                  /* libpq still holds unsent bytes */
+    int         _gone;                   /* a statement went missing (26000) */
+} ldl_pg_async;
+
+LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
+LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
+LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
+LDL_PG_API const char *ldl_pg_why(const ldl_pg *p);   /* never NULL */
+
+LDL_PG_API int  ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs, size_t nreqs);
+LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa);
+LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
+LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
+LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
+LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
 
 #ifdef __cplusplus
 }
@@ -126,26 +246,36 @@ LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p);
 
 #endif /* LITE_DI_LOCK_PG_H */
 
-/* ------------------------------------------------------------ implementation */
+/* ==================================================================== */
 #ifdef LDL_PG_IMPLEMENTATION
-#ifndef LDL_PG__IMPLEMENTED
-#define LDL_PG__IMPLEMENTED
+#ifndef LITE_DI_LOCK_PG_C
+#define LITE_DI_LOCK_PG_C
 
 #include <stdio.h>
 #include <string.h>
+#if defined(__linux__)
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#endif
 
-#define LDL_PG__ACQ 0
-#define LDL_PG__REN 1
-#define LDL_PG__REL 2
-#define LDL_PG__INT8OID 20  /* pg_type.oid of bigint; fixed since 1996 */
-#define LDL_PG__SQL_MAX 512
+#define LDL__PG_ACQ 0
+#define LDL__PG_REN 1
+#define LDL__PG_REL 2
+#define LDL__PG_INT8OID 20  /* pg_type.oid of bigint; fixed since 1996 */
+
+#define LDL__PG_FREE   0
+#define LDL__PG_QUEUED 1
+#define LDL__PG_SENT   2
+#define LDL__PG_GOT    3
+#define LDL__PG_PREP   9    /* _kind of the preparation marker */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-static void ldl__pg_err(ldl_pg *p, const char *what, const char *detail)
-{
+/* ------------------------------------------------------------ errors */
+static void ldl__pg_err(ldl_pg *p, const char *what, const char *detail) {
     size_t n;
     if (!detail) detail = "";
     snprintf(p->_err, sizeof p->_err, "%s: %s", what, detail);
@@ -153,9 +283,27 @@ static void ldl__pg_err(ldl_pg *p, const char *what, const char *detail)
     while (n > 0 && (p->_err[n - 1] == '\n' || p->_err[n - 1] == ' ')) p->_err[--n] = '\0';
 }
 
+/* a failed call: the server's message, or what happened to the connection */
+static void ldl__pg_err_res(ldl_pg *p, const char *what, const PGresult *r) {
+    char buf[LDL__PG_ERR_MAX];
+    const char *m = r ? PQresultErrorMessage(r) : "";
+    if (!m || !*m) m = PQerrorMessage(p->_conn);
+    if (PQstatus(p->_conn) == CONNECTION_BAD) {
+        snprintf(buf, sizeof buf, "connection lost before the answer (behind pgbouncer: "
+                 "an exhausted pool closes waiting clients after query_wait_timeout): %s", m);
+        ldl__pg_err(p, what, buf);
+    } else {
+        ldl__pg_err(p, what, m);
+    }
+}
+
+LDL_PG_API const char *ldl_pg_why(const ldl_pg *p) {
+    return p ? p->_err : "ldl_pg: NULL";
+}
+
+/* ------------------------------------------------------------ names and SQL */
 /* [A-Za-z_][A-Za-z0-9_]{0,62}; returns the length or 0 when invalid */
-static size_t ldl__pg_name_len(const char *s, size_t max)
-{
+static size_t ldl__pg_name_len(const char *s, size_t max) {
     size_t i = 0;
     for (; i < max && s[i] != '\0' && s[i] != '.'; i++) {
         char c = s[i];
@@ -168,8 +316,7 @@ static size_t ldl__pg_name_len(const char *s, size_t max)
 }
 
 /* validate "name" or "schema.name" and write the quoted form; 0 ok, -1 bad */
-static int ldl__pg_quote(const char *table, char *out, size_t cap)
-{
+static int ldl__pg_quote(const char *table, char *out, size_t cap) {
     size_t a, b = 0;
     a = ldl__pg_name_len(table, 64);
     if (a == 0) return -1;
@@ -189,32 +336,61 @@ static int ldl__pg_quote(const char *table, char *out, size_t cap)
     return 0;
 }
 
-static void ldl__pg_sql(const ldl_pg *p, int which, char *buf, size_t cap)
-{
-    const char *t = p->_ident;
-    if (which == LDL_PG__ACQ)
+/* append a catalog name as a quoted identifier (quotes doubled); -1 when too long */
+static int ldl__pg_put_ident(char *out, size_t cap, size_t *at, const char *name) {
+    size_t n = *at;
+    if (n + 1 >= cap) return -1;
+    out[n++] = '"';
+    for (; *name; name++) {
+        if (n + 3 >= cap) return -1;
+        if (*name == '"') out[n++] = '"';
+        out[n++] = *name;
+    }
+    out[n++] = '"';
+    out[n] = '\0';
+    *at = n;
+    return 0;
+}
+
+/* "schema"."table" from the catalog's names; -1 when too long */
+static int ldl__pg_qualify(char *out, size_t cap, size_t *at, const char *nsp, const char *rel) {
+    if (ldl__pg_put_ident(out, cap, at, nsp) != 0 || *at + 2 >= cap) return -1;
+    out[(*at)++] = '.';
+    out[*at] = '\0';
+    return ldl__pg_put_ident(out, cap, at, rel);
+}
+
+/* the three statements: every operator, function and type exact and qualified */
+#define LDL__PG_TTL(n) "pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($" #n \
+    "::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval)"
+static void ldl__pg_sql(const char *t, int which, char *buf, size_t cap) {
+    if (which == LDL__PG_ACQ)
         snprintf(buf, cap,
             "INSERT INTO %s AS l (key, token, expires_at) "
-            "VALUES ($1::text, 1, clock_timestamp() + $2::int8 * interval '1 millisecond') "
-            "ON CONFLICT (key) DO UPDATE SET token = l.token + 1, "
-            "expires_at = clock_timestamp() + $2::int8 * interval '1 millisecond' "
-            "WHERE l.expires_at <= clock_timestamp() RETURNING l.token", t);
-    else if (which == LDL_PG__REN)
+            "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ") "
+            "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+            "expires_at = " LDL__PG_TTL(2) " "
+            "WHERE l.expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
+            "RETURNING l.token", t);
+    else if (which == LDL__PG_REN)
         snprintf(buf, cap,
-            "UPDATE %s SET expires_at = clock_timestamp() + $3::int8 * interval '1 millisecond' "
-            "WHERE key = $1::text AND token = $2::int8 AND expires_at > clock_timestamp() "
-            "RETURNING token", t);
+            "UPDATE %s AS l SET expires_at = " LDL__PG_TTL(3) " "
+            "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+            "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+            "AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp() "
+            "RETURNING l.token", t);
     else
         snprintf(buf, cap,
-            "UPDATE %s SET expires_at = '-infinity' "
-            "WHERE key = $1::text AND token = $2::int8 AND expires_at > '-infinity' "
-            "RETURNING token", t);
+            "UPDATE %s AS l SET expires_at = '-infinity'::pg_catalog.timestamptz "
+            "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+            "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+            "AND l.expires_at OPERATOR(pg_catalog.>) '-infinity'::pg_catalog.timestamptz "
+            "RETURNING l.token", t);
 }
 
 /* statement name = "ldl_" + FNV-1a 64 of the SQL text: unique per table and
    per SQL revision, and short enough for the server's 63-byte name limit */
-static void ldl__pg_stmt_name(const char *sql, char *out, size_t cap)
-{
+static void ldl__pg_stmt_name(const char *sql, char *out, size_t cap) {
     uint64_t h = 14695981039346656037ULL;
     const unsigned char *s = (const unsigned char *)sql;
     while (*s) { h ^= *s++; h *= 1099511628211ULL; }
@@ -222,17 +398,67 @@ static void ldl__pg_stmt_name(const char *sql, char *out, size_t cap)
              (unsigned long)(h >> 32), (unsigned long)(h & 0xffffffffUL));
 }
 
-static int ldl__pg_sqlstate_is(const PGresult *r, const char *code)
-{
+static int ldl__pg_sqlstate_is(const PGresult *r, const char *code) {
     const char *s = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     return s && strcmp(s, code) == 0;
 }
 
+/* ------------------------------------------------------------ replies */
+/* strict decimal in [1, INT64_MAX]: digits only, no sign, no leading zero */
+static int ldl__pg_parse_token(const char *s, int64_t *out) {
+    int64_t v = 0;
+    int i;
+    if (!s || s[0] < '1' || s[0] > '9') return -1;
+    for (i = 0; s[i] != '\0'; i++) {
+        int d = s[i] - '0';
+        if (d < 0 || d > 9 || i >= 19) return -1;
+        if (v > (INT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* the reply must be one bigint column, 0 or 1 rows; returns the row count
+   (0 or 1) and the strictly parsed token, or -1 when malformed */
+static int ldl__pg_one_token(ldl_pg *p, const PGresult *r, int64_t *tok) {
+    if (PQnfields(r) != 1 || PQftype(r, 0) != LDL__PG_INT8OID || PQfformat(r, 0) != 0) {
+        ldl__pg_err(p, "reply", "unexpected columns");
+        return -1;
+    }
+    if (PQntuples(r) == 0) return 0;
+    if (PQntuples(r) != 1 || PQgetisnull(r, 0, 0)) {
+        ldl__pg_err(p, "reply", "unexpected rows");
+        return -1;
+    }
+    if (ldl__pg_parse_token(PQgetvalue(r, 0, 0), tok) != 0) {
+        ldl__pg_err(p, "reply", "token not a decimal in [1, INT64_MAX]");
+        return -1;
+    }
+    return 1;
+}
+
+/* an answer from a tuples result: ACQUIRE 1 (token) / 0; RENEW, RELEASE 1
+   when exactly our row changed, 0 when none did; LDL_ESTORE when malformed */
+static int ldl__pg_answer(ldl_pg *p, int which, const PGresult *r, int64_t ours, int64_t *tok) {
+    int64_t got = 0;
+    int n = ldl__pg_one_token(p, r, &got);
+    if (n < 0) return LDL_ESTORE;
+    if (n == 0) return 0;
+    if (which == LDL__PG_ACQ) { *tok = got; return 1; }
+    if (got != ours) { ldl__pg_err(p, "reply", "token mismatch"); return LDL_ESTORE; }
+    return 1;
+}
+
+/* ------------------------------------------------------------ the synchronous store */
 /* the connection may carry our statements only when it is up and idle */
-static int ldl__pg_usable(ldl_pg *p)
-{
+static int ldl__pg_usable(ldl_pg *p) {
     if (PQstatus(p->_conn) != CONNECTION_OK) {
         ldl__pg_err(p, "connection", PQerrorMessage(p->_conn));
+        return 0;
+    }
+    if (PQpipelineStatus(p->_conn) != PQ_PIPELINE_OFF) {
+        ldl__pg_err(p, "connection", "in pipeline mode (it belongs to an ldl_pg_async)");
         return 0;
     }
     if (PQtransactionStatus(p->_conn) != PQTRANS_IDLE) {
@@ -242,20 +468,40 @@ static int ldl__pg_usable(ldl_pg *p)
     return 1;
 }
 
-static int ldl__pg_prepare_all(ldl_pg *p)
-{
-    char sql[LDL_PG__SQL_MAX];
+/* 1 when the session's statement `name` has exactly our text, 0 when it is
+   another's, -1 on error */
+static int ldl__pg_stmt_is_ours(ldl_pg *p, int which) {
+    const char *vals[1];
+    PGresult *r;
+    int out = -1;
+    vals[0] = p->_stmt[which];
+    r = PQexecParams(p->_conn,
+        "SELECT s.statement FROM pg_catalog.pg_prepared_statements s "
+        "WHERE s.name OPERATOR(pg_catalog.=) $1::pg_catalog.text", 1, NULL, vals, NULL, NULL, 0);
+    if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 1) {
+        out = PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) &&
+              strcmp(PQgetvalue(r, 0, 0), p->_sql[which]) == 0;
+        if (!out) ldl__pg_err(p, "prepare", "a foreign prepared statement holds the adapter's name");
+    } else {
+        ldl__pg_err_res(p, "prepare", r);
+    }
+    PQclear(r);
+    return out;
+}
+
+static int ldl__pg_prepare_all(ldl_pg *p) {
     int i;
     for (i = 0; i < 3; i++) {
-        PGresult *r;
-        int ok;
-        ldl__pg_sql(p, i, sql, sizeof sql);
-        r = PQprepare(p->_conn, p->_stmt[i], sql, 0, NULL);
-        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        /* 42P05: this session already has it (another ldl_pg on the same
-           table and connection); the name is derived from the SQL text */
-        if (!ok && ldl__pg_sqlstate_is(r, "42P05")) ok = 1;
-        if (!ok) ldl__pg_err(p, "prepare", r ? PQresultErrorMessage(r) : PQerrorMessage(p->_conn));
+        PGresult *r = PQprepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL);
+        int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+        /* 42P05: the session already has one of that name: ours (another
+           ldl_pg on the same table) only when its text is exactly ours */
+        if (!ok && ldl__pg_sqlstate_is(r, "42P05")) {
+            PQclear(r);
+            if (ldl__pg_stmt_is_ours(p, i) != 1) return -1;
+            continue;
+        }
+        if (!ok) ldl__pg_err_res(p, "prepare", r);
         PQclear(r);
         if (!ok) return -1;
     }
@@ -263,22 +509,25 @@ static int ldl__pg_prepare_all(ldl_pg *p)
     return 0;
 }
 
-/* run one prepared statement; returns a PGRES_TUPLES_OK result or NULL */
-static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *vals)
-{
+/* run one statement; returns a PGRES_TUPLES_OK result or NULL */
+static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *vals) {
     int attempt;
     if (!p->_ok) { ldl__pg_err(p, "exec", "ldl_pg not initialised"); return NULL; }
     for (attempt = 0; attempt < 2; attempt++) {
         PGresult *r;
         if (!ldl__pg_usable(p)) return NULL;
-        /* a new backend (PQreset, server restart) has none of our statements */
-        if (p->_pid != PQbackendPID(p->_conn) && ldl__pg_prepare_all(p) != 0) return NULL;
-        r = PQexecPrepared(p->_conn, p->_stmt[which], n, vals, NULL, NULL, 0);
+        if (p->_flags & LDL_PG_UNNAMED) {
+            r = PQexecParams(p->_conn, p->_sql[which], n, NULL, vals, NULL, NULL, 0);
+        } else {
+            /* a new backend (PQreset, server restart) has none of our statements */
+            if (p->_pid != PQbackendPID(p->_conn) && ldl__pg_prepare_all(p) != 0) return NULL;
+            r = PQexecPrepared(p->_conn, p->_stmt[which], n, vals, NULL, NULL, 0);
+        }
         if (r && PQresultStatus(r) == PGRES_TUPLES_OK) return r;
-        ldl__pg_err(p, "exec", r ? PQresultErrorMessage(r) : PQerrorMessage(p->_conn));
+        ldl__pg_err_res(p, "exec", r);
         /* 26000: statement unknown to this backend (e.g. a reused backend
-           pid after a restart): prepare again, once */
-        if (attempt == 0 && ldl__pg_sqlstate_is(r, "26000")) {
+           pid after a restart, DEALLOCATE ALL): prepare again, once */
+        if (attempt == 0 && !(p->_flags & LDL_PG_UNNAMED) && ldl__pg_sqlstate_is(r, "26000")) {
             PQclear(r);
             p->_pid = 0;
             continue;
@@ -289,113 +538,157 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
     return NULL;
 }
 
-/* the reply must be one bigint column, 0 or 1 rows; returns the row count
-   (0 or 1) and the strictly parsed token, or -1 when malformed */
-static int ldl__pg_one_token(ldl_pg *p, const PGresult *r, int64_t *tok)
-{
-    const char *s;
-    int64_t v = 0;
-    int i;
-    if (PQnfields(r) != 1 || PQftype(r, 0) != LDL_PG__INT8OID || PQfformat(r, 0) != 0) {
-        ldl__pg_err(p, "reply", "unexpected columns");
-        return -1;
-    }
-    if (PQntuples(r) == 0) return 0;
-    if (PQntuples(r) != 1 || PQgetisnull(r, 0, 0)) {
-        ldl__pg_err(p, "reply", "unexpected rows");
-        return -1;
-    }
-    s = PQgetvalue(r, 0, 0);
-    if (!s || s[0] == '\0') { ldl__pg_err(p, "reply", "empty token"); return -1; }
-    for (i = 0; s[i] != '\0'; i++) {
-        int d = s[i] - '0';
-        if (d < 0 || d > 9 || i >= 19) { ldl__pg_err(p, "reply", "token not a decimal"); return -1; }
-        if (v > (INT64_MAX - d) / 10) { ldl__pg_err(p, "reply", "token overflow"); return -1; }
-        v = v * 10 + d;
-    }
-    if (v < 1) { ldl__pg_err(p, "reply", "token below 1"); return -1; }
-    *tok = v;
-    return 1;
-}
-
-static int ldl__pg_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out)
-{
+static int ldl__pg_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
     ldl_pg *p = (ldl_pg *)ctx;
     char ttl[24];
     const char *vals[2];
     PGresult *r;
     int64_t tok = 0;
-    int n;
+    int rc;
     if (token_out) *token_out = 0;
     if (!p || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
     vals[0] = key; vals[1] = ttl;
-    r = ldl__pg_exec(p, LDL_PG__ACQ, 2, vals);
+    r = ldl__pg_exec(p, LDL__PG_ACQ, 2, vals);
     if (!r) return LDL_ESTORE;
-    n = ldl__pg_one_token(p, r, &tok);
+    rc = ldl__pg_answer(p, LDL__PG_ACQ, r, 0, &tok);
     PQclear(r);
-    if (n < 0) return LDL_ESTORE;
-    if (n == 0) return 0;           /* no row: the lease is held by another */
-    *token_out = tok;
-    return 1;
+    if (rc == 1) *token_out = tok;
+    return rc;
 }
 
-/* renew and release: 1 when exactly our row changed, 0 when none did */
-static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, uint32_t ttl_ms)
-{
+static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, uint32_t ttl_ms) {
     char tok[24], ttl[24];
     const char *vals[3];
     PGresult *r;
-    int64_t got = 0;
-    int n;
+    int64_t unused = 0;
+    int rc;
     if (!p || !key) return LDL_EINVAL;
     if (token < 1) return 0;        /* no lease ever carried such a token */
     snprintf(tok, sizeof tok, "%lld", (long long)token);
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
     vals[0] = key; vals[1] = tok; vals[2] = ttl;
-    r = ldl__pg_exec(p, which, which == LDL_PG__REN ? 3 : 2, vals);
+    r = ldl__pg_exec(p, which, which == LDL__PG_REN ? 3 : 2, vals);
     if (!r) return LDL_ESTORE;
-    n = ldl__pg_one_token(p, r, &got);
+    rc = ldl__pg_answer(p, which, r, token, &unused);
     PQclear(r);
-    if (n < 0) return LDL_ESTORE;
-    if (n == 1 && got != token) { ldl__pg_err(p, "reply", "token mismatch"); return LDL_ESTORE; }
-    return n;
+    return rc;
 }
 
-static int ldl__pg_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms)
-{
+static int ldl__pg_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
     if (ttl_ms == 0) return LDL_EINVAL;
-    return ldl__pg_update((ldl_pg *)ctx, LDL_PG__REN, key, token, ttl_ms);
+    return ldl__pg_update((ldl_pg *)ctx, LDL__PG_REN, key, token, ttl_ms);
 }
 
-static int ldl__pg_release(void *ctx, const char *key, int64_t token)
-{
-    return ldl__pg_update((ldl_pg *)ctx, LDL_PG__REL, key, token, 0);
+static int ldl__pg_release(void *ctx, const char *key, int64_t token) {
+    return ldl__pg_update((ldl_pg *)ctx, LDL__PG_REL, key, token, 0);
 }
 
-/* relpersistence of the table: 'p' logged, 'u' unlogged, 't' temp, 0 missing, -1 error */
-static int ldl__pg_persistence(ldl_pg *p)
-{
+/* ------------------------------------------------------------ init: the table */
+/* resolve p->_ident once; writes the qualified name and the table's oid.
+   1 found and acceptable, 0 missing, -1 refused or error (why set) */
+static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
     const char *vals[1];
     PGresult *r;
     int out = -1;
     vals[0] = p->_ident;
     r = PQexecParams(p->_conn,
-        "SELECT c.relpersistence::text FROM pg_catalog.pg_class c "
-        "WHERE c.oid = pg_catalog.to_regclass($1::text)", 1, NULL, vals, NULL, NULL, 0);
-    if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 1) {
-        if (PQntuples(r) == 0) out = 0;
-        else if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) out = (unsigned char)PQgetvalue(r, 0, 0)[0];
+        "SELECT n.nspname::pg_catalog.text, c.relname::pg_catalog.text, c.relkind::pg_catalog.text, "
+        "c.relpersistence::pg_catalog.text, pg_catalog.pg_has_role(c.relowner, 'USAGE'), "
+        "c.relrowsecurity, c.relhasrules, (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t "
+        "WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal), c.oid "
+        "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+        "ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+        "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1::pg_catalog.text)",
+        1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 9) {
+        ldl__pg_err_res(p, "lookup", r);
+    } else if (PQntuples(r) == 0) {
+        out = 0;
+    } else {
+        const char *kind = PQgetvalue(r, 0, 2), *pers = PQgetvalue(r, 0, 3);
+        char q[LDL__PG_IDENT_MAX];
+        size_t at = 0;
+        if (strcmp(kind, "r") != 0)
+            ldl__pg_err(p, "table", "not an ordinary table (a view, partitioned or foreign table)");
+        else if (strcmp(pers, "p") != 0)
+            ldl__pg_err(p, "table", "UNLOGGED or TEMP: the fence would not survive a crash");
+        else if (strcmp(PQgetvalue(r, 0, 4), "t") != 0)
+            ldl__pg_err(p, "table", "owned by a role this role does not inherit from: "
+                        "its owner could rewrite the fence");
+        else if (strcmp(PQgetvalue(r, 0, 5), "f") != 0 || strcmp(PQgetvalue(r, 0, 6), "f") != 0 ||
+                 strcmp(PQgetvalue(r, 0, 7), "0") != 0)
+            ldl__pg_err(p, "table", "has row level security, rules or triggers");
+        else if (ldl__pg_qualify(q, sizeof q, &at, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1)) != 0)
+            ldl__pg_err(p, "table", "qualified name too long");
+        else {
+            memcpy(p->_ident, q, at + 1);
+            snprintf(oid, oidcap, "%s", PQgetvalue(r, 0, 8));
+            out = 1;
+        }
     }
-    if (out < 0) ldl__pg_err(p, "lookup", r ? PQresultErrorMessage(r) : PQerrorMessage(p->_conn));
     PQclear(r);
     return out;
 }
 
-LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table)
-{
-    char sql[LDL_PG__SQL_MAX];
-    int i, pers = 0;
+/* columns exactly the adapter's, primary key (key), no foreign constraint kinds */
+static int ldl__pg_shape(ldl_pg *p, const char *oid) {
+    const char *vals[1];
+    PGresult *r;
+    int i, ok = 1, seen = 0, pk = 0;
+    vals[0] = oid;
+    r = PQexecParams(p->_conn,
+        "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, a.atttypmod), "
+        "a.attnotnull, COALESCE((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co "
+        "WHERE co.oid OPERATOR(pg_catalog.=) a.attcollation), true) "
+        "FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
+        "AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped", 1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 4) {
+        ldl__pg_err_res(p, "lookup", r);
+        PQclear(r);
+        return -1;
+    }
+    for (i = 0; i < PQntuples(r); i++) {
+        const char *n = PQgetvalue(r, i, 0), *t = PQgetvalue(r, i, 1);
+        int nn = strcmp(PQgetvalue(r, i, 2), "t") == 0, det = strcmp(PQgetvalue(r, i, 3), "t") == 0;
+        if (strcmp(n, "key") == 0 && strcmp(t, "text") == 0 && det) seen |= 1;
+        else if (strcmp(n, "token") == 0 && strcmp(t, "bigint") == 0 && nn) seen |= 2;
+        else if (strcmp(n, "expires_at") == 0 && strcmp(t, "timestamp with time zone") == 0 && nn) seen |= 4;
+        else ok = 0;
+    }
+    if (PQntuples(r) != 3 || seen != 7) ok = 0;
+    PQclear(r);
+    if (!ok) {
+        ldl__pg_err(p, "table", "columns are not exactly key text, token bigint NOT NULL, "
+                    "expires_at timestamptz NOT NULL (deterministic key collation)");
+        return -1;
+    }
+    r = PQexecParams(p->_conn,
+        "SELECT co.contype::pg_catalog.text, pg_catalog.pg_get_constraintdef(co.oid) "
+        "FROM pg_catalog.pg_constraint co WHERE co.conrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
+        1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 2) {
+        ldl__pg_err_res(p, "lookup", r);
+        PQclear(r);
+        return -1;
+    }
+    for (i = 0; i < PQntuples(r); i++) {
+        const char *k = PQgetvalue(r, i, 0);
+        if (strcmp(k, "p") == 0 && strcmp(PQgetvalue(r, i, 1), "PRIMARY KEY (key)") == 0) pk++;
+        else if (strcmp(k, "c") != 0 && strcmp(k, "n") != 0) ok = 0;
+    }
+    PQclear(r);
+    if (!ok || pk != 1) {
+        ldl__pg_err(p, "table", "keys are not the adapter's: want PRIMARY KEY (key) and no "
+                    "UNIQUE, FOREIGN KEY or EXCLUDE constraint");
+        return -1;
+    }
+    return 0;
+}
+
+LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
+    char sql[LDL__PG_SQL_MAX], oid[24];
+    int i, found = 0;
     if (!p) return LDL_EINVAL;
     memset(p, 0, sizeof *p);
     if (!table) table = "ldl_lease";
@@ -404,11 +697,9 @@ LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table)
         return LDL_EINVAL;
     }
     if (!conn) { ldl__pg_err(p, "init", "NULL connection"); return LDL_EINVAL; }
+    if (flags & ~LDL_PG_UNNAMED) { ldl__pg_err(p, "init", "unknown flags"); return LDL_EINVAL; }
     p->_conn = conn;
-    for (i = 0; i < 3; i++) {
-        ldl__pg_sql(p, i, sql, sizeof sql);
-        ldl__pg_stmt_name(sql, p->_stmt[i], sizeof p->_stmt[i]);
-    }
+    p->_flags = flags;
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
     /* create when missing; two processes racing on CREATE may see a unique
        violation (23505) or duplicate table (42P07): look again. (Not IF NOT
@@ -416,45 +707,41 @@ LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table)
     for (i = 0; i < 3; i++) {
         PGresult *r;
         int ok;
-        pers = ldl__pg_persistence(p);
-        if (pers != 0) break;
+        found = ldl__pg_resolve(p, oid, sizeof oid);
+        if (found != 0) break;
         snprintf(sql, sizeof sql,
-            "CREATE TABLE %s (key text PRIMARY KEY, "
-            "token bigint NOT NULL CHECK (token >= 1), expires_at timestamptz NOT NULL)",
-            p->_ident);
+            "CREATE TABLE %s (key pg_catalog.text PRIMARY KEY, "
+            "token pg_catalog.int8 NOT NULL CHECK (token OPERATOR(pg_catalog.>=) 1::pg_catalog.int8), "
+            "expires_at pg_catalog.timestamptz NOT NULL)", p->_ident);
         r = PQexec(conn, sql);
         ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok) ldl__pg_err(p, "create", r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
+        if (!ok) ldl__pg_err_res(p, "create", r);
         if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")) {
             PQclear(r);
             return LDL_ESTORE;
         }
         PQclear(r);
     }
-    if (pers != 'p') {
-        if (pers > 0) ldl__pg_err(p, "init", "table is UNLOGGED or TEMP: the fence would not survive a crash");
-        else if (pers == 0) ldl__pg_err(p, "init", "table could not be created");
+    if (found != 1) {
+        if (found == 0) ldl__pg_err(p, "init", "table could not be created");
         return LDL_ESTORE;
     }
-    if (ldl__pg_prepare_all(p) != 0) return LDL_ESTORE;
-    /* the ON CONFLICT arbiter (a unique index on key) is only checked when
-       the statement is planned: plan it now, without running it */
-    {
-        PGresult *r;
-        int ok;
-        snprintf(sql, sizeof sql, "EXPLAIN EXECUTE %s('', 1)", p->_stmt[LDL_PG__ACQ]);
-        r = PQexec(conn, sql);
-        ok = r && PQresultStatus(r) == PGRES_TUPLES_OK;
-        if (!ok) ldl__pg_err(p, "plan", r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
-        PQclear(r);
-        if (!ok) return LDL_ESTORE;
+    if (ldl__pg_shape(p, oid) != 0) return LDL_ESTORE;
+    for (i = 0; i < 3; i++) {
+        ldl__pg_sql(p->_ident, i, p->_sql[i], sizeof p->_sql[i]);
+        ldl__pg_stmt_name(p->_sql[i], p->_stmt[i], sizeof p->_stmt[i]);
     }
+    if (!(flags & LDL_PG_UNNAMED) && ldl__pg_prepare_all(p) != 0) return LDL_ESTORE;
+    p->_err[0] = '\0';
     p->_ok = 1;
     return LDL_OK;
 }
 
-LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p)
-{
+LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table) {
+    return ldl_pg_init_ex(p, conn, table, 0);
+}
+
+LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p) {
     ldl_store s;
     memset(&s, 0, sizeof s);
     if (!p) return s;
@@ -465,11 +752,362 @@ LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p)
     return s;
 }
 
+/* ------------------------------------------------------------ the non-blocking view */
+static void ldl__pg_push(ldl_pg_req **head, ldl_pg_req **tail, ldl_pg_req *r) {
+    r->_next = NULL;
+    if (*tail) (*tail)->_next = r; else *head = r;
+    *tail = r;
+}
+
+static ldl_pg_req *ldl__pg_pop(ldl_pg_req **head, ldl_pg_req **tail) {
+    ldl_pg_req *r = *head;
+    if (r) { *head = r->_next; if (!*head) *tail = NULL; r->_next = NULL; }
+    return r;
+}
+
+static void ldl__pg_free(ldl_pg_async *pa, ldl_pg_req *r) {
+    if (r == &pa->_prep) return;
+    r->_op = NULL;
+    r->_phase = LDL__PG_FREE;
+    r->_next = pa->_free;
+    pa->_free = r;
+}
+
+/* complete every live request with LDL_ESTORE; answers how many */
+static int ldl__pg_fail_all(ldl_pg_async *pa) {
+    int n = 0, q;
+    for (q = 0; q < 2; q++) {
+        ldl_pg_req *r;
+        while ((r = q == 0 ? ldl__pg_pop(&pa->_ahead, &pa->_atail)
+                           : ldl__pg_pop(&pa->_qhead, &pa->_qtail)) != NULL) {
+            ldl_op *op = r->_op;
+            ldl__pg_free(pa, r);
+            if (op) { ldl_op_complete(op, LDL_ESTORE, 0); n++; }
+        }
+    }
+    pa->_dead = 1;
+    pa->_flush = 0;
+    pa->_gone = 0;
+    return n;
+}
+
+static int ldl__pg_link_failed(ldl_pg_async *pa, const char *what) {
+    ldl_pg *p = pa->_pg;
+    if (what) ldl__pg_err(p, what, PQerrorMessage(p->_conn));
+    ldl__pg_fail_all(pa);
+    return LDL_ESTORE;
+}
+
+static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *key,
+                          int64_t token, uint32_t ttl_ms) {
+    ldl_pg_req *r;
+    size_t n;
+    if (!pa || !op || !key || !pa->_pg) return LDL_EINVAL;
+    if ((kind != LDL_OP_RELEASE && ttl_ms == 0)) return LDL_EINVAL;
+    n = strlen(key);
+    if (n >= LDL_KEY_MAX) return LDL_EINVAL;
+    if (pa->_dead) { ldl__pg_err(pa->_pg, "submit", "the link failed: rebind"); return LDL_ESTORE; }
+    if (kind != LDL_OP_ACQUIRE && token < 1) {    /* no lease ever carried such a token */
+        op->store_data = 0;
+        ldl_op_complete(op, 0, 0);
+        return LDL_OK;
+    }
+    r = pa->_free;
+    if (!r) { ldl__pg_err(pa->_pg, "submit", "no free ldl_pg_req"); return LDL_ENOSPC; }
+    pa->_free = r->_next;
+    r->_op = op;
+    r->_kind = kind;
+    r->_phase = LDL__PG_QUEUED;
+    r->_rc = LDL_ESTORE;
+    r->_token = token;
+    r->_ttl = ttl_ms;
+    memcpy(r->_key, key, n + 1);
+    op->store_data = (uintptr_t)r;
+    ldl__pg_push(&pa->_qhead, &pa->_qtail, r);
+    return LDL_OK;
+}
+
+static int ldl__pg_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms);
+}
+
+static int ldl__pg_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms);
+}
+
+static int ldl__pg_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_RELEASE, key, token, 0);
+}
+
+static void ldl__pg_a_cancel(void *ctx, ldl_op *op) {
+    ldl_pg_async *pa = (ldl_pg_async *)ctx;
+    ldl_pg_req *r;
+    if (!pa || !op || !op->store_data) return;
+    r = (ldl_pg_req *)op->store_data;
+    /* only a request of ours that still answers to this op */
+    if (r < pa->_reqs || r >= pa->_reqs + pa->_nreqs || r->_op != op) return;
+    r->_op = NULL;              /* detached; the pump drops or finishes it */
+}
+
+LDL_PG_API int ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs, size_t nreqs) {
+    size_t i;
+    if (!pa) return LDL_EINVAL;
+    memset(pa, 0, sizeof *pa);
+    pa->_dead = 1;
+    if (!pg || !reqs || nreqs == 0) return LDL_EINVAL;
+    if (!pg->_ok) { ldl__pg_err(pg, "async init", "ldl_pg not initialised"); return LDL_EINVAL; }
+    pa->_pg = pg;
+    pa->_reqs = reqs;
+    pa->_nreqs = nreqs;
+    memset(reqs, 0, nreqs * sizeof *reqs);
+    for (i = nreqs; i-- > 0;) ldl__pg_free(pa, &reqs[i]);
+    pa->_prep._kind = LDL__PG_PREP;
+    return ldl_pg_async_rebind(pa, pg->_conn);
+}
+
+LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
+    ldl_pg *p;
+    if (!pa || !pa->_pg || !conn) return LDL_EINVAL;
+    p = pa->_pg;
+    if (!pa->_dead) ldl__pg_fail_all(pa);       /* nothing may straddle two links */
+    p->_conn = conn;
+    if (PQstatus(conn) != CONNECTION_OK) {
+        ldl__pg_err(p, "async", PQerrorMessage(conn));
+        return LDL_ESTORE;
+    }
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE || PQpipelineStatus(conn) != PQ_PIPELINE_OFF) {
+        ldl__pg_err(p, "async", "connection not idle (transaction, pipeline or a query in progress)");
+        return LDL_ESTORE;
+    }
+    if (PQsetnonblocking(conn, 1) != 0 || PQenterPipelineMode(conn) != 1) {
+        ldl__pg_err(p, "async", PQerrorMessage(conn));
+        return LDL_ESTORE;
+    }
+    /* named statements: prepared in the pipeline ahead of the first request
+       unless this very backend already has them from ldl_pg_init */
+    pa->_need_prep = !(p->_flags & LDL_PG_UNNAMED) && p->_pid != PQbackendPID(conn);
+    p->_pid = 0;                /* the synchronous path must never trust this backend */
+    pa->_dead = 0;
+    pa->_flush = 0;
+    pa->_gone = 0;
+    return LDL_OK;
+}
+
+LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa) {
+    ldl_async_store s;
+    memset(&s, 0, sizeof s);
+    if (!pa) return s;
+    s.acquire = ldl__pg_a_acquire;
+    s.renew = ldl__pg_a_renew;
+    s.release = ldl__pg_a_release;
+    s.cancel = ldl__pg_a_cancel;
+    s.ctx = pa;
+    return s;
+}
+
+LDL_PG_API int ldl_pg_async_drop(ldl_pg_async *pa) {
+    if (!pa || !pa->_pg) return 0;
+    if (pa->_pg->_err[0] == '\0') ldl__pg_err(pa->_pg, "async", "connection dropped by the caller");
+    return ldl__pg_fail_all(pa);
+}
+
+LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
+    int ev = 0;
+    if (events) *events = 0;
+    if (!pa || !pa->_pg || pa->_dead || !pa->_pg->_conn) return -1;
+    if (pa->_ahead) ev |= LDL_WANT_READ;
+    if (pa->_qhead || pa->_flush) ev |= LDL_WANT_WRITE;
+    if (events) *events = ev;
+    return PQsocket(pa->_pg->_conn);
+}
+
+/* one request into libpq's buffer: its statement and its own Sync */
+static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
+    ldl_pg *p = pa->_pg;
+    char tok[24], ttl[24];
+    const char *vals[3];
+    int which = r->_kind == LDL_OP_ACQUIRE ? LDL__PG_ACQ : r->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
+    int n = 2, ok;
+    vals[0] = r->_key;
+    if (which == LDL__PG_ACQ) {
+        snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
+        vals[1] = ttl;
+    } else {
+        snprintf(tok, sizeof tok, "%lld", (long long)r->_token);
+        vals[1] = tok;
+        if (which == LDL__PG_REN) {
+            snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
+            vals[2] = ttl;
+            n = 3;
+        }
+    }
+    if (p->_flags & LDL_PG_UNNAMED)
+        ok = PQsendQueryParams(p->_conn, p->_sql[which], n, NULL, vals, NULL, NULL, 0);
+    else
+        ok = PQsendQueryPrepared(p->_conn, p->_stmt[which], n, vals, NULL, NULL, 0);
+    return ok == 1 && PQpipelineSync(p->_conn) == 1 ? 0 : -1;
+}
+
+static void ldl__pg_cork(PGconn *c, int on) {
+#if defined(__linux__) && defined(TCP_CORK)
+    int fd = PQsocket(c);
+    if (fd >= 0) (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);  /* not TCP: ignored */
+#else
+    (void)c; (void)on;
+#endif
+}
+
+static int ldl__pg_send(ldl_pg_async *pa) {
+    ldl_pg *p = pa->_pg;
+    int sent = 0, corked = 0, rc = 0;
+    while (pa->_qhead && sent < LDL_PG_BATCH) {
+        ldl_pg_req *r = ldl__pg_pop(&pa->_qhead, &pa->_qtail);
+        if (!r->_op && r->_kind != LDL_OP_RELEASE) { ldl__pg_free(pa, r); continue; }
+        if (!corked) { ldl__pg_cork(p->_conn, 1); corked = 1; }
+        if (pa->_need_prep) {
+            int i;
+            for (i = 0; i < 3 && rc == 0; i++)
+                if (PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
+            if (rc == 0 && PQpipelineSync(p->_conn) != 1) rc = -1;
+            pa->_prep._rc = LDL_OK;
+            pa->_prep._phase = LDL__PG_SENT;
+            ldl__pg_push(&pa->_ahead, &pa->_atail, &pa->_prep);
+            pa->_need_prep = 0;
+        }
+        r->_phase = LDL__PG_SENT;
+        ldl__pg_push(&pa->_ahead, &pa->_atail, r);
+        if (rc != 0 || ldl__pg_send_one(pa, r) != 0) { rc = -1; break; }
+        sent++;
+    }
+    if (corked) ldl__pg_cork(p->_conn, 0);
+    return rc;
+}
+
+/* a result for the head request (before its Sync) */
+static void ldl__pg_record(ldl_pg_async *pa, ldl_pg_req *h, const PGresult *r) {
+    ldl_pg *p = pa->_pg;
+    ExecStatusType st = PQresultStatus(r);
+    if (h->_kind == LDL__PG_PREP) {
+        if (st != PGRES_COMMAND_OK && h->_rc == LDL_OK) {
+            h->_rc = LDL_ESTORE;
+            ldl__pg_err_res(p, "prepare", r);
+        }
+        return;
+    }
+    if (h->_phase != LDL__PG_SENT) return;        /* the first result stands */
+    h->_phase = LDL__PG_GOT;
+    if (st == PGRES_TUPLES_OK) {
+        int which = h->_kind == LDL_OP_ACQUIRE ? LDL__PG_ACQ : h->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
+        int64_t tok = 0;
+        h->_rc = ldl__pg_answer(p, which, r, h->_token, &tok);
+        if (which == LDL__PG_ACQ) h->_token = h->_rc == 1 ? tok : 0;
+    } else {
+        h->_rc = LDL_ESTORE;
+        if (h->_kind == LDL_OP_ACQUIRE) h->_token = 0;
+        ldl__pg_err_res(p, "exec", r);
+        if (ldl__pg_sqlstate_is(r, "26000")) pa->_gone = 1;
+    }
+}
+
+/* the head's Sync arrived: complete it; answers 1 when an op was completed */
+static int ldl__pg_finish(ldl_pg_async *pa, ldl_pg_req *h) {
+    ldl_op *op = h->_op;
+    int rc = h->_rc;
+    int64_t tok = h->_kind == LDL_OP_ACQUIRE && rc == 1 ? h->_token : 0;
+    if (h->_kind == LDL__PG_PREP) {
+        h->_phase = LDL__PG_FREE;
+        if (rc != LDL_OK) pa->_gone = 1;
+        return 0;
+    }
+    if (!op && tok >= 1) {      /* a cancelled ACQUIRE was granted: hand it back */
+        h->_kind = LDL_OP_RELEASE;
+        h->_token = tok;
+        h->_rc = LDL_ESTORE;
+        h->_phase = LDL__PG_QUEUED;
+        ldl__pg_push(&pa->_qhead, &pa->_qtail, h);
+        return 0;
+    }
+    ldl__pg_free(pa, h);
+    if (!op) return 0;
+    ldl_op_complete(op, rc, tok);
+    return 1;
+}
+
+LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
+    PGconn *c;
+    int done = 0, nulls = 0, f;
+    if (!pa || !pa->_pg) return LDL_EINVAL;
+    if (pa->_dead) return LDL_ESTORE;
+    c = pa->_pg->_conn;
+    if (PQstatus(c) != CONNECTION_OK) return ldl__pg_link_failed(pa, "connection");
+    if (!pa->_flush && pa->_qhead && ldl__pg_send(pa) != 0) return ldl__pg_link_failed(pa, "send");
+    f = PQflush(c);
+    if (f < 0) return ldl__pg_link_failed(pa, "send");
+    pa->_flush = f == 1;
+    if (!pa->_ahead) return 0;
+    if (PQconsumeInput(c) != 1) return ldl__pg_link_failed(pa, "receive");
+    while (pa->_ahead && !PQisBusy(c)) {
+        ldl_pg_req *h = pa->_ahead;
+        PGresult *r = PQgetResult(c);
+        if (!r) {               /* the end of one statement's results */
+            if (++nulls > 1) break;
+            continue;
+        }
+        nulls = 0;
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            ldl__pg_pop(&pa->_ahead, &pa->_atail);
+            done += ldl__pg_finish(pa, h);
+        } else {
+            ldl__pg_record(pa, h, r);
+        }
+        PQclear(r);
+        if (PQstatus(c) != CONNECTION_OK) break;
+    }
+    if (PQstatus(c) != CONNECTION_OK) {
+        int n = ldl__pg_fail_all(pa);
+        ldl__pg_err(pa->_pg, "connection", PQerrorMessage(c));
+        (void)n;
+        return LDL_ESTORE;
+    }
+    if (pa->_gone) {            /* our statements vanished from the session */
+        ldl__pg_fail_all(pa);
+        ldl__pg_err(pa->_pg, "async", "the session lost the adapter's prepared statements "
+                    "(DEALLOCATE?): drop the connection and rebind a new one");
+        return LDL_ESTORE;
+    }
+    /* answers that queued hand-backs go out on the next pump */
+    return done;
+}
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* LDL_PG__IMPLEMENTED */
+#endif /* LITE_DI_LOCK_PG_C */
 #endif /* LDL_PG_IMPLEMENTATION */
 
-/* MIT License -- see LICENSE in the repository. */
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the lite_di_lock.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

@@ -12,7 +12,7 @@ int main(void)
 {
     PGconn *ca = pgt_connect("application_name=conf_a");
     PGconn *cb = pgt_connect("application_name=conf_b");
-    ldl_pg pa, pb;
+    ldl_pg pa = {0}, pb = {0};
     conf_env e;
     int rc;
 
@@ -22,9 +22,9 @@ int main(void)
     ST_CHECK(pgt_exec(ca, "SET client_min_messages = warning"), "quiet notices");
     ST_CHECK(pgt_exec(ca, "DROP TABLE IF EXISTS ldl_conformance"), "drop old table");
     rc = ldl_pg_init(&pa, ca, "ldl_conformance");
-    ST_CHECK(rc == LDL_OK, "ldl_pg_init a = %d (%s)", rc, pa._err);
+    ST_CHECK(rc == LDL_OK, "ldl_pg_init a = %d (%s)", rc, ldl_pg_why(&pa));
     rc = ldl_pg_init(&pb, cb, "ldl_conformance");
-    ST_CHECK(rc == LDL_OK, "ldl_pg_init b = %d (%s)", rc, pb._err);
+    ST_CHECK(rc == LDL_OK, "ldl_pg_init b = %d (%s)", rc, ldl_pg_why(&pb));
     if (st_failed()) return st_report();
 
     memset(&e, 0, sizeof e);
@@ -49,7 +49,7 @@ int main(void)
         ST_CHECK(max_key == LDL_KEY_MAX - 1, "longest key stored: %lld bytes", (long long)max_key);
         ST_CHECK(inj == 1, "the injection-looking key stored verbatim: %lld", (long long)inj);
     }
-    if (st_failed()) fprintf(stderr, "last adapter errors: a=[%s] b=[%s]\n", pa._err, pb._err);
+    if (st_failed()) fprintf(stderr, "last adapter errors: a=[%s] b=[%s]\n", ldl_pg_why(&pa), ldl_pg_why(&pb));
     PQfinish(ca);
     PQfinish(cb);
     return st_report();

@@ -22,10 +22,10 @@ static int worker(void *arg, int in, int out)
     int id = (int)(intptr_t)arg, done = 0, tries = 0;
     uint64_t end;
     PGconn *c = pgt_connect("");
-    ldl_pg pg;
+    ldl_pg pg = {0};
     pgt_lock t;
     (void)in; (void)out;
-    if (ldl_pg_init(&pg, c, "ldl_contend") != LDL_OK) { fprintf(stderr, "w%d init: %s\n", id, pg._err); return 10; }
+    if (ldl_pg_init(&pg, c, "ldl_contend") != LDL_OK) { fprintf(stderr, "w%d init: %s\n", id, ldl_pg_why(&pg)); return 10; }
     if (pgt_lock_init(&t, &pg, KEY, 3000, 1000) != 0) return 11;
     srand((unsigned)(id * 7919 + 1));
     end = st_now_ms() + 60000;
@@ -43,7 +43,7 @@ static int worker(void *arg, int in, int out)
                 }
             }
             fenced_leave(res_path);
-            if (ldl_lock_release(&t.lock) != 1) { fprintf(stderr, "w%d: release != 1 (%s)\n", id, pg._err); return 12; }
+            if (ldl_lock_release(&t.lock) != 1) { fprintf(stderr, "w%d: release != 1 (%s)\n", id, ldl_pg_why(&pg)); return 12; }
         } else if (rc != 0) {
             fprintf(stderr, "w%d: acquire = %d\n", id, rc);
             return 13;

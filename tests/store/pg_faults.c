@@ -32,7 +32,7 @@ static int64_t row_token(PGconn *c, const char *key)
 static int paused_holder(void *arg, int in, int out)
 {
     PGconn *c = pgt_connect(TIMEOUTS);
-    ldl_pg pg;
+    ldl_pg pg = {0};
     pgt_lock t;
     int64_t f, v = -1;
     int bad = 0, rc, st, why;
@@ -103,7 +103,7 @@ static void test_sigstop(PGconn *c, ldl_pg *pg)
 static int killed_holder(void *arg, int in, int out)
 {
     PGconn *c = pgt_connect(TIMEOUTS);
-    ldl_pg pg;
+    ldl_pg pg = {0};
     pgt_lock t;
     (void)arg; (void)in;
     if (ldl_pg_init(&pg, c, TABLE) != LDL_OK || pgt_lock_init(&t, &pg, "killed", 1000, 300) != 0) return 100;
@@ -155,13 +155,13 @@ static void test_sigkill(PGconn *c, ldl_pg *pg)
 static void test_restart(void)
 {
     PGconn *c = pgt_connect(TIMEOUTS);
-    ldl_pg pg;
+    ldl_pg pg = {0};
     pgt_lock t;
     int64_t t1, t2, t3 = 0;
     uint64_t t0;
     int rc, got = 0;
 
-    ST_CHECK(ldl_pg_init(&pg, c, TABLE) == LDL_OK, "init: %s", pg._err);
+    ST_CHECK(ldl_pg_init(&pg, c, TABLE) == LDL_OK, "init: %s", ldl_pg_why(&pg));
     /* a TTL that outlives a crash + start even on a slow machine; nobody waits
        for it: dispose hands the lease back once the connection is reset */
     ST_CHECK(pgt_lock_init(&t, &pg, "restart", 10000, 3000) == 0, "lock");
@@ -172,13 +172,13 @@ static void test_restart(void)
     ST_CHECK(pgt_ctl("restart") == 0, "pg_ctl restart");
     rc = ldl_lock_acquire(&t.lock);
     ST_CHECK(rc == 0 && ldl_lock_fencing_token(&t.lock) == 0, "acquire on the severed connection: no grant (%d)", rc);
-    ST_CHECK(PQstatus(c) == CONNECTION_BAD, "libpq noticed: %s", pg._err);
+    ST_CHECK(PQstatus(c) == CONNECTION_BAD, "libpq noticed: %s", ldl_pg_why(&pg));
     PQreset(c);
     ST_CHECK(PQstatus(c) == CONNECTION_OK, "PQreset after restart");
     rc = ldl_lock_acquire(&t.lock);
     t2 = ldl_lock_fencing_token(&t.lock);
     ST_CHECK(rc == 1 && t2 > t1, "grant after restart: %d token %lld (before %lld) %s", rc, (long long)t2,
-             (long long)t1, pg._err);
+             (long long)t1, ldl_pg_why(&pg));
     ST_CHECK(t2 == t1 + 1, "the row survived the restart: %lld then %lld", (long long)t1, (long long)t2);
 
     /* crash while HELD: WAL replay keeps the committed token; the lease is
@@ -210,13 +210,13 @@ static void test_restart(void)
 static void test_unreachable(void)
 {
     PGconn *c = pgt_connect(TIMEOUTS), *h = pgt_connect(""), *c2;
-    ldl_pg pg, pg2;
+    ldl_pg pg = {0}, pg2 = {0};
     pgt_lock t, u;
     int64_t f;
     uint64_t t0, dt;
     int rc;
 
-    ST_CHECK(ldl_pg_init(&pg, c, TABLE) == LDL_OK, "init: %s", pg._err);
+    ST_CHECK(ldl_pg_init(&pg, c, TABLE) == LDL_OK, "init: %s", ldl_pg_why(&pg));
 
     /* a renew blocked behind another session's row lock: lock_timeout ends it */
     ST_CHECK(pgt_lock_init(&t, &pg, "blocked", 5000, 1000) == 0, "lock");
@@ -292,14 +292,14 @@ int main(void)
 {
     char dir[256];
     PGconn *c = pgt_connect("");
-    ldl_pg pg;
+    ldl_pg pg = {0};
     uint64_t t0 = st_now_ms();
 
     ST_CHECK(PQstatus(c) == CONNECTION_OK, "connect");
     if (st_failed()) return st_report();
     pgt_exec(c, "SET client_min_messages = warning");
     ST_CHECK(pgt_exec(c, "DROP TABLE IF EXISTS " TABLE), "fresh table");
-    ST_CHECK(ldl_pg_init(&pg, c, TABLE) == LDL_OK, "init: %s", pg._err);
+    ST_CHECK(ldl_pg_init(&pg, c, TABLE) == LDL_OK, "init: %s", ldl_pg_why(&pg));
     ST_CHECK(st_tmpdir(dir, sizeof dir, "ldl-pg-faults") == 0, "tmpdir");
     snprintf(res_path, sizeof res_path, "%s/resource", dir);
 

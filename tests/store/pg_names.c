@@ -24,7 +24,7 @@ static void bad_names(PGconn *c)
     int n = 0, i;
     int64_t before = ntables(c), after;
     int64_t nrel_before = pgt_int(c, "SELECT count(*) FROM pg_class", NULL);
-    ldl_pg p;
+    ldl_pg p = {0};
 
     memset(long64, 'a', 64); long64[64] = 0;   /* one byte over the server's identifier limit */
     bad[n++] = "";
@@ -68,14 +68,14 @@ static void bad_names(PGconn *c)
 
     /* good names: 63 bytes, schema-qualified, case kept exactly */
     memset(long63, 'b', 63); long63[63] = 0;
-    ST_CHECK(ldl_pg_init(&p, c, long63) == LDL_OK, "63-byte name: %s", p._err);
+    ST_CHECK(ldl_pg_init(&p, c, long63) == LDL_OK, "63-byte name: %s", ldl_pg_why(&p));
     ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relname = $1", long63) == 1, "63-byte table exists");
     ST_CHECK(pgt_exec(c, "CREATE SCHEMA IF NOT EXISTS ldl_s"), "schema");
-    ST_CHECK(ldl_pg_init(&p, c, "ldl_s.Lease_2") == LDL_OK, "schema-qualified: %s", p._err);
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_s.Lease_2") == LDL_OK, "schema-qualified: %s", ldl_pg_why(&p));
     ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE oid = to_regclass('ldl_s.\"Lease_2\"')", NULL) == 1,
              "case kept: ldl_s.\"Lease_2\" exists");
     ST_CHECK(ldl_pg_init(&p, c, "nosuchschema.t") == LDL_ESTORE, "missing schema answers LDL_ESTORE");
-    ST_CHECK(ldl_pg_init(&p, c, NULL) == LDL_OK, "default name: %s", p._err);
+    ST_CHECK(ldl_pg_init(&p, c, NULL) == LDL_OK, "default name: %s", ldl_pg_why(&p));
     ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relname = 'ldl_lease' AND relpersistence = 'p'", NULL) == 1,
              "default table ldl_lease exists and is logged");
     {   /* the default table's shape */
@@ -88,7 +88,7 @@ static void bad_names(PGconn *c)
 
 static void refused_tables(PGconn *c)
 {
-    ldl_pg p;
+    ldl_pg p = {0};
     int rc;
     ST_CHECK(pgt_exec(c, "CREATE UNLOGGED TABLE ldl_unlogged (key text PRIMARY KEY, token bigint NOT NULL, "
                          "expires_at timestamptz NOT NULL)"), "create unlogged");
@@ -110,12 +110,12 @@ static void refused_tables(PGconn *c)
 
 static void connection_care(PGconn *c)
 {
-    ldl_pg p;
+    ldl_pg p = {0};
     ldl_store s;
     int64_t t = 0, t2 = 0;
     int rc;
 
-    ST_CHECK(ldl_pg_init(&p, c, "ldl_care") == LDL_OK, "init ldl_care: %s", p._err);
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_care") == LDL_OK, "init ldl_care: %s", ldl_pg_why(&p));
     s = ldl_pg_store(&p);
 
     /* inside the caller's transaction: refused, nothing sent, the transaction untouched */
@@ -137,7 +137,7 @@ static void connection_care(PGconn *c)
     ST_CHECK(PQtransactionStatus(c) == PQTRANS_INERROR, "the adapter did not end the caller's transaction");
     ST_CHECK(pgt_exec(c, "ROLLBACK"), "rollback 2");
     rc = s.acquire(s.ctx, "care", 5000, &t);
-    ST_CHECK(rc == 1 && t >= 1, "acquire after rollback = %d token %lld (%s)", rc, (long long)t, p._err);
+    ST_CHECK(rc == 1 && t >= 1, "acquire after rollback = %d token %lld (%s)", rc, (long long)t, ldl_pg_why(&p));
     ST_CHECK(s.release(s.ctx, "care", t) == 1, "release care");
 
     /* a server error inside the store call (token overflow) answers negative and
@@ -159,23 +159,23 @@ static void connection_care(PGconn *c)
     /* statements forgotten by the session (DEALLOCATE ALL, same backend): re-prepared */
     ST_CHECK(pgt_exec(c, "DEALLOCATE ALL"), "deallocate");
     rc = s.renew(s.ctx, "care", t2, 5000);
-    ST_CHECK(rc == 1, "renew after DEALLOCATE ALL = %d (%s)", rc, p._err);
+    ST_CHECK(rc == 1, "renew after DEALLOCATE ALL = %d (%s)", rc, ldl_pg_why(&p));
     /* a new backend (PQreset): re-prepared */
     {
         int pid = PQbackendPID(c);
         PQreset(c);
         ST_CHECK(PQstatus(c) == CONNECTION_OK && PQbackendPID(c) != pid, "PQreset gave a new backend");
         rc = s.release(s.ctx, "care", t2);
-        ST_CHECK(rc == 1, "release after PQreset = %d (%s)", rc, p._err);
+        ST_CHECK(rc == 1, "release after PQreset = %d (%s)", rc, ldl_pg_why(&p));
     }
     /* two ldl_pg on one connection and one table: both work */
     {
-        ldl_pg q;
+        ldl_pg q = {0};
         ldl_store s2;
-        ST_CHECK(ldl_pg_init(&q, c, "ldl_care") == LDL_OK, "second ldl_pg on the same connection: %s", q._err);
+        ST_CHECK(ldl_pg_init(&q, c, "ldl_care") == LDL_OK, "second ldl_pg on the same connection: %s", ldl_pg_why(&q));
         s2 = ldl_pg_store(&q);
         rc = s2.acquire(s2.ctx, "care2", 5000, &t);
-        ST_CHECK(rc == 1, "second ldl_pg acquire = %d (%s)", rc, q._err);
+        ST_CHECK(rc == 1, "second ldl_pg acquire = %d (%s)", rc, ldl_pg_why(&q));
         ST_CHECK(s.renew(s.ctx, "care2", t, 5000) == 1, "first ldl_pg renews the second's lease");
         ST_CHECK(s2.release(s2.ctx, "care2", t) == 1, "second releases");
     }
@@ -196,11 +196,11 @@ static void connection_care(PGconn *c)
    nobody took the key, released rows kept at '-infinity' (never deleted) */
 static void row_semantics(PGconn *c)
 {
-    ldl_pg p;
+    ldl_pg p = {0};
     ldl_store s;
     int64_t t = 0, left;
     int rc;
-    ST_CHECK(ldl_pg_init(&p, c, "ldl_rows") == LDL_OK, "init ldl_rows: %s", p._err);
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_rows") == LDL_OK, "init ldl_rows: %s", ldl_pg_why(&p));
     s = ldl_pg_store(&p);
     ST_CHECK(s.acquire(s.ctx, "r", 60000, &t) == 1 && t == 1, "first grant of a key is token 1 (%lld)", (long long)t);
     left = pgt_int(c, "SELECT (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint "
@@ -229,13 +229,13 @@ static void row_semantics(PGconn *c)
 static int racer(void *arg, int in, int out)
 {
     PGconn *c;
-    ldl_pg p;
+    ldl_pg p = {0};
     int rc;
     (void)arg; (void)out;
     c = pgt_connect("");
     if (st_recv(in, 10000) != 'g') return 3;
     rc = ldl_pg_init(&p, c, "ldl_race");
-    if (rc != LDL_OK) fprintf(stderr, "racer: %d %s\n", rc, p._err);
+    if (rc != LDL_OK) fprintf(stderr, "racer: %d %s\n", rc, ldl_pg_why(&p));
     PQfinish(c);
     return rc == LDL_OK ? 0 : 1;
 }
