@@ -626,6 +626,29 @@ static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int
     return LDL_ESTORE;
 }
 
+/* the RESP text of a command into out[cap]; its length, 0 when it does not fit.
+   (hiredis' own formatter spends most of a pipelined request's client time in
+   sdscatfmt; this one is a few copies.) */
+static size_t ldl__redis_resp(int argc, const char *const *argv, const size_t *lens, char *out, size_t cap) {
+    size_t n = 0, k;
+    int a;
+    if (cap < 16) return 0;
+    out[n++] = '*';
+    n += ldl__redis_u64((uint64_t)argc, out + n);
+    out[n++] = '\r'; out[n++] = '\n';
+    for (a = 0; a < argc; a++) {
+        if (n + 24 + lens[a] + 2 > cap) return 0;
+        out[n++] = '$';
+        n += ldl__redis_u64((uint64_t)lens[a], out + n);
+        out[n++] = '\r'; out[n++] = '\n';
+        for (k = 0; k < lens[a]; k++) out[n + k] = argv[a][k];
+        n += lens[a];
+        out[n++] = '\r'; out[n++] = '\n';
+    }
+    return n;
+}
+#define LDL__REDIS_TEXTMAX (2 * LDL__REDIS_KEYBUF + sizeof ldl__redis_acquire_lua + 256)
+
 /* ------------------------------------------------------------ synchronous view */
 LDL_REDIS_API int ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix) {
     if (!r) return LDL_EINVAL;
@@ -668,8 +691,10 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     void *rep = NULL;
     uint64_t t0, limit = 0;
     int done = 0;
+    char text[LDL__REDIS_TEXTMAX];
+    size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
     r->_refused = 0;
-    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
+    if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
         ldl__redis_say(r, "could not format the command: ", c->errstr);
         return NULL;
     }
@@ -893,38 +918,16 @@ static void ldl__redis_req_free(ldl_redis_async *ra, size_t i) {
     ra->_free = i;
 }
 
-/* the RESP text of a command into out[cap]; its length, 0 when it does not fit.
-   (hiredis' own formatter spends most of a pipelined request's client time in
-   sdscatfmt; this one is a few memcpy.) */
-static size_t ldl__redis_resp(const ldl__redis_cmd *m, char *out, size_t cap) {
-    size_t n = 0, k;
-    int a;
-    if (cap < 16) return 0;
-    out[n++] = '*';
-    n += ldl__redis_u64((uint64_t)m->argc, out + n);
-    out[n++] = '\r'; out[n++] = '\n';
-    for (a = 0; a < m->argc; a++) {
-        if (n + 24 + m->lens[a] + 2 > cap) return 0;
-        out[n++] = '$';
-        n += ldl__redis_u64((uint64_t)m->lens[a], out + n);
-        out[n++] = '\r'; out[n++] = '\n';
-        for (k = 0; k < m->lens[a]; k++) out[n + k] = m->argv[a][k];
-        n += m->lens[a];
-        out[n++] = '\r'; out[n++] = '\n';
-    }
-    return n;
-}
-
 /* format request i into the context's output buffer and append it to the FIFO;
    0 or LDL_ESTORE (out of memory) */
 static int ldl__redis_queue(ldl_redis_async *ra, size_t i) {
     ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
     ldl__redis_cmd m;
-    char text[2 * LDL__REDIS_KEYBUF + sizeof ldl__redis_acquire_lua + 256];
+    char text[LDL__REDIS_TEXTMAX];
     size_t n;
     if (ldl__redis_build(&ra->_r, &m, q->_kind, q->_key, q->_token, q->_ttl_ms, q->_nonce, q->_eval) != 0)
         return LDL_EINVAL;
-    n = ldl__redis_resp(&m, text, sizeof text);
+    n = ldl__redis_resp(m.argc, m.argv, m.lens, text, sizeof text);
     if (n == 0 || redisAppendFormattedCommand(ra->_r._c, text, n) != REDIS_OK) {
         ldl__redis_say(&ra->_r, "could not queue the command (out of memory?)", NULL);
         return LDL_ESTORE;
