@@ -46,7 +46,7 @@
 
    Compile with -I<dir holding lite_di_lock.h>, link with -lhiredis.
    Written against hiredis 0.14 (Debian 12); uses only its public API
-   (redisAppendCommandArgv, redisAppendFormattedCommand, redisBufferWrite, redisReaderFeed, the reader's
+   (redisAppendFormattedCommand, redisBufferWrite, redisBufferRead, redisReaderFeed, the reader's
    object hooks) and the context's public fields (fd, flags, obuf, reader).
 
    THE KEYS of lock key K under prefix P:
