@@ -127,6 +127,8 @@ static struct {
     int64_t tokgen;        /* fresh tokens for the async store */
     struct { int has, kind, rc; int64_t tok; uint64_t pre; } rec;  /* answered, not applied */
     int rel_ans, rel_applied;   /* a release that applies a recorded (or timed-out) release answers rel_ans */
+    int ans_applied, ans_want;  /* what applying leaves in ldl_lock_answer() */
+    unsigned cuts;         /* re-entrant releases (they set ldl_lock_answer() to 0) */
     unsigned lostre;       /* on_lost re-entered the lock */
     int acq_nogrant;       /* the last acquire answer was no grant at all (reason untouched) */
     int acq_reason;        /* the reason when that acquire was submitted */
@@ -600,13 +602,15 @@ static void fz_pump(uint8_t b) {
 static int fz_a_preapply(int drop_renew) {
     int st = ldl_lock_state(&H.lock);
     fz_req *rq = fz_attached_req();
-    H.rel_ans = 0; H.rel_applied = 0;
+    H.rel_ans = 0; H.rel_applied = 0; H.ans_applied = 0;
     if (H.rec.has) {
         H.rec.has = 0;
         switch (H.rec.kind) {
         case LDL_OP_ACQUIRE:
             FZ_CHECK(st == LDL_ACQUIRING, "a recorded acquire answer while not ACQUIRING");
-            return fz_eval_grant(H.rec.rc, H.rec.tok, H.rec.pre, H.clock) ? LDL_HELD : LDL_IDLE;
+            H.ans_applied = 1;
+            H.ans_want = fz_eval_grant(H.rec.rc, H.rec.tok, H.rec.pre, H.clock);
+            return H.ans_want ? LDL_HELD : LDL_IDLE;
         case LDL_OP_RENEW:
             FZ_CHECK(st == LDL_HELD, "a recorded renew answer while not HELD");
             if (drop_renew) return LDL_HELD;
@@ -616,12 +620,17 @@ static int fz_a_preapply(int drop_renew) {
             FZ_CHECK(st == LDL_RELEASING, "a recorded release answer while not RELEASING");
             H.rel_ans = H.rec.rc == 1 ? 1 : H.rec.rc == 0 ? 0 : LDL_ESTORE;
             H.rel_applied = 1;
+            H.ans_applied = 1; H.ans_want = H.rel_ans;
             return LDL_RELEASED;
         }
     }
-    if (rq && rq->kind == LDL_OP_ACQUIRE && !fz_within(rq->pre, H.clock)) return LDL_IDLE;
+    if (rq && rq->kind == LDL_OP_ACQUIRE && !fz_within(rq->pre, H.clock)) {
+        H.ans_applied = 1; H.ans_want = 0;             /* timed out */
+        return LDL_IDLE;
+    }
     if (rq && rq->kind == LDL_OP_RELEASE && !(H.clock >= rq->pre && H.clock - rq->pre < H.ttl)) {
         H.rel_ans = LDL_ESTORE; H.rel_applied = 1;
+        H.ans_applied = 1; H.ans_want = LDL_ESTORE;
         return LDL_RELEASED;
     }
     return st;
@@ -831,7 +840,7 @@ static void fz_aop(int op) {
     int nested = H.in_store > 0, dead = H.disposed || !H.init_ok;
     int st0 = ldl_lock_state(&H.lock), st1 = st0, st, rc, reason1, trusted1;
     unsigned renews0 = H.renews, releases0 = H.releases, acquires0 = H.acquires;
-    unsigned lostre0 = H.lostre, nlost0 = H.nlost, sent0 = H.renews + H.acquires + H.ureleases, ureleases0 = H.ureleases;
+    unsigned cuts0 = H.cuts, lostre0 = H.lostre, nlost0 = H.nlost, sent0 = H.renews + H.acquires + H.ureleases, ureleases0 = H.ureleases;
     int applies = !dead && !nested && op != OP_RUN;
     fz_req *att;
     uint64_t now0, start1;
@@ -878,6 +887,7 @@ static void fz_aop(int op) {
                 FZ_CHECK(st == LDL_RELEASED, "re-entrant release: not RELEASED at once");
                 H.interrupted = 1;
             }
+            H.cuts++;
             break;
         }
         if (dead) {
@@ -923,6 +933,8 @@ static void fz_aop(int op) {
             break;
         }
         if (H.nlost != nlost0) FZ_CHECK(rc == 0, "tick/poll lost the lease during the call but did not answer 0");
+        if (H.ans_applied && H.lostre == lostre0 && H.cuts == cuts0)
+            FZ_CHECK(ldl_lock_answer(&H.lock) == H.ans_want, "ldl_lock_answer() is not the answer tick/poll applied");
         if (st == LDL_HELD) FZ_CHECK(fz_trusted(H.clock), "HELD at or after start + ttl - drift after tick/poll");
         if (H.lostre != lostre0) break;
         switch (st1) {
@@ -952,6 +964,8 @@ static void fz_aop(int op) {
     case OP_VALID: {
         uint32_t v = ldl_lock_valid_ms(&H.lock);
         FZ_CHECK(v <= H.ttl, "valid_ms exceeds the TTL");
+        if (applies && H.ans_applied && H.lostre == lostre0 && H.cuts == cuts0)
+            FZ_CHECK(ldl_lock_answer(&H.lock) == H.ans_want, "ldl_lock_answer() is not the answer valid_ms applied");
         if (dead || st1 != LDL_HELD) FZ_CHECK(v == 0, "valid_ms non-zero while not HELD");
         else if (!trusted1) {
             FZ_CHECK(v == 0, "valid_ms non-zero past the deadline");
