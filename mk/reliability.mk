@@ -1,5 +1,6 @@
 # mk/reliability.mk -- the reliability gate (issue 4): fuzzers with an
-# invariant oracle, a differential MemoryStore fuzzer, edges, a soak,
+# invariant oracle (synchronous and non-blocking stores, issue 9), a
+# differential MemoryStore fuzzer, edges, a soak,
 # valgrind memcheck and mutation controls. See docs/TESTING.md.
 #
 #   make fuzz [FUZZ_SECONDS=60]   both libFuzzer fuzzers, FUZZ_SECONDS each
@@ -8,6 +9,7 @@
 #   make soak                     one million lifecycles, RSS must stay flat
 #   make valgrind                 memcheck: core suite, edges, corpus replays
 #   make mutants                  each mutant of the header must be killed
+#                                 (MUTANT_JOBS=2 at once, MUTANT_REPLAY_RANDOM=400)
 
 FUZZ_SECONDS    ?= 60
 FUZZ_CI_SECONDS ?= 40
