@@ -1049,8 +1049,9 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
     while (pa->_ahead && !PQisBusy(c)) {
         ldl_pg_req *h = pa->_ahead;
         PGresult *r = PQgetResult(c);
-        if (!r) {               /* the end of one statement's results */
-            if (++nulls > 1) break;
+        if (!r) {               /* the end of a statement's results, or of a
+                                   Sync's: libpq 15 may give two in a row */
+            if (++nulls > 2) break;
             continue;
         }
         nulls = 0;

@@ -99,4 +99,66 @@ ST_FN int pgt_lock_init(pgt_lock *t, ldl_pg *pg, const char *key, uint32_t ttl_m
     return 0;
 }
 
+/* a lock over the non-blocking view: one scope per lock (the names it binds) */
+typedef struct pgt_alock {
+    ldl_scope root, pool[2];
+    ldl_lock  lock;
+    int lost_calls, lost_reason;
+    uint64_t lost_at;
+} pgt_alock;
+
+ST_FN void pgt__on_lost_a(void *user, int reason)
+{
+    pgt_alock *t = (pgt_alock *)user;
+    t->lost_calls++;
+    t->lost_reason = reason;
+    t->lost_at = st_now_ms();
+}
+
+ST_FN int pgt_alock_init(pgt_alock *t, const ldl_async_store *as, const char *key,
+                         uint32_t ttl_ms, uint32_t hb_ms)
+{
+    ldl_lock_desc d;
+    memset(t, 0, sizeof *t);
+    ldl_scope_init(&t->root, t->pool, 2);
+    memset(&d, 0, sizeof d);
+    d.container = ldl_scope_container(&t->root);
+    d.key = key;
+    d.ttl_ms = ttl_ms;
+    d.heartbeat_ms = hb_ms;
+    d.async_store = as;
+    d.on_lost = pgt__on_lost_a;
+    d.user = t;
+    if (ldl_lock_init(&t->lock, &d) != LDL_OK) {
+        fprintf(stderr, "ldl_lock_init: %s\n", ldl_lock_why(&t->lock));
+        return -1;
+    }
+    return 0;
+}
+
+/* open a connection without ever blocking: PQconnectStart + PQconnectPoll
+   driven by poll(2) with short waits, the way a frame loop would; NULL on
+   failure or after timeout_ms */
+ST_FN PGconn *pgt_connect_nb(const char *extra, uint32_t timeout_ms)
+{
+    char buf[1024];
+    const char *ci = getenv("LDL_PG_CONNINFO");
+    uint64_t end = st_now_ms() + timeout_ms;
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    PGconn *c;
+    snprintf(buf, sizeof buf, "%s %s", ci ? ci : "", extra ? extra : "");
+    c = PQconnectStart(buf);
+    if (!c || PQstatus(c) == CONNECTION_BAD) { PQfinish(c); return NULL; }
+    while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED && st_now_ms() < end) {
+        struct pollfd pf;
+        pf.fd = PQsocket(c);
+        pf.events = (short)(st == PGRES_POLLING_READING ? POLLIN : POLLOUT);
+        pf.revents = 0;
+        (void)poll(&pf, 1, 5);          /* a frame's worth at most */
+        st = PQconnectPoll(c);
+    }
+    if (st != PGRES_POLLING_OK) { PQfinish(c); return NULL; }
+    return c;
+}
+
 #endif /* LDL_TESTS_STORE_PG_COMMON_H */
