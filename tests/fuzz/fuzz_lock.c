@@ -129,6 +129,7 @@ static struct {
     int rel_ans, rel_applied;   /* a release that applies a recorded (or timed-out) release answers rel_ans */
     int ans_applied, ans_want;  /* what applying leaves in ldl_lock_answer() */
     unsigned cuts;         /* re-entrant releases (they set ldl_lock_answer() to 0) */
+    int reason_keep;       /* the applied answer or timeout leaves the reason untouched */
     unsigned lostre;       /* on_lost re-entered the lock */
     int acq_nogrant;       /* the last acquire answer was no grant at all (reason untouched) */
     int acq_reason;        /* the reason when that acquire was submitted */
@@ -602,13 +603,14 @@ static void fz_pump(uint8_t b) {
 static int fz_a_preapply(int drop_renew) {
     int st = ldl_lock_state(&H.lock);
     fz_req *rq = fz_attached_req();
-    H.rel_ans = 0; H.rel_applied = 0; H.ans_applied = 0;
+    H.rel_ans = 0; H.rel_applied = 0; H.ans_applied = 0; H.reason_keep = 0;
     if (H.rec.has) {
         H.rec.has = 0;
         switch (H.rec.kind) {
         case LDL_OP_ACQUIRE:
             FZ_CHECK(st == LDL_ACQUIRING, "a recorded acquire answer while not ACQUIRING");
             H.ans_applied = 1;
+            H.reason_keep = H.rec.rc != 1 || H.rec.tok < 1;     /* no grant at all */
             H.ans_want = fz_eval_grant(H.rec.rc, H.rec.tok, H.rec.pre, H.clock);
             return H.ans_want ? LDL_HELD : LDL_IDLE;
         case LDL_OP_RENEW:
@@ -625,7 +627,8 @@ static int fz_a_preapply(int drop_renew) {
         }
     }
     if (rq && rq->kind == LDL_OP_ACQUIRE && !fz_within(rq->pre, H.clock)) {
-        H.ans_applied = 1; H.ans_want = 0;             /* timed out */
+        H.ans_applied = 1; H.ans_want = 0;             /* timed out: reason unchanged */
+        H.reason_keep = 1;
         return LDL_IDLE;
     }
     if (rq && rq->kind == LDL_OP_RELEASE && !(H.clock >= rq->pre && H.clock - rq->pre < H.ttl)) {
@@ -933,8 +936,10 @@ static void fz_aop(int op) {
             break;
         }
         if (H.nlost != nlost0) FZ_CHECK(rc == 0, "tick/poll lost the lease during the call but did not answer 0");
-        if (H.ans_applied && H.lostre == lostre0 && H.cuts == cuts0)
+        if (H.ans_applied && H.lostre == lostre0 && H.cuts == cuts0) {
             FZ_CHECK(ldl_lock_answer(&H.lock) == H.ans_want, "ldl_lock_answer() is not the answer tick/poll applied");
+            if (H.reason_keep) FZ_CHECK(ldl_lock_reason(&H.lock) == reason1, "a no-grant answer or the ACQUIRING timeout changed the reason");
+        }
         if (st == LDL_HELD) FZ_CHECK(fz_trusted(H.clock), "HELD at or after start + ttl - drift after tick/poll");
         if (H.lostre != lostre0) break;
         switch (st1) {
