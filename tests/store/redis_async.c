@@ -290,22 +290,22 @@ static void test_sigstop(redisContext *admin)
 }
 
 /* ------------------------------------------------------------ hostile server */
-typedef struct hostile_case { int sc; int grant; int link_fails; const char *what; } hostile_case;
+typedef struct hostile_case { int sc; int grant; int link_fails; const char *what; const char *why; } hostile_case;
 
 static void test_hostile(void)
 {
     static const hostile_case cases[] = {
-        { 'G', 1, 0, "a correct grant (control)" },
-        { 'i', 0, 1, "an integer where an array is due" },
-        { 'n', 0, 1, "a wrong nonce" },
-        { 'x', 1, 1, "an extra reply after a correct one" },
-        { 'm', 0, 1, "no reply, then the connection closed" },
-        { 'g', 0, 1, "garbage" },
-        { 'a', 0, 1, "*2147483647" },
-        { 'b', 0, 1, "a 1 GB bulk string" },
-        { 's', 0, 1, "a status reply" },
-        { 't', 0, 0, "the right nonce with token -5" },
-        { 'e', 0, 1, "arrays nested 12 deep" },
+        { 'G', 1, 0, "a correct grant (control)", "" },
+        { 'i', 0, 1, "an integer where an array is due", "out of step" },
+        { 'n', 0, 1, "a wrong nonce", "out of step" },
+        { 'x', 1, 1, "an extra reply after a correct one", "nobody asked" },
+        { 'm', 0, 1, "no reply, then the connection closed", "closed" },
+        { 'g', 0, 1, "garbage", "Protocol error" },
+        { 'a', 0, 1, "*2147483647", "reply refused" },
+        { 'b', 0, 1, "a 1 GB bulk string", "LDL_REDIS_REPLY_MAX" },
+        { 's', 0, 1, "a status reply", "out of step" },
+        { 't', 0, 0, "the right nonce with token -5", "malformed" },
+        { 'e', 0, 1, "arrays nested 12 deep", "nested" },
     };
     rs_hostile h;
     size_t k;
@@ -375,6 +375,8 @@ static void test_hostile(void)
         } else {
             ST_CHECK(!neg, "%s: link failed: %s", hc->what, ldl_redis_async_why(&ra));
         }
+        ST_CHECK(strstr(ldl_redis_async_why(&ra), hc->why) != NULL, "%s: why \"%s\", want it to say \"%s\"",
+                 hc->what, ldl_redis_async_why(&ra), hc->why);
         fprintf(stderr, "hostile %c (%s): state %s, link %s, why \"%s\", max pump %llu ms\n", hc->sc,
                 hc->what, ldl_state_name(ldl_lock_state(&lk)), neg ? "failed" : "up", ldl_redis_async_why(&ra),
                 (unsigned long long)pump_max);

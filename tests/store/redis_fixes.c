@@ -203,6 +203,10 @@ static void test_hostile_sync(void)
         }
         if (scen[k] == 'd')
             ST_CHECK(strstr(ldl_redis_why(&r), "longer than"), "drip: why %s", ldl_redis_why(&r));
+        if (scen[k] == 'a')
+            ST_CHECK(strstr(ldl_redis_why(&r), "reply refused"), "*2147483647: why %s", ldl_redis_why(&r));
+        if (scen[k] == 'i' || scen[k] == 'n')
+            ST_CHECK(strstr(ldl_redis_why(&r), "out of step"), "%c: why %s", scen[k], ldl_redis_why(&r));
         fprintf(stderr, "hostile sync %c: %d in %llu ms, why \"%s\"\n", scen[k], rc,
                 (unsigned long long)(st_now_ms() - t0), ldl_redis_why(&r));
         rs_hostile_answered(&h, 8000);
