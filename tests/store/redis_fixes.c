@@ -142,9 +142,9 @@ static void test_shared(redisContext *admin)
     rep = NULL;
     if (redisGetReply(c, &rep) == REDIS_OK && rep) freeReplyObject(rep);
 
-    /* 3. the reply is still on its way (BLPOP answers nil after 300 ms): our read gets it
+    /* 3. the reply is still on its way (BLPOP answers nil after 1 s): our read gets it
        first, it is not ours (wrong type, no nonce): no grant, the connection is marked failed */
-    ST_CHECK(redisAppendCommand(c, "BLPOP nolist 0.3") == REDIS_OK, "%s", "append BLPOP");
+    ST_CHECK(redisAppendCommand(c, "BLPOP nolist 1") == REDIS_OK, "%s", "append BLPOP");
     {
         int done = 0;
         while (!done) if (redisBufferWrite(c, &done) != REDIS_OK) break;
