@@ -76,10 +76,11 @@ static void bad_names(PGconn *c)
              "case kept: ldl_s.\"Lease_2\" exists");
     ST_CHECK(ldl_pg_init(&p, c, "nosuchschema.t") == LDL_ESTORE, "missing schema answers LDL_ESTORE");
     ST_CHECK(ldl_pg_init(&p, c, NULL) == LDL_OK, "default name: %s", ldl_pg_why(&p));
-    ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relname = 'ldl_lease' AND relpersistence = 'p'", NULL) == 1,
+    ST_CHECK(pgt_int(c, "SELECT count(*) FROM pg_class WHERE relname = 'ldl_lease' AND relpersistence = 'p' "
+                        "AND relnamespace = 'public'::regnamespace", NULL) == 1,
              "default table ldl_lease exists and is logged");
     {   /* the default table's shape */
-        ST_CHECK(pgt_int(c, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'ldl_lease' "
+        ST_CHECK(pgt_int(c, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'ldl_lease' AND table_schema = 'public' "
                             "AND ((column_name = 'key' AND data_type = 'text') OR (column_name = 'token' AND "
                             "data_type = 'bigint') OR (column_name = 'expires_at' AND data_type = "
                             "'timestamp with time zone'))", NULL) == 3, "ldl_lease columns");
