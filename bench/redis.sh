@@ -128,11 +128,14 @@ while [ $r -lt "$areps" ]; do
   "$out/bench_redis" 127.0.0.1 "$port" renew 10000 4 >>"$tmp/rn" || echo "bench_redis renew failed" >&2
   "$out/bench_redis" 127.0.0.1 "$port" inflight 100 "$n_fl" >>"$tmp/fl" || echo "bench_redis inflight failed" >&2
   [ $node_ok = 1 ] && { NODE_PATH=bench/npm/node_modules node "$tmp/rl100.js" "$port" "$n_rl" >>"$tmp/rl" || echo "redlock100 failed" >&2; }
-  # 100 keys, like the 100 locks; PX 1 so nearly every acquire takes the grant path on an
-  # existing fence counter (ours: the same path, the lease freed by the release instead)
-  a=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$n_p" -r 100 --csv EVALSHA "$sha_a" 2 \
-        '{rb:__rand_int__}:lease' '{rb:__rand_int__}:fence' 1 0123456789abcdef 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
-  b=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$n_p" -r 100 --csv EVALSHA "$sha_r" 1 \
+  # The grant path, as ours takes it: 100,000 keys and PX 1, so the lease key is free (expired)
+  # at nearly every visit and, after a warm-up pass, the fence counter exists. Its release
+  # finds no token (GET nil, no DEL): cheaper than ours, so the limit is generous.
+  rba() { redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$1" -r 100000 --csv EVALSHA "$sha_a" 2 \
+        '{rb:__rand_int__}:lease' '{rb:__rand_int__}:fence' 1 0123456789abcdef 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"'; }
+  rba 400000 >/dev/null
+  a=$(rba "$n_p")
+  b=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$n_p" -r 100000 --csv EVALSHA "$sha_r" 1 \
         '{rb:__rand_int__}:lease' 1 0123456789abcdef 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
   echo "${a:-0}" >>"$tmp/pa"; echo "${b:-0}" >>"$tmp/pr"
   awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) print 1 / (1 / a + 1 / b); else print 0 }' >>"$tmp/plim"
@@ -159,4 +162,4 @@ else
 fi
 rp=$(pratio "$tmp/fl" "$tmp/plim" 1)
 v=MISSED; ge "$rp" 0.8 && v=met
-echo "| 3j | Redis non-blocking: the same vs redis-benchmark -c 1 -P 100 running the adapter's own acquire (PX 1) and release scripts on 100 keys (limit 1 / (1/acquire/s + 1/release/s); its release finds no token to delete, so the limit is generous) | $(krate "$fl") | $(krate "$plim") (acquire $(krate "$(median <"$tmp/pa")"), release $(krate "$(median <"$tmp/pr")")) | $(ppct "$rp") | >= 80 % | $v |"
+echo "| 3j | Redis non-blocking: the same vs redis-benchmark -c 1 -P 100 running the adapter's own acquire (grant path: free lease, existing counter) and release (no token found) scripts (limit 1 / (1/acquire/s + 1/release/s), generous: its release deletes nothing) | $(krate "$fl") | $(krate "$plim") (acquire $(krate "$(median <"$tmp/pa")"), release $(krate "$(median <"$tmp/pr")")) | $(ppct "$rp") | >= 80 % | $v |"
