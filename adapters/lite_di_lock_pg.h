@@ -184,7 +184,7 @@
    a doubled quote, four quotes, a dot, the NUL */
 #define LDL__PG_IDENT_MAX 264
 #define LDL__PG_NAME_MAX 24
-#define LDL__PG_ERR_MAX 256
+#define LDL__PG_ERR_MAX 320
 #define LDL__PG_SQL_MAX 1024
 
 #ifdef __cplusplus
@@ -276,11 +276,13 @@ extern "C" {
 
 /* ------------------------------------------------------------ errors */
 static void ldl__pg_err(ldl_pg *p, const char *what, const char *detail) {
-    size_t n;
+    size_t n, i;
     if (!detail) detail = "";
     snprintf(p->_err, sizeof p->_err, "%s: %s", what, detail);
     n = strlen(p->_err);
     while (n > 0 && (p->_err[n - 1] == '\n' || p->_err[n - 1] == ' ')) p->_err[--n] = '\0';
+    for (i = 0; i < n; i++)             /* one line: libpq's messages span several */
+        if (p->_err[i] == '\n' || p->_err[i] == '\t') p->_err[i] = ' ';
 }
 
 /* a failed call: the server's message, or what happened to the connection */
@@ -289,8 +291,8 @@ static void ldl__pg_err_res(ldl_pg *p, const char *what, const PGresult *r) {
     const char *m = r ? PQresultErrorMessage(r) : "";
     if (!m || !*m) m = PQerrorMessage(p->_conn);
     if (PQstatus(p->_conn) == CONNECTION_BAD) {
-        snprintf(buf, sizeof buf, "connection lost before the answer (behind pgbouncer: "
-                 "an exhausted pool closes waiting clients after query_wait_timeout): %s", m);
+        snprintf(buf, sizeof buf, "connection closed before the answer (behind pgbouncer, an "
+                 "exhausted pool closes waiting clients after query_wait_timeout): %s", m);
         ldl__pg_err(p, what, buf);
     } else {
         ldl__pg_err(p, what, m);

@@ -5,9 +5,9 @@
 
 TEST_TARGETS    += test-pg
 EXAMPLE_TARGETS += examples-pg
-DEPS_PKGS       += postgresql libpq-dev
+DEPS_PKGS       += postgresql libpq-dev pgbouncer
 DEPS_CMDS       += runuser
-DEPS_FILES      += /usr/include/postgresql/libpq-fe.h /usr/lib/postgresql/*/bin/initdb
+DEPS_FILES      += /usr/include/postgresql/libpq-fe.h /usr/lib/postgresql/*/bin/initdb /usr/sbin/pgbouncer
 
 # pg_config may be missing from PATH; Debian's libpq-dev puts the headers here
 PG_INC   := $(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
@@ -16,12 +16,14 @@ PG_LIBS   = -lpq
 PG_HDRS   = $(HDR) adapters/lite_di_lock_pg.h
 PG_THDRS  = $(PG_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/pg_common.h
 PG_SUITES = pg_names pg_conformance pg_contention pg_faults pg_async pg_hostile
+PG_POOLS  = tx1 tx2rr session session1
 PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static
 
 .PHONY: test-pg examples-pg
-test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_names_vg $(B)/pg/pg_leader
+test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_pooler $(B)/pg/pg_names_vg $(B)/pg/pg_leader
 	@for b in $(PG_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_pg.sh $(addprefix ./$(B)/pg/,$(PG_SUITES)) \
+	  $(foreach m,$(PG_POOLS),'tests/store/with_pgbouncer.sh $(m) ./$(B)/pg/pg_pooler') \
 	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite ./$(B)/pg/pg_names_vg' \
 	  'tests/store/pg_leader_smoke.sh ./$(B)/pg/pg_leader'
 
