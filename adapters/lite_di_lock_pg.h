@@ -24,8 +24,9 @@
 
    QUICK START (non-blocking, many locks on one connection)
 
-       static ldl_pg_req reqs[1024];     (one per request in flight, at least
-                                          one per lock plus its hand-backs)
+       static ldl_pg_req reqs[1024];     (two per lock: its request in flight
+                                          and one cancelled, plus the lock's own
+                                          fire-and-forget hand-backs)
        ldl_pg_async pa;
        ldl_pg_init(&pg, conn, NULL);                    (blocking, once)
        ldl_pg_async_init(&pa, &pg, reqs, 1024);         (the connection is now
@@ -115,10 +116,10 @@
    LDL_ESTORE until ldl_pg_async_rebind. ldl_pg_async_fd(pa, &events)
    answers the socket (-1 when there is none) and LDL_WANT_READ /
    LDL_WANT_WRITE in events.
-   Cancel: a cancelled request still goes out if it was already sent or is a
-   RELEASE; a cancelled ACQUIRE or RENEW still queued is dropped unsent. A
-   cancelled ACQUIRE whose answer turns out to carry a token is released by
-   the adapter with that token (queued like any request).
+   Cancel detaches the request from its op; the request itself still goes
+   out (SPEC). A cancelled ACQUIRE whose answer turns out to carry a token is
+   released by the adapter with that token, in the same ldl_pg_req (queued
+   like any request), so two requests per lock always suffice.
    A frozen server (SIGSTOP, paused VM) keeps TCP alive: the pump stays
    short, the locks' own deadlines expire their leases, and the requests
    simply wait. PQcancel blocks in libpq 15, so do not use it from a loop.
@@ -964,7 +965,6 @@ static int ldl__pg_send(ldl_pg_async *pa) {
     int sent = 0, corked = 0, rc = 0;
     while (pa->_qhead && sent < LDL_PG_BATCH) {
         ldl_pg_req *r = ldl__pg_pop(&pa->_qhead, &pa->_qtail);
-        if (!r->_op && r->_kind != LDL_OP_RELEASE) { ldl__pg_free(pa, r); continue; }
         if (!corked) { ldl__pg_cork(p->_conn, 1); corked = 1; }
         if (pa->_need_prep) {
             int i;

@@ -186,6 +186,40 @@ static void refused_tables(PGconn *app, PGconn *su)
     ST_CHECK(PQtransactionStatus(app) == PQTRANS_IDLE, "connection idle after the refusals");
 }
 
+/* docs/postgres.md "Minimum rights": a table owned by a role ldl_app inherits
+   from is accepted; DML grants on a table owned by someone else are not */
+static void owner_role(PGconn *su)
+{
+    PGconn *app;
+    ldl_pg p = {0};
+    int rc;
+    ST_CHECK(pgt_exec(su, "DROP SCHEMA IF EXISTS locks CASCADE") && pgt_exec(su, "DROP ROLE IF EXISTS ldl_locks") &&
+             pgt_exec(su, "CREATE ROLE ldl_locks NOLOGIN") &&
+             pgt_exec(su, "CREATE SCHEMA locks AUTHORIZATION ldl_locks") && pgt_exec(su, "SET ROLE ldl_locks") &&
+             pgt_exec(su, "CREATE TABLE locks.ldl_lease (key text PRIMARY KEY, token bigint NOT NULL "
+                          "CHECK (token >= 1), expires_at timestamptz NOT NULL)") &&
+             pgt_exec(su, "CREATE TABLE locks.granted (key text PRIMARY KEY, token bigint NOT NULL, "
+                          "expires_at timestamptz NOT NULL)") &&
+             pgt_exec(su, "RESET ROLE") && pgt_exec(su, "GRANT USAGE ON SCHEMA locks TO ldl_app") &&
+             pgt_exec(su, "GRANT SELECT, INSERT, UPDATE ON locks.granted TO ldl_app"), "owner role setup");
+    app = pgt_connect(APP);
+    rc = ldl_pg_init(&p, app, "locks.granted");
+    ST_CHECK(rc == LDL_ESTORE, "DML grants on another role's table: refused (%d, %s)", rc, ldl_pg_why(&p));
+    rc = ldl_pg_init(&p, app, "locks.ldl_lease");
+    ST_CHECK(rc == LDL_ESTORE, "not yet a member of the owner role: refused (%d)", rc);
+    ST_CHECK(pgt_exec(su, "GRANT ldl_locks TO ldl_app"), "grant the owner role");
+    rc = ldl_pg_init(&p, app, "locks.ldl_lease");
+    ST_CHECK(rc == LDL_OK, "member of the owner role: accepted (%d, %s)", rc, ldl_pg_why(&p));
+    {
+        ldl_store s = ldl_pg_store(&p);
+        int64_t t = 0;
+        ST_CHECK(s.acquire(s.ctx, "o", 5000, &t) == 1 && s.release(s.ctx, "o", t) == 1, "and it works");
+    }
+    PQfinish(app);
+    ST_CHECK(pgt_exec(su, "DROP SCHEMA locks CASCADE") && pgt_exec(su, "REVOKE ldl_locks FROM ldl_app") &&
+             pgt_exec(su, "DROP ROLE ldl_locks"), "owner role cleanup");
+}
+
 static void foreign_statement(PGconn *su)
 {
     PGconn *x = pgt_connect(APP), *y = pgt_connect(APP);
@@ -237,6 +271,7 @@ int main(void)
     no_second_grant(app, su);
     refused_tables(app, su);
     foreign_statement(su);
+    owner_role(su);
     ST_CHECK(evil_ran(su) == 0, "in the end, evil's functions never ran (%lld)", (long long)evil_ran(su));
     PQfinish(app);
     PQfinish(evil);
