@@ -235,6 +235,59 @@ static void midpipe(PGconn *chk)
     PQfinish(c);
 }
 
+/* ------------------------------------------------------------ cancel */
+/* release from ACQUIRING cancels the acquire: the request still goes out, and
+   the adapter releases the grant with its token (the SPEC's cancel rule);
+   a submit with no free ldl_pg_req is that operation's store error */
+static ldl_pg_req cancel_reqs[2];
+
+static void cancel_rule(PGconn *chk)
+{
+    PGconn *c;
+    ldl_pg pg = {0};
+    ldl_pg_async pa;
+    ldl_async_store as;
+    pgt_alock l, m, n;
+    int ev = -1, rc;
+    uint64_t end;
+    if (open_async(&c, &pg, &pa, &as, cancel_reqs, 2, TABLE) != 0) { ST_CHECK(0, "cancel: setup"); return; }
+    ST_CHECK(pgt_alock_init(&l, &as, "cancel-1", 60000, 20000) == 0 && pgt_alock_init(&m, &as, "cancel-2", 60000, 20000) == 0 &&
+             pgt_alock_init(&n, &as, "cancel-3", 60000, 20000) == 0, "locks");
+    ST_CHECK(ldl_lock_acquire(&l.lock) == LDL_EINPROGRESS, "acquire in flight");
+    ST_CHECK(ldl_lock_release(&l.lock) == 0 && ldl_lock_state(&l.lock) == LDL_RELEASED,
+             "release from ACQUIRING answers 0, RELEASED");
+    ST_CHECK(ldl_lock_acquire(&m.lock) == LDL_EINPROGRESS, "a second acquire takes the second ldl_pg_req");
+    rc = ldl_lock_acquire(&n.lock);
+    ST_CHECK(rc == 0 && ldl_lock_state(&n.lock) == LDL_IDLE, "no free ldl_pg_req: acquire answers 0 at once (%d)", rc);
+    ST_CHECK(strstr(ldl_pg_why(&pg), "no free") != NULL, "why: %s", ldl_pg_why(&pg));
+    end = st_now_ms() + 10000;
+    while (st_now_ms() < end) {
+        (void)ldl_pg_async_pump(&pa);
+        (void)ldl_lock_poll(&m.lock);
+        if (ldl_pg_async_fd(&pa, &ev) >= 0 && ev == 0 && !ldl_lock_pending(&m.lock)) break;
+        idle(&pa, 2);
+    }
+    ST_CHECK(ev == 0, "drained");
+    ST_CHECK(pgt_int(chk, "SELECT count(*) FROM " TABLE " WHERE key = 'cancel-1' AND token = 1 "
+                          "AND expires_at = '-infinity'", NULL) == 1,
+             "the cancelled acquire went out, was granted, and the adapter released it");
+    ST_CHECK(ldl_lock_state(&m.lock) == LDL_HELD && l.lost_calls == 0, "the other lock is held");
+    ST_CHECK(ldl_lock_acquire(&n.lock) == LDL_EINPROGRESS, "with a ldl_pg_req free again, acquire is in flight");
+    ldl_lock_dispose(&l.lock);
+    ldl_lock_dispose(&m.lock);                  /* fire-and-forget release of cancel-2 */
+    ldl_lock_dispose(&n.lock);                  /* cancels cancel-3's acquire */
+    end = st_now_ms() + 10000;
+    while (st_now_ms() < end) {
+        (void)ldl_pg_async_pump(&pa);
+        if (ldl_pg_async_fd(&pa, &ev) >= 0 && ev == 0) break;
+        idle(&pa, 2);
+    }
+    ST_CHECK(pgt_int(chk, "SELECT count(*) FROM " TABLE " WHERE key IN ('cancel-2', 'cancel-3') "
+                          "AND expires_at = '-infinity'", NULL) == 2,
+             "after dispose, both leases were released on the server");
+    PQfinish(c);
+}
+
 /* ------------------------------------------------------------ stopped */
 #define NHELD 50
 #define NLATE 20
@@ -506,6 +559,7 @@ int main(void)
     }
     many(chk);
     midpipe(chk);
+    cancel_rule(chk);
     stopped(chk);
     PQfinish(chk);
     restart();
