@@ -186,6 +186,7 @@
      LDL_REDIS_REPLY_MAX        bytes one reply may use (default 4096)
      LDL_REDIS_PUMP_READS       read() calls one pump makes at most (default 64,
                                 16 KiB each)
+     LDL_NO_ASYNC               (the core's switch) leaves the non-blocking view out
 */
 #ifndef LITE_DI_LOCK_REDIS_H
 #define LITE_DI_LOCK_REDIS_H
@@ -233,6 +234,7 @@ struct ldl_redis {                  /* private: complete so the caller owns the 
     char          _why[LDL_REDIS_WHY_MAX];
 };
 
+#ifndef LDL_NO_ASYNC                /* the non-blocking view needs the core's v0.2 contract */
 typedef struct ldl_redis_req ldl_redis_req;
 struct ldl_redis_req {              /* one queued request; private */
     ldl_op   *_op;                  /* the lock's slot; NULL once cancelled or for the
@@ -271,6 +273,8 @@ struct ldl_redis_async {            /* private: complete so the caller owns the 
     ldl_redis_stats _stats;
 };
 
+#endif /* LDL_NO_ASYNC */
+
 /* --- synchronous view --------------------------------------------------- */
 /* r, c non-NULL; c a blocking context. prefix NULL = "ldl", else 1 to
    LDL_REDIS_PREFIX_MAX-1 bytes without ':', '{' or '}'. Sends nothing.
@@ -290,6 +294,7 @@ LDL_REDIS_API const char *ldl_redis_why(const ldl_redis *r);
    Replication is never covered: see docs/redis.md. Synchronous view only. */
 LDL_REDIS_API int        ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len);
 
+#ifndef LDL_NO_ASYNC
 /* --- non-blocking view -------------------------------------------------- */
 /* ra, c, reqs non-NULL, nreqs >= 1; c a NON-blocking context (redisConnectNonBlock)
    with nothing pending on it; prefix as for ldl_redis_init. Sends nothing.
@@ -320,6 +325,7 @@ LDL_REDIS_API void ldl_redis_async_fail(ldl_redis_async *ra, const char *why);
 LDL_REDIS_API int  ldl_redis_async_reconnect(ldl_redis_async *ra);
 /* counters since init (live, max_live, write and read calls, ...) */
 LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra);
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }
@@ -890,6 +896,7 @@ LDL_REDIS_API int ldl_redis_check_durability(ldl_redis *r, char *why, size_t why
     return 1;
 }
 
+#ifndef LDL_NO_ASYNC
 /* ------------------------------------------------------------ non-blocking view */
 #define LDL__REDIS_REQ(ra, i) (&(ra)->_reqs[(i) - 1])
 
@@ -1241,6 +1248,7 @@ LDL_REDIS_API int ldl_redis_async_reconnect(ldl_redis_async *ra) {
 LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra) {
     return ra ? &ra->_stats : NULL;
 }
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }

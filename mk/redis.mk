@@ -17,7 +17,7 @@ RD_HDRS   = $(HDR) adapters/lite_di_lock_redis.h
 RD_THDRS  = $(RD_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/redis_server.h
 RD_SUITES = redis_adapter redis_faults redis_async redis_fixes
 RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
-            $(B)/redis/build_cxx17 $(B)/redis/build_static
+            $(B)/redis/build_cxx17 $(B)/redis/build_static $(B)/redis/build_noasync
 
 .PHONY: test-redis examples-redis
 test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_adapter_vg $(B)/redis/redis_leader \
@@ -60,6 +60,10 @@ $(B)/redis/build_cxx17: tests/store/redis_build.c $(RD_HDRS)
 $(B)/redis/build_static: tests/store/redis_build.c $(RD_HDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
+
+$(B)/redis/build_noasync: tests/store/redis_build.c $(RD_HDRS)
+	@mkdir -p $(B)/redis
+	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
 
 $(B)/redis/redis_leader: examples/redis_leader.c $(RD_HDRS)
 	@mkdir -p $(B)/redis
