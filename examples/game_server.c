@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
     redisContext *c;
     ldl_redis_async ra;
     ldl_async_store as;
-    uint64_t start, next_frame, next_report, checksum = 0;
+    uint64_t start, next_frame, next_report, next_reconnect = 0, checksum = 0;
     size_t nframes = 0, window_start = 0;
     int i, link_down = 0;
 
@@ -130,9 +130,16 @@ int main(int argc, char **argv) {
         if (ldl_redis_async_pump(&ra) < 0) {
             if (!link_down) printf("link failed: %s (reconnecting)\n", ldl_redis_async_why(&ra));
             link_down = 1;
-            ldl_redis_async_reconnect(&ra);        /* completes inside later pumps */
-        } else if (link_down && ldl_redis_async_fd(&ra, NULL) >= 0) {
-            link_down = 0;
+            if (t0 >= next_reconnect) {                 /* at most once a second */
+                ldl_redis_async_reconnect(&ra);         /* completes inside later pumps */
+                next_reconnect = t0 + 1000000u;
+            }
+        } else if (link_down) {
+            int ev = 0;
+            if (ldl_redis_async_fd(&ra, &ev) >= 0 && (ev & LDL_WANT_READ)) {   /* connected */
+                printf("link up again\n");
+                link_down = 0;
+            }
         }
         /* 2. every room's lock */
         for (i = 0; i < nrooms; i++) {
