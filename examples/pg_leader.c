@@ -76,8 +76,13 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     conn = PQconnectdb(conninfo);
-    if (PQstatus(conn) != CONNECTION_OK || ldl_pg_init(&pg, conn, NULL) != LDL_OK) {
-        fprintf(stderr, "[%s] cannot use PostgreSQL: %s", name, PQerrorMessage(conn));
+    if (PQstatus(conn) != CONNECTION_OK) {
+        fprintf(stderr, "[%s] cannot connect to PostgreSQL: %s", name, PQerrorMessage(conn));
+        PQfinish(conn);
+        return 1;
+    }
+    if (ldl_pg_init(&pg, conn, NULL) != LDL_OK) {    /* e.g. a table that is not the adapter's */
+        fprintf(stderr, "[%s] cannot use PostgreSQL: %s\n", name, ldl_pg_why(&pg));
         PQfinish(conn);
         return 1;
     }
