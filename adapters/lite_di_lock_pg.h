@@ -24,9 +24,8 @@
 
    QUICK START (non-blocking, many locks on one connection)
 
-       static ldl_pg_req reqs[1024];     (two per lock: its request in flight
-                                          and one cancelled, plus the lock's own
-                                          fire-and-forget hand-backs)
+       static ldl_pg_req reqs[1024];     (two per lock: one in flight and one
+                                          cancelled, still awaiting its answer)
        ldl_pg_async pa;
        ldl_pg_init(&pg, conn, NULL);                    (blocking, once)
        ldl_pg_async_init(&pa, &pg, reqs, 1024);         (the connection is now
@@ -176,6 +175,9 @@
 
 #ifndef LDL_PG_BATCH
 #define LDL_PG_BATCH 512
+#endif
+#if LDL_PG_BATCH < 1
+#error "LDL_PG_BATCH must be at least 1"
 #endif
 
 /* ldl_pg_init_ex flags */
