@@ -138,6 +138,7 @@
      LDL_PG_IMPLEMENTATION   in exactly one .c/.cpp file, after the core header
      LDL_STATIC              makes the functions static (as in the core header)
      LDL_PG_BATCH            requests one pump call moves into libpq (default 512)
+     LDL_NO_ASYNC            (the core's switch) leaves the non-blocking view out
 
    One ldl_pg serves one thread at a time (like its PGconn). Several ldl_pg
    may share one PGconn (not one in pipeline mode); the same table gives the
@@ -205,6 +206,7 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
 } ldl_pg;
 
+#ifndef LDL_NO_ASYNC                /* the non-blocking view needs the core's v0.2 contract */
 typedef struct ldl_pg_req ldl_pg_req;
 struct ldl_pg_req {                      /* one request; caller-owned storage */
     ldl_pg_req *_next;
@@ -230,18 +232,21 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     int         _flush;                  /* libpq still holds unsent bytes */
     int         _gone;                   /* a statement went missing (26000) */
 } ldl_pg_async;
+#endif /* LDL_NO_ASYNC */
 
 LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
 LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
 LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
 LDL_PG_API const char *ldl_pg_why(const ldl_pg *p);   /* never NULL */
 
+#ifndef LDL_NO_ASYNC
 LDL_PG_API int  ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs, size_t nreqs);
 LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa);
 LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
 LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
 LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
 LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
+#endif
 
 #ifdef __cplusplus
 }
@@ -757,6 +762,7 @@ LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p) {
     return s;
 }
 
+#ifndef LDL_NO_ASYNC
 /* ------------------------------------------------------------ the non-blocking view */
 static void ldl__pg_push(ldl_pg_req **head, ldl_pg_req **tail, ldl_pg_req *r) {
     r->_next = NULL;
@@ -1083,6 +1089,8 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
     /* answers that queued hand-backs go out on the next pump */
     return done;
 }
+
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }

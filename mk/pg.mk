@@ -17,7 +17,7 @@ PG_HDRS   = $(HDR) adapters/lite_di_lock_pg.h
 PG_THDRS  = $(PG_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/pg_common.h
 PG_SUITES = pg_names pg_conformance pg_contention pg_faults pg_async pg_hostile
 PG_POOLS  = tx1 tx2rr session session1
-PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static
+PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static $(B)/pg/build_noasync
 
 .PHONY: test-pg examples-pg
 test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_pooler $(B)/pg/pg_names_vg $(B)/pg/pg_leader
@@ -52,6 +52,10 @@ $(B)/pg/build_cxx17: tests/store/pg_build.c $(PG_HDRS)
 $(B)/pg/build_static: tests/store/pg_build.c $(PG_HDRS)
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+$(B)/pg/build_noasync: tests/store/pg_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion $(PG_CFLAGS) $< $(PG_LIBS) -o $@
 
 $(B)/pg/pg_leader: examples/pg_leader.c $(PG_HDRS)
 	@mkdir -p $(B)/pg

@@ -1,5 +1,5 @@
-/* pg_build.c -- the PG adapter compiles clean as C99 (gcc, clang), as C++17 and
- * with LDL_STATIC, and answers bad arguments without a server. No server needed.
+/* pg_build.c -- the PG adapter compiles clean as C99 (gcc, clang), as C++17,
+ * with LDL_STATIC and with LDL_NO_ASYNC, and answers bad arguments without a server. No server needed.
  * Last line: "N passed, N failed". */
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
@@ -47,6 +47,7 @@ int main(void)
     }
     CHECK(ldl_pg_init_ex(&p, dead, NULL, 2) == LDL_EINVAL);           /* unknown flag */
     CHECK(ldl_pg_why(&p)[0] != '\0' && ldl_pg_why(NULL)[0] != '\0');
+#ifndef LDL_NO_ASYNC
     {   /* the non-blocking view without a server */
         ldl_pg_req reqs[2];
         ldl_pg_async pa;
@@ -62,6 +63,7 @@ int main(void)
         CHECK(!as.acquire && !as.cancel && !as.ctx);
         CHECK(LDL_WANT_READ == 1 && LDL_WANT_WRITE == 2);
     }
+#endif
     s = ldl_pg_store(NULL);
     CHECK(!s.acquire && !s.renew && !s.release && !s.ctx);
     PQfinish(dead);
