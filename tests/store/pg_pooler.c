@@ -38,7 +38,11 @@ static void settings(void)
              r && PQntuples(r) ? PQgetvalue(r, 0, 0) : PQerrorMessage(c));
     PQclear(r);
     PQfinish(c);
-    c = pgt_connect("options='-c statement_timeout=1000'");
+    {   /* refused on purpose: connect without pgt_connect's complaint */
+        char ci[1024];
+        snprintf(ci, sizeof ci, "%s options='-c statement_timeout=1000'", getenv("LDL_PG_CONNINFO"));
+        c = PQconnectdb(ci);
+    }
     ST_CHECK(PQstatus(c) == CONNECTION_BAD && strstr(PQerrorMessage(c), "unsupported startup parameter"),
              "[%s] the pooler refuses the options startup parameter", mode);
     PQfinish(c);
