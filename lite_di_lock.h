@@ -512,6 +512,7 @@ LDL_API const char *ldl_strerror(int rc) {
     case LDL_EUNSUPPORTED: return "container lacks an optional hook";
     case LDL_ELOST:        return "lease lost while the body ran";
     case LDL_ESTORE:       return "store answered an error or a malformed value";
+    case LDL_EINPROGRESS:  return "request started; the answer is pending";
     default:               return "unknown result code";
     }
 }
@@ -1142,12 +1143,13 @@ static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
 }
 
 /* apply a renew answer (state HELD, nothing in flight). 1 = still HELD. */
-static int ldl__renewed(ldl_lock *l, int rc, uint64_t start) {
+static int ldl__renewed(ldl_lock *l, int rc, uint64_t start, int deadline) {
     if (rc != 1) {
         ldl__lose(l, rc == 0 ? LDL_REASON_HEARTBEAT_FAILED : LDL_REASON_STORE_ERROR, 0);
         return 0;
     }
     if (!ldl__within(start, ldl__now(l), l->_window)) {   /* a late yes changes nothing */
+        if (!deadline) return 1;             /* acquire: no deadline check; poll/tick/valid_ms lose it */
         ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
         return 0;
     }
@@ -1156,7 +1158,7 @@ static int ldl__renewed(ldl_lock *l, int rc, uint64_t start) {
 }
 
 /* apply what the slot holds: a recorded answer, or the ACQUIRING/RELEASING
-   timeout of a request still in flight. `drop_renew`: release and dispose
+   timeout of a request still in flight. `drop_renew` 1: release and dispose
    discard a recorded renew answer (the token is released either way). */
 static void ldl__apply(ldl_lock *l, int drop_renew) {
     ldl_op *op = &l->_op;
@@ -1166,7 +1168,7 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
         if (op->_kind == LDL_OP_ACQUIRE) {
             l->_answer = ldl__granted(l, rc, op->_token, op->_start);
         } else if (op->_kind == LDL_OP_RENEW) {
-            if (!drop_renew) (void)ldl__renewed(l, rc, op->_start);
+            if (drop_renew != 1) (void)ldl__renewed(l, rc, op->_start, drop_renew == 0);
         } else {
             l->_state = LDL_RELEASED;
             l->_answer = ldl__mapped(rc);
@@ -1178,8 +1180,8 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
             ldl__cancel(l);                  /* the store hands back a late grant */
         } else if (l->_state == LDL_RELEASING && !ldl__within(op->_start, ldl__now(l), l->_ttl_ms)) {
             l->_state = LDL_RELEASED;
-            l->_answer = LDL_ESTORE;
-            ldl__cancel(l);
+            ldl__cancel(l);                  /* may re-enter (a re-entrant release sets 0) */
+            l->_answer = LDL_ESTORE;         /* the answer that ends the pending release */
         }
     }
 }
@@ -1330,7 +1332,7 @@ static int ldl__acquire(ldl_lock *l) {
 LDL_API int ldl_lock_acquire(ldl_lock *l) {
     int rc;
     if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
-    ldl__apply(l, 0);
+    ldl__apply(l, 2);                        /* 2: apply, but acquire checks no deadline */
     if (l->_dead || (l->_state != LDL_IDLE && l->_state != LDL_RELEASED)) return LDL_ESTATE;
     rc = ldl__acquire(l);
     l->_answer = rc;
@@ -1350,7 +1352,7 @@ static int ldl__renew(ldl_lock *l, uint64_t now) {
         return 0;
     }
     if (rc == LDL_EINPROGRESS) return 1;     /* still HELD while the renew flies */
-    return ldl__renewed(l, rc, now);
+    return ldl__renewed(l, rc, now, 1);
 }
 
 /* HELD at `now`: the deadline, then a renew if asked or due (never a second

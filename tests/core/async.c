@@ -2727,6 +2727,61 @@ static void t_seeded_walk(void) {
 }
 
 /* ============================================================ the suite */
+/* review findings (helper review, 2026-12-01) */
+
+/* acquire applies a recorded renew yes whose own window closed, but checks no
+   deadline (Precisions: "Only poll, tick and valid_ms then check the lease
+   deadline"; a late yes "changes nothing"): HELD, LDL_ESTATE, no on_lost; the
+   next poll loses it with LEASE_EXPIRED.
+   M: ldl_lock_acquire applying with the deadline check (ldl__apply(l, 0)). */
+static void t_acquire_applies_late_renew_without_deadline(void) {
+    afix f; afix_setup(&f, T0);
+    (void)held(&f, 7);
+    f.c.now = T0 + HB;                                  /* heartbeat due: renew in flight */
+    CHECK_EQ(ldl_lock_poll(&f.l), 1);
+    CHECK_EQ(ldl_lock_pending(&f.l), 1);
+    f.c.now = T0 + HB + WIN;                            /* that renew's own window closed */
+    defer_answer(&f.s, as_last(&f.s), 1, 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+    CHECK_EQ(ST(f), LDL_HELD);
+    CHECK_EQ(lost_calls, 0);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);                   /* the deadline check finds it */
+    CHECK_EQ(ST(f), LDL_LOST);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_EINPROGRESS);  /* the owed token */
+    defer_answer(&f.s, as_last(&f.s), 1, 0);
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    afix_end(&f, 1);
+}
+
+/* a release that applies the RELEASING timeout answers and keeps LDL_ESTORE,
+   even when the store's cancel re-enters with a release (which answers 0).
+   M: ldl__apply setting _answer before the cancel that may re-enter. */
+static void t_release_timeout_cancel_reenters(void) {
+    afix f; afix_setup(&f, T0);
+    (void)held(&f, 7);
+    f.c.now = T0 + 10;
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_EINPROGRESS);
+    f.s.on_cancel = hk_release;
+    f.c.now = T0 + 10 + TTL;                            /* start' + ttl */
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE);
+    CHECK_EQ(f.s.re[0], 0);                             /* the re-entrant one */
+    CHECK_EQ(ldl_lock_answer(&f.l), LDL_ESTORE);
+    CHECK_EQ(ST(f), LDL_RELEASED);
+    afix_end(&f, 0);
+}
+
+/* every code has its own text (SPEC: "static text for every code above")
+   M: ldl_strerror without the LDL_EINPROGRESS case. */
+static void t_strerror_einprogress(void) {
+    const char *u = ldl_strerror(-9999);
+    CHECK(ldl_strerror(LDL_EINPROGRESS) != NULL);
+    CHECK(strcmp(ldl_strerror(LDL_EINPROGRESS), u) != 0);
+    CHECK(strcmp(ldl_strerror(LDL_EINPROGRESS), ldl_strerror(LDL_ESTORE)) != 0);
+}
+
 void suite_async(void) {
     /* [options] */
     RUN(t_init_async_with_store_einval);
@@ -2837,5 +2892,8 @@ void suite_async(void) {
     RUN(t_inline_renew_after_slow_submit);
     RUN(t_reentrant_release_acquire_no_with_token);
     RUN(t_reentrant_release_sync_acquire_no_with_token);
+    RUN(t_acquire_applies_late_renew_without_deadline);
+    RUN(t_release_timeout_cancel_reenters);
+    RUN(t_strerror_einprogress);
     RUN(t_seeded_walk);
 }
