@@ -41,10 +41,10 @@ $(BN_DIR)/bench_core: bench/bench_core.c bench/bench_util.h $(BN_DIR)/ldl_impl.o
 
 # store benches: the adapter is compiled in the same file (its IMPLEMENTATION macro);
 # built only when the client library headers are there, else run.sh says "not built"
-$(BN_DIR)/bench_redis: bench/bench_redis.c bench/bench_util.h $(BN_DIR)/ldl_impl.o
+$(BN_DIR)/bench_redis: bench/bench_redis.c bench/bench_util.h bench/bench_store.h adapters/lite_di_lock_redis.h $(BN_DIR)/ldl_impl.o
 	@mkdir -p $(BN_DIR)
 	-$(CC) $(BN_CFLAGS) -I. bench/bench_redis.c $(BN_DIR)/ldl_impl.o -lhiredis -o $@
 
-$(BN_DIR)/bench_pg: bench/bench_pg.c bench/bench_util.h $(BN_DIR)/ldl_impl.o
+$(BN_DIR)/bench_pg: bench/bench_pg.c bench/bench_util.h bench/bench_store.h adapters/lite_di_lock_pg.h $(BN_DIR)/ldl_impl.o
 	@mkdir -p $(BN_DIR)
 	-$(CC) $(BN_CFLAGS) -I. -I$(BN_PG_INC) bench/bench_pg.c $(BN_DIR)/ldl_impl.o -lpq -o $@
