@@ -9,6 +9,8 @@
 # container. Prints markdown table rows.
 # FP_DEFS="-DNAME ..." adds defines to every build (e.g. a proposed compile-time
 # switch measured on a private copy of the header).
+# A header that offers LDL_NO_ASYNC (decision 0006) is also measured with it, on
+# x86-64 and Cortex-M4 (the two targets with a size limit): both builds each run.
 set -eu
 defs=${FP_DEFS:-}
 hdr=${1:-.}
@@ -59,17 +61,22 @@ one() {  # label size-tool nm-tool compiler flags...
   echo "| 5d | sizeof $label: ldl_lock / ldl_memstore_slot | $lock B / $slot B | - | - | | |"
 }
 
+# the same target again with -DLDL_NO_ASYNC, when the header has the switch and
+# FP_DEFS did not already pick the defines
+also_noasync() {
+  if [ -z "$defs" ] && grep -q 'LDL_NO_ASYNC' "$hdr/lite_di_lock.h"; then
+    defs=-DLDL_NO_ASYNC
+    one "$@"
+    defs=
+  fi
+}
+
 one x86-64 size nm "$cc" -std=c99
+also_noasync x86-64 size nm "$cc" -std=c99
 one x86-32 size nm "$cc" -std=c99 -m32
 if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
   one cortex-m4 arm-none-eabi-size arm-none-eabi-nm arm-none-eabi-gcc -std=c99 -mthumb -mcpu=cortex-m4 -ffreestanding -DLDL_NO_DEFAULT_CLOCK
-  # a header that offers the compile-time switch without the non-blocking path
-  # (decision 0006) gets its Cortex-M4 figure too
-  if [ -z "$defs" ] && grep -q 'LDL_NO_ASYNC' "$hdr/lite_di_lock.h"; then
-    defs=-DLDL_NO_ASYNC
-    one cortex-m4 arm-none-eabi-size arm-none-eabi-nm arm-none-eabi-gcc -std=c99 -mthumb -mcpu=cortex-m4 -ffreestanding -DLDL_NO_DEFAULT_CLOCK
-    defs=
-  fi
+  also_noasync cortex-m4 arm-none-eabi-size arm-none-eabi-nm arm-none-eabi-gcc -std=c99 -mthumb -mcpu=cortex-m4 -ffreestanding -DLDL_NO_DEFAULT_CLOCK
 else
   echo "| 5 | footprint cortex-m4 | not built: arm-none-eabi-gcc missing (make bench-deps) | - | - | | |"
 fi
