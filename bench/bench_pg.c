@@ -3,6 +3,10 @@
      pipe K SECS [unnamed]         lifecycles/s with K locks in flight on ONE
                                    connection (non-blocking view): every lock
                                    cycles acquire -> held -> release
+     rawpipe K SECS                the anchor of "pipe": plain libpq, the adapter's
+                                   own prepared statements, K keys cycling acquire
+                                   -> release, each statement followed by its own
+                                   PQpipelineSync, as a libpq user would write it
      frame K SECS [stop]           K locks held on one connection; the cost of one
                                    frame (one pump + K polls) over SECS seconds,
                                    prints "median_us p99_us max_us"; with "stop"
@@ -16,6 +20,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 typedef struct bp_lock {
     ldl_scope root, pool[2];
@@ -38,6 +43,65 @@ static int bp_init(bp_lock *b, const ldl_async_store *as, const char *key, uint3
 static int bp_cmp_u(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* plain libpq: K keys, each cycling acquire -> release, pipelined on c */
+static int raw_send(PGconn *c, const ldl_pg *p, long i, int64_t tok) {
+    char key[40], num[24];
+    const char *v[2];
+    snprintf(key, sizeof key, "bench-raw-%ld-%ld", (long)getpid(), i);   /* fresh keys each run */
+    v[0] = key;
+    if (tok > 0) snprintf(num, sizeof num, "%lld", (long long)tok);
+    else snprintf(num, sizeof num, "10000");
+    v[1] = num;
+    if (PQsendQueryPrepared(c, p->_stmt[tok > 0 ? 2 : 0], 2, v, NULL, NULL, 0) != 1) return -1;
+    return PQpipelineSync(c) == 1 ? 0 : -1;
+}
+
+static int raw_pipe(PGconn *c, const ldl_pg *p, long k, double secs) {
+    long *fifo = (long *)calloc((size_t)k, sizeof *fifo), head = 0, n = 0, i, done = 0;
+    int64_t *tok = (int64_t *)calloc((size_t)k, sizeof *tok), got = 0;
+    int have = 0, counting = 0, nulls;
+    uint64_t t0 = bench_ns(), end = t0 + (uint64_t)(secs * 1e9), warm = t0 + (uint64_t)(secs * 1e8);
+    if (!fifo || !tok || PQsetnonblocking(c, 1) != 0 || PQenterPipelineMode(c) != 1) return 1;
+    for (i = 0; i < k; i++) { if (raw_send(c, p, i, 0) != 0) return 1; fifo[(head + n++) % k] = i; }
+    while (bench_ns() < end) {
+        struct pollfd pf;
+        PGresult *r;
+        if (!counting && bench_ns() >= warm) { counting = 1; done = 0; t0 = bench_ns(); }
+        pf.fd = PQsocket(c);
+        pf.events = (short)(POLLIN | (PQflush(c) == 1 ? POLLOUT : 0));
+        pf.revents = 0;
+        (void)poll(&pf, 1, 1);
+        if (PQconsumeInput(c) != 1) { fprintf(stderr, "rawpipe: %s", PQerrorMessage(c)); return 1; }
+        for (nulls = 0; !PQisBusy(c) && nulls < 3;) {
+            ExecStatusType st;
+            r = PQgetResult(c);
+            if (!r) { nulls++; continue; }      /* the end of one statement's results */
+            nulls = 0;
+            st = PQresultStatus(r);
+            if (st == PGRES_TUPLES_OK) {
+                have = PQntuples(r) == 1;
+                got = have ? (int64_t)strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+            } else if (st == PGRES_PIPELINE_SYNC) {
+                long key = fifo[head];
+                head = (head + 1) % k;
+                if (tok[key] > 0) { tok[key] = 0; done++; }          /* a release answered */
+                else if (have) tok[key] = got;                       /* granted: release next */
+                if (raw_send(c, p, key, tok[key]) != 0) return 1;
+                fifo[(head + k - 1) % k] = key;
+                have = 0;
+            } else {
+                fprintf(stderr, "rawpipe: %s", PQresultErrorMessage(r));
+            }
+            PQclear(r);
+        }
+    }
+    printf("%.1f\n", (double)done * 1e9 / (double)(bench_ns() - t0));
+    PQfinish(c);
+    free(fifo);
+    free(tok);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -72,12 +136,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_pg: init: %s\n", ldl_pg_why(&p));
         return 1;
     }
+    if (strcmp(argv[2], "rawpipe") == 0) return raw_pipe(c, &p, k, secs);
     reqs = (ldl_pg_req *)calloc((size_t)k * 2, sizeof *reqs);
     ls = (bp_lock *)calloc((size_t)k, sizeof *ls);
     if (!reqs || !ls || ldl_pg_async_init(&pa, &p, reqs, (size_t)k * 2) != LDL_OK) { fprintf(stderr, "bench_pg: async init\n"); return 1; }
     as = ldl_pg_async_store(&pa);
     for (i = 0; i < k; i++) {
-        snprintf(key, sizeof key, "bench-%s-%ld", argv[2], i);
+        snprintf(key, sizeof key, "bench-%s-%ld-%ld", argv[2], (long)getpid(), i);  /* fresh keys */
         if (bp_init(&ls[i], &as, key, 10000, 3000) != 0) return 1;
     }
     if (strcmp(argv[2], "pipe") == 0) {
