@@ -174,6 +174,10 @@
 #define LDL_WANT_WRITE 2
 #endif
 
+#if !defined(LDL_NO_ASYNC) && !defined(LIBPQ_HAS_PIPELINING)
+#error "the non-blocking view needs libpq 14 or later (pipeline mode); define LDL_NO_ASYNC to build without it"
+#endif
+
 #ifndef LDL_PG_BATCH
 #define LDL_PG_BATCH 512
 #endif
@@ -467,10 +471,12 @@ static int ldl__pg_usable(ldl_pg *p) {
         ldl__pg_err(p, "connection", PQerrorMessage(p->_conn));
         return 0;
     }
+#ifdef LIBPQ_HAS_PIPELINING
     if (PQpipelineStatus(p->_conn) != PQ_PIPELINE_OFF) {
         ldl__pg_err(p, "connection", "in pipeline mode (it belongs to an ldl_pg_async)");
         return 0;
     }
+#endif
     if (PQtransactionStatus(p->_conn) != PQTRANS_IDLE) {
         ldl__pg_err(p, "connection", "not idle (inside a transaction block or busy)");
         return 0;
