@@ -20,11 +20,12 @@ PG_POOLS  = tx1 tx2rr session session1
 PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static $(B)/pg/build_noasync
 
 .PHONY: test-pg examples-pg
-test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_pooler $(B)/pg/pg_names_vg $(B)/pg/pg_leader
+test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_pooler $(B)/pg/pg_names_vg $(B)/pg/pg_hostile_vg $(B)/pg/pg_leader
 	@for b in $(PG_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_pg.sh $(addprefix ./$(B)/pg/,$(PG_SUITES)) \
 	  $(foreach m,$(PG_POOLS),'tests/store/with_pgbouncer.sh $(m) ./$(B)/pg/pg_pooler') \
 	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite ./$(B)/pg/pg_names_vg' \
+	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite ./$(B)/pg/pg_hostile_vg' \
 	  'tests/store/pg_leader_smoke.sh ./$(B)/pg/pg_leader'
 
 examples-pg: $(B)/pg/pg_leader
@@ -34,8 +35,9 @@ $(B)/pg/pg_%: tests/store/pg_%.c $(PG_THDRS)
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
 
-# memcheck once, without the sanitizers
-$(B)/pg/pg_names_vg: tests/store/pg_names.c $(PG_THDRS)
+# memcheck once, without the sanitizers: the synchronous view (pg_names) and
+# init's table checks with the non-blocking view (pg_hostile)
+$(B)/pg/pg_%_vg: tests/store/pg_%.c $(PG_THDRS)
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -O0 -g $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
 
