@@ -1,0 +1,773 @@
+/* ldl-run -- run a command under a fenced cluster lease (issue 16).
+
+       ldl-run [options] KEY [--] COMMAND [ARGS...]
+
+   Takes the lease KEY in a store (Redis, PostgreSQL, or an in-process
+   MemoryStore), runs COMMAND in its own process group with LDL_KEY and
+   LDL_FENCE in its environment, renews the lease from its own loop while the
+   command runs, and releases it when the command (and every process left in
+   its group) is gone. When the lease is lost the whole group gets SIGTERM,
+   then SIGKILL after --grace, and ldl-run exits with its own code.
+   `ldl-run --help` lists the options and exit codes; decision record
+   docs/decisions/0701-ldl-run.md says why it is built this way.
+
+   Built on lite_di_lock.h and the non-blocking views of its adapters
+   (ldl_redis_async, ldl_pg_async, ldl_memstore_async_store): ONE loop waits in
+   poll() on the store's socket and a self-pipe fed by the signal handlers
+   (SIGCHLD included), for at most ldl_lock_due_in_ms(). Nothing in the loop
+   blocks on the store. POSIX; Linux adds PR_SET_CHILD_SUBREAPER. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#define LDL_REDIS_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis.h"
+#define LDL_PG_IMPLEMENTATION
+#include "adapters/lite_di_lock_pg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#define RUN_VERSION "0.1.0"
+
+/* exit codes (also in --help and the README section) */
+#define EXIT_NOT_ACQUIRED 1     /* default of -E */
+#define EXIT_USAGE        64    /* bad option or argument (sysexits EX_USAGE) */
+#define EXIT_STORE        69    /* store unreachable or failing while acquiring (EX_UNAVAILABLE) */
+#define EXIT_OSERR        71    /* fork, pipe, poll failed (EX_OSERR) */
+#define EXIT_LOST         75    /* the lease was lost while the command ran (EX_TEMPFAIL) */
+#define EXIT_NOEXEC       126   /* the command could not be executed */
+#define EXIT_NOTFOUND     127   /* the command was not found */
+
+#define RETRY_MIN_MS  100u      /* plain bounded retry: every 100..299 ms */
+#define RETRY_SPAN_MS 200u
+#define REDIS_RECONNECT_MS 500u /* at most one Redis reconnect per 500 ms */
+#define GROUP_CHECK_MS 50       /* while only grandchildren are left */
+
+static const char usage_text[] =
+"usage: ldl-run [options] KEY [--] COMMAND [ARGS...]\n"
+"\n"
+"Run COMMAND while holding the lease KEY in a shared store, so that one COMMAND\n"
+"at a time runs cluster-wide (flock(1) for several hosts). COMMAND runs in its\n"
+"own process group with LDL_KEY=KEY and LDL_FENCE=<fencing token> in its\n"
+"environment; the token is >= 1 and rises with every grant of KEY: pass it to\n"
+"the resources the command writes so they can refuse a stale holder.\n"
+"\n"
+"Store (exactly one):\n"
+"  --redis HOST:PORT      Redis (numeric address or a name resolved once at start)\n"
+"  --redis /PATH          Redis over a unix socket (any argument holding a '/')\n"
+"  --prefix NAME          Redis key prefix (default ldl): keys {NAME:KEY}:lease/:fence\n"
+"  --pg CONNINFO          PostgreSQL (libpq conninfo or URI; put connect_timeout in it)\n"
+"  --table NAME           PostgreSQL lease table (default ldl_lease, created if missing)\n"
+"  --memory               an in-process MemoryStore: every run is granted at once with\n"
+"                         fence 1; nothing is shared between processes (for trying out)\n"
+"\n"
+"Lease:\n"
+"  --ttl MS               lease time to live in ms (default 30000)\n"
+"  --heartbeat MS         renew period in ms (default 0 = TTL/3; HEARTBEAT*2 <= TTL)\n"
+"                         (validated by the library: a bad pair exits 64 and says why)\n"
+"\n"
+"Waiting (as flock(1)):\n"
+"  (default)              wait until KEY is free, however long it takes\n"
+"  -n, --nonblock         one attempt: if KEY is held, exit at once\n"
+"  -w, --wait SECONDS     wait at most SECONDS (decimals allowed). There is no\n"
+"                         retry schedule in the library yet: waiting is a plain\n"
+"                         bounded retry, one attempt every 100 to 300 ms\n"
+"  -E, --conflict-exit-code CODE   exit code when KEY was not acquired (default 1)\n"
+"\n"
+"Running:\n"
+"  --grace SECONDS        after SIGTERM to the group, SIGKILL after this (default 10)\n"
+"  -v, --verbose          say on stderr when KEY is acquired, renewed, released\n"
+"  -h, --help             this text;  -V, --version  the version\n"
+"\n"
+"Signals: HUP, INT, QUIT, TERM, USR1 and USR2 sent to ldl-run are forwarded to\n"
+"COMMAND's process group; ldl-run keeps renewing until the group is gone, then\n"
+"releases KEY. Processes left in the group after COMMAND exits get SIGTERM (then\n"
+"SIGKILL after --grace) before KEY is released: no part of the job outlives the\n"
+"lease. On loss of the lease (the store said no, failed, or did not answer before\n"
+"the lease's deadline) the group gets SIGTERM, then SIGKILL after --grace.\n"
+"\n"
+"Exit status:\n"
+"  COMMAND's own exit status; 128+N when it was killed by signal N\n"
+"  1     KEY not acquired (-n, or -w expired; change it with -E)\n"
+"  64    usage: bad option, key, TTL or heartbeat\n"
+"  69    store error: unreachable, or it failed while acquiring KEY\n"
+"  71    system error (fork, pipe, poll)\n"
+"  75    the lease was lost while COMMAND ran: it was terminated (or, if it had\n"
+"        already exited, its work may not have been exclusive)\n"
+"  126   COMMAND could not be executed;  127  COMMAND was not found\n";
+
+/* ------------------------------------------------------------------ clock */
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int verbose;
+
+static void say(const char *fmt, const char *a, const char *b) {
+    fprintf(stderr, "ldl-run: ");
+    fprintf(stderr, fmt, a ? a : "", b ? b : "");
+    fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------------ signals */
+static int sig_pipe[2] = { -1, -1 };
+static const int fwd_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+#define NFWD ((int)(sizeof fwd_sigs / sizeof fwd_sigs[0]))
+
+static void on_signal(int sig) {
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    ssize_t n = write(sig_pipe[1], &b, 1);   /* full pipe: the byte is dropped; the
+                                               loop also reaps on every wake-up */
+    (void)n;
+    errno = saved;
+}
+
+static int set_flags(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -1;
+    return fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static int install_signals(void) {
+    struct sigaction sa;
+    int i;
+    if (pipe(sig_pipe) != 0 || set_flags(sig_pipe[0]) != 0 || set_flags(sig_pipe[1]) != 0)
+        return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (i = 0; i < NFWD; i++)
+        if (sigaction(fwd_sigs[i], &sa, NULL) != 0) return -1;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0) return -1;
+    sa.sa_handler = SIG_IGN;                 /* hiredis writes with plain write() */
+    sa.sa_flags = 0;
+    return sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* ------------------------------------------------------------------ stores */
+enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG };
+
+typedef struct store {
+    int kind;
+    ldl_async_store inner;       /* the adapter's non-blocking view */
+    int refused;                 /* a submit answered negative (store error at once) */
+    int link_failed;             /* the pump answered negative since the last check */
+    uint64_t last_reconnect;
+    /* memory */
+    ldl_memstore ms;
+    ldl_memstore_slot slots[2];
+    /* redis */
+    redisContext *rc;
+    ldl_redis_async ra;
+    ldl_redis_req rreqs[8];
+    /* pg */
+    PGconn *pc;
+    ldl_pg pg;
+    ldl_pg_async pa;
+    ldl_pg_req preqs[8];
+} store;
+
+/* the lock talks to these, which forward to the adapter and note a refused submit
+   (the lock only sees "no grant"; ldl-run must tell a busy key from a failing store) */
+static int w_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl) {
+    store *s = (store *)ctx;
+    int rc = s->inner.acquire(s->inner.ctx, op, key, ttl);
+    if (rc < 0) s->refused = 1;
+    return rc;
+}
+static int w_renew(void *ctx, ldl_op *op, const char *key, int64_t tok, uint32_t ttl) {
+    store *s = (store *)ctx;
+    int rc = s->inner.renew(s->inner.ctx, op, key, tok, ttl);
+    if (rc < 0) s->refused = 1;
+    return rc;
+}
+static int w_release(void *ctx, ldl_op *op, const char *key, int64_t tok) {
+    store *s = (store *)ctx;
+    int rc = s->inner.release(s->inner.ctx, op, key, tok);
+    if (rc < 0) s->refused = 1;
+    return rc;
+}
+static void w_cancel(void *ctx, ldl_op *op) {
+    store *s = (store *)ctx;
+    s->inner.cancel(s->inner.ctx, op);
+}
+
+static const char *store_why(const store *s) {
+    if (s->kind == ST_REDIS) return ldl_redis_async_why(&s->ra);
+    if (s->kind == ST_PG) return ldl_pg_why(&s->pg);
+    return "";
+}
+
+/* HOST:PORT -> numeric host (resolved once now: the adapter's reconnect must not
+   block in getaddrinfo) and port */
+static int parse_hostport(const char *arg, char *host, size_t hostcap, int *port) {
+    const char *colon = strrchr(arg, ':');
+    char name[256], *end;
+    long p;
+    struct addrinfo hints, *res = NULL;
+    size_t n;
+    if (!colon || colon == arg) return -1;
+    n = (size_t)(colon - arg);
+    if (arg[0] == '[' && n >= 2 && arg[n - 1] == ']') { arg++; n -= 2; }   /* [v6]:port */
+    if (n >= sizeof name) return -1;
+    memcpy(name, arg, n);
+    name[n] = 0;
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || p < 1 || p > 65535) return -1;
+    *port = (int)p;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) return -2;
+    n = (size_t)getnameinfo(res->ai_addr, res->ai_addrlen, host, (socklen_t)hostcap, NULL, 0,
+                            NI_NUMERICHOST);
+    freeaddrinfo(res);
+    return n == 0 ? 0 : -2;
+}
+
+/* connect and wrap; EXIT_* on failure (message printed) */
+static int store_open(store *s, int kind, const char *arg, const char *prefix, const char *table) {
+    s->kind = kind;
+    if (kind == ST_MEMORY) {
+        ldl_clock zero;
+        memset(&zero, 0, sizeof zero);
+        if (ldl_memstore_init(&s->ms, s->slots, 2, zero) != LDL_OK) return EXIT_OSERR;
+        s->inner = ldl_memstore_async_store(&s->ms);
+    } else if (kind == ST_REDIS) {
+        if (strchr(arg, '/')) {
+            s->rc = redisConnectUnixNonBlock(arg);
+        } else {
+            char host[128];
+            int port = 0, r = parse_hostport(arg, host, sizeof host, &port);
+            if (r == -1) { say("--redis: want HOST:PORT or a socket path, got '%s'%s", arg, NULL); return EXIT_USAGE; }
+            if (r == -2) { say("--redis: cannot resolve '%s'%s", arg, NULL); return EXIT_STORE; }
+            s->rc = redisConnectNonBlock(host, port);
+        }
+        if (!s->rc) { say("--redis: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
+        if (s->rc->err) { say("redis: %s%s", s->rc->errstr, NULL); return EXIT_STORE; }
+        if (ldl_redis_async_init(&s->ra, s->rc, prefix, s->rreqs, sizeof s->rreqs / sizeof s->rreqs[0])
+                != LDL_OK) {
+            say("redis: %s%s", ldl_redis_async_why(&s->ra), NULL);
+            return strstr(ldl_redis_async_why(&s->ra), "prefix") ? EXIT_USAGE : EXIT_STORE;
+        }
+        s->inner = ldl_redis_async_store(&s->ra);
+    } else {
+        int rc;
+        s->pc = PQconnectdb(arg);
+        if (!s->pc) { say("--pg: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
+        if (PQstatus(s->pc) != CONNECTION_OK) {
+            say("postgres: %s%s", PQerrorMessage(s->pc), NULL);
+            return EXIT_STORE;
+        }
+        rc = ldl_pg_init(&s->pg, s->pc, table);
+        if (rc != LDL_OK) {
+            say("postgres: %s%s", ldl_pg_why(&s->pg), NULL);
+            return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+        }
+        if (ldl_pg_async_init(&s->pa, &s->pg, s->preqs, sizeof s->preqs / sizeof s->preqs[0]) != LDL_OK) {
+            say("postgres: %s%s", ldl_pg_why(&s->pg), NULL);
+            return EXIT_STORE;
+        }
+        s->inner = ldl_pg_async_store(&s->pa);
+    }
+    return 0;
+}
+
+static void store_close(store *s) {
+    if (s->rc) { redisFree(s->rc); s->rc = NULL; }
+    if (s->pc) { PQfinish(s->pc); s->pc = NULL; }
+}
+
+/* the store's socket (-1: none) and the poll() events it waits for */
+static int store_fd(store *s, short *events) {
+    int ev = 0, fd = -1;
+    if (s->kind == ST_REDIS) fd = ldl_redis_async_fd(&s->ra, &ev);
+    else if (s->kind == ST_PG) fd = ldl_pg_async_fd(&s->pa, &ev);
+    *events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
+    if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);   /* the command must not inherit it */
+    return fd;
+}
+
+static void store_pump(store *s) {
+    if (s->kind == ST_REDIS) {
+        if (ldl_redis_async_pump(&s->ra) < 0) {
+            uint64_t t = now_ms();
+            s->link_failed = 1;
+            /* a reconnect now and then: a restarted server can still renew our lease
+               (the lock's own deadline decides whether it is still ours) */
+            if (t - s->last_reconnect >= REDIS_RECONNECT_MS) {
+                s->last_reconnect = t;
+                (void)ldl_redis_async_reconnect(&s->ra);
+            }
+        }
+    } else if (s->kind == ST_PG) {
+        if (ldl_pg_async_pump(&s->pa) < 0) s->link_failed = 1;
+    }
+}
+
+/* ------------------------------------------------------------------ loop state */
+typedef struct run {
+    store st;
+    ldl_lock lock;
+    ldl_scope root, pool[1];
+    char why_before[LDL_REDIS_WHY_MAX + LDL__PG_ERR_MAX];
+    pid_t child;                 /* 0: none yet or reaped */
+    pid_t pgid;
+    int child_status;
+    int child_done;
+    int signal_seen;             /* last terminating signal received (0: none) */
+    int forwarded;
+} run;
+
+/* wait for the store's socket, a signal, or timeout_ms; then pump the store and
+   drain the self-pipe. Returns the signals received, as a bit set over fwd_sigs. */
+static unsigned wait_events(run *r, int timeout_ms) {
+    struct pollfd p[2];
+    int n = 1, i;
+    unsigned got = 0;
+    short ev;
+    int fd = store_fd(&r->st, &ev);
+    p[0].fd = sig_pipe[0]; p[0].events = POLLIN; p[0].revents = 0;
+    if (fd >= 0 && ev) { p[1].fd = fd; p[1].events = ev; p[1].revents = 0; n = 2; }
+    if (timeout_ms < 0) timeout_ms = 0;
+    if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
+        say("poll: %s%s", strerror(errno), NULL);
+        exit(EXIT_OSERR);
+    }
+    for (;;) {
+        unsigned char buf[64];
+        ssize_t k = read(sig_pipe[0], buf, sizeof buf);
+        if (k <= 0) break;
+        for (i = 0; i < (int)k; i++) {
+            int j;
+            for (j = 0; j < NFWD; j++)
+                if (buf[i] == (unsigned char)fwd_sigs[j]) got |= 1u << j;
+        }
+    }
+    store_pump(&r->st);
+    return got;
+}
+
+static int clamp_ms(uint32_t v, int cap) {
+    return v > (uint32_t)cap ? cap : (int)v;
+}
+
+/* ------------------------------------------------------------------ options */
+typedef struct opts {
+    int store_kind;
+    const char *store_arg;
+    const char *prefix;
+    const char *table;
+    uint32_t ttl_ms, heartbeat_ms;
+    int nonblock;
+    int wait_set;
+    uint64_t wait_ms;
+    int conflict_code;
+    uint64_t grace_ms;
+    const char *key;
+    char **cmd;
+} opts;
+
+static int parse_u32(const char *s, uint32_t *out) {
+    char *end;
+    unsigned long long v;
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || v > 0xFFFFFFFFull) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* SECONDS with up to 3 decimals -> ms */
+static int parse_seconds(const char *s, uint64_t *ms) {
+    uint64_t whole = 0, frac = 0;
+    int digits = 0, fd = 0;
+    if (!s || !*s) return -1;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        if (whole > 1000000000ull) return -1;
+        whole = whole * 10u + (uint64_t)(*s - '0');
+    }
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++) {
+            if (fd < 3) { frac = frac * 10u + (uint64_t)(*s - '0'); fd++; }
+            digits++;
+        }
+    }
+    if (*s || digits == 0) return -1;
+    while (fd < 3) { frac *= 10u; fd++; }
+    *ms = whole * 1000u + frac;
+    return 0;
+}
+
+static int usage_error(const char *a, const char *b) {
+    say("%s%s", a, b);
+    fprintf(stderr, "Try 'ldl-run --help'.\n");
+    return EXIT_USAGE;
+}
+
+/* 0 ok, else an exit code (help/version answer -1 after printing) */
+static int parse_args(int argc, char **argv, opts *o) {
+    int i;
+    memset(o, 0, sizeof *o);
+    o->ttl_ms = 30000;
+    o->conflict_code = EXIT_NOT_ACQUIRED;
+    o->grace_ms = 10000;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (a[0] != '-' || a[1] == 0) break;               /* KEY */
+        if (!strcmp(a, "--")) { i++; break; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); return -1; }
+        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            printf("ldl-run %s (lite_di_lock %s)\n", RUN_VERSION, LDL_VERSION);
+            return -1;
+        }
+        if (!strcmp(a, "-n") || !strcmp(a, "--nonblock")) { o->nonblock = 1; continue; }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; continue; }
+        if (!strcmp(a, "--memory")) {
+            if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
+            o->store_kind = ST_MEMORY;
+            continue;
+        }
+        if (!v) return usage_error("option needs a value: ", a);
+        if (!strcmp(a, "--redis") || !strcmp(a, "--pg")) {
+            if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
+            o->store_kind = a[2] == 'r' ? ST_REDIS : ST_PG;
+            o->store_arg = v;
+        } else if (!strcmp(a, "--prefix")) {
+            o->prefix = v;
+        } else if (!strcmp(a, "--table")) {
+            o->table = v;
+        } else if (!strcmp(a, "--ttl")) {
+            if (parse_u32(v, &o->ttl_ms)) return usage_error("--ttl: want milliseconds, got ", v);
+        } else if (!strcmp(a, "--heartbeat")) {
+            if (parse_u32(v, &o->heartbeat_ms)) return usage_error("--heartbeat: want milliseconds, got ", v);
+        } else if (!strcmp(a, "-w") || !strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
+            if (parse_seconds(v, &o->wait_ms)) return usage_error("-w: want seconds, got ", v);
+            o->wait_set = 1;
+        } else if (!strcmp(a, "-E") || !strcmp(a, "--conflict-exit-code")) {
+            uint32_t c;
+            if (parse_u32(v, &c) || c > 255) return usage_error("-E: want 0..255, got ", v);
+            o->conflict_code = (int)c;
+        } else if (!strcmp(a, "--grace")) {
+            if (parse_seconds(v, &o->grace_ms)) return usage_error("--grace: want seconds, got ", v);
+        } else {
+            takes = 0;
+        }
+        if (!takes) return usage_error("unknown option: ", a);
+        i++;
+    }
+    if (i >= argc) return usage_error("missing KEY and COMMAND", NULL);
+    o->key = argv[i++];
+    if (i < argc && !strcmp(argv[i], "--")) i++;
+    if (i >= argc) return usage_error("missing COMMAND after KEY", NULL);
+    o->cmd = argv + i;
+    if (!o->store_kind) return usage_error("no store: give --redis, --pg or --memory", NULL);
+    if (o->nonblock && o->wait_set) return usage_error("-n and -w exclude each other", NULL);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ acquire */
+/* did the store fail during the last attempt (as opposed to: KEY is held)? */
+static int attempt_failed(run *r) {
+    return r->st.refused || r->st.link_failed || strcmp(store_why(&r->st), r->why_before) != 0;
+}
+
+static void attempt_begin(run *r) {
+    r->st.refused = 0;
+    r->st.link_failed = 0;
+    strncpy(r->why_before, store_why(&r->st), sizeof r->why_before - 1);
+    r->why_before[sizeof r->why_before - 1] = 0;
+}
+
+/* 1 held; else an exit code (> 1 or the -E code, which may be 0 or 1: flagged by *out) */
+static int acquire_loop(run *r, const opts *o, int *code) {
+    uint64_t t0 = now_ms();
+    uint32_t seed = (uint32_t)getpid() * 2654435761u ^ (uint32_t)t0;
+    for (;;) {
+        int rc;
+        unsigned sigs;
+        attempt_begin(r);
+        rc = ldl_lock_acquire(&r->lock);
+        while (rc == LDL_EINPROGRESS) {
+            sigs = wait_events(r, clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000));
+            if (sigs) {
+                int j;
+                for (j = 0; j < NFWD; j++) if (sigs & (1u << j)) r->signal_seen = fwd_sigs[j];
+                ldl_lock_dispose(&r->lock);
+                *code = 128 + r->signal_seen;
+                return 0;
+            }
+            rc = ldl_lock_poll(&r->lock);
+        }
+        if (rc == 1) return 1;
+        if (attempt_failed(r)) {
+            say("store error while acquiring: %s%s", store_why(&r->st)[0] ? store_why(&r->st) : "no answer", NULL);
+            *code = EXIT_STORE;
+            return 0;
+        }
+        if (o->nonblock || (o->wait_set && now_ms() - t0 >= o->wait_ms)) {
+            if (verbose) say("'%s' is held elsewhere: not acquired%s", o->key, NULL);
+            *code = o->conflict_code;
+            return 0;
+        }
+        /* plain bounded retry: sleep 100..299 ms (never past the -w deadline),
+           pumping the store meanwhile (hand-backs may still be on their way) */
+        {
+            uint64_t until, t;
+            seed = seed * 1664525u + 1013904223u;
+            until = now_ms() + RETRY_MIN_MS + (seed >> 16) % RETRY_SPAN_MS;
+            if (o->wait_set && until > t0 + o->wait_ms) until = t0 + o->wait_ms;
+            while ((t = now_ms()) < until) {
+                sigs = wait_events(r, (int)(until - t));
+                if (sigs) {
+                    int j;
+                    for (j = 0; j < NFWD; j++) if (sigs & (1u << j)) r->signal_seen = fwd_sigs[j];
+                    ldl_lock_dispose(&r->lock);
+                    *code = 128 + r->signal_seen;
+                    return 0;
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ child */
+static pid_t spawn(char **cmd, const sigset_t *oldmask) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct sigaction sa;
+        int i;
+        setpgid(0, 0);
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        for (i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &sa, NULL);
+        sigaction(SIGCHLD, &sa, NULL);
+        sigaction(SIGPIPE, &sa, NULL);
+        sigprocmask(SIG_SETMASK, oldmask, NULL);
+        execvp(cmd[0], cmd);
+        i = errno;
+        fprintf(stderr, "ldl-run: %s: %s\n", cmd[0], strerror(i));
+        _exit(i == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+    }
+    if (pid > 0) setpgid(pid, pid);          /* both sides: no race with a quick kill */
+    return pid;
+}
+
+/* reap the child (and, as a subreaper, any orphan of its group) */
+static void reap(run *r) {
+    for (;;) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p <= 0) break;
+        if (p == r->child) { r->child_status = st; r->child_done = 1; }
+    }
+}
+
+static int group_alive(const run *r) {
+    return kill(-r->pgid, 0) == 0 || errno == EPERM;
+}
+
+static int child_code(int st) {
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return EXIT_OSERR;
+}
+
+/* ------------------------------------------------------------------ main */
+int main(int argc, char **argv) {
+    static run r;
+    opts o;
+    ldl_lock_desc d;
+    int rc, code = 0, lost = 0, lost_reason = 0, killed = 0, terminating = 0;
+    uint64_t kill_at = 0;
+    char fence[24];
+    sigset_t block, oldmask;
+    int i;
+
+    rc = parse_args(argc, argv, &o);
+    if (rc == -1) return 0;
+    if (rc) return rc;
+
+    if (install_signals() != 0) { say("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
+
+    /* the lock first: a bad key, TTL or heartbeat is a usage error, before any connect */
+    memset(&d, 0, sizeof d);
+    ldl_scope_init(&r.root, r.pool, 1);
+    d.container = ldl_scope_container(&r.root);
+    d.key = o.key;
+    d.ttl_ms = o.ttl_ms;
+    d.heartbeat_ms = o.heartbeat_ms;
+    {
+        ldl_memstore_slot s1[1];
+        ldl_memstore m;
+        ldl_clock zero;
+        ldl_async_store probe;
+        memset(&zero, 0, sizeof zero);
+        ldl_memstore_init(&m, s1, 1, zero);
+        probe = ldl_memstore_async_store(&m);
+        d.async_store = &probe;
+        if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
+            say("bad option: %s%s", ldl_lock_why(&r.lock), NULL);
+            return EXIT_USAGE;
+        }
+        ldl_lock_dispose(&r.lock);
+    }
+
+    rc = store_open(&r.st, o.store_kind, o.store_arg, o.prefix, o.table);
+    if (rc) { store_close(&r.st); return rc; }
+    {
+        static ldl_async_store wrap;
+        wrap.acquire = w_acquire; wrap.renew = w_renew; wrap.release = w_release;
+        wrap.cancel = w_cancel; wrap.ctx = &r.st;
+        d.async_store = &wrap;
+    }
+    if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
+        say("bad option: %s%s", ldl_lock_why(&r.lock), NULL);
+        store_close(&r.st);
+        return EXIT_USAGE;
+    }
+
+    if (acquire_loop(&r, &o, &code) != 1) {
+        ldl_lock_dispose(&r.lock);
+        for (i = 0; i < 5; i++) store_pump(&r.st);   /* let a hand-back go out */
+        store_close(&r.st);
+        return code;
+    }
+    snprintf(fence, sizeof fence, "%lld", (long long)ldl_lock_fencing_token(&r.lock));
+    if (verbose) say("acquired '%s' with fence %s", o.key, fence);
+    if (setenv("LDL_KEY", o.key, 1) != 0 || setenv("LDL_FENCE", fence, 1) != 0) {
+        say("setenv: %s%s", strerror(errno), NULL);
+        code = EXIT_OSERR;
+        goto release;
+    }
+#ifdef __linux__
+    /* orphans of the group come back to us: we reap them, and kill(-pgid, 0) then
+       tells truly whether any process of the job is left */
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
+    sigemptyset(&block);
+    for (i = 0; i < NFWD; i++) sigaddset(&block, fwd_sigs[i]);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &oldmask);      /* no handler runs in the child */
+    r.child = spawn(o.cmd, &oldmask);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    if (r.child < 0) {
+        say("fork: %s%s", strerror(errno), NULL);
+        code = EXIT_OSERR;
+        goto release;
+    }
+    r.pgid = r.child;
+
+    /* the run: renew, forward signals, watch the child and then its group */
+    for (;;) {
+        uint64_t t;
+        int timeout, pr;
+        unsigned sigs;
+        reap(&r);
+        if (r.child_done && !group_alive(&r)) break;
+        if (r.child_done && !terminating && !lost) {
+            /* the command is gone but its group is not: the job ends with it */
+            if (verbose) say("command exited; terminating what is left of its group%s%s", NULL, NULL);
+            kill(-r.pgid, SIGTERM);
+            terminating = 1;
+            kill_at = now_ms() + o.grace_ms;
+        }
+        timeout = clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000);
+        if (r.child_done) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
+        if ((lost || terminating) && !killed) {
+            t = now_ms();
+            if (t >= kill_at) timeout = 0;
+            else if (kill_at - t < (uint64_t)timeout) timeout = (int)(kill_at - t);
+        }
+        sigs = wait_events(&r, timeout);
+        for (i = 0; i < NFWD; i++) {
+            if (!(sigs & (1u << i))) continue;
+            if (verbose) say("forwarding signal %s%s", strsignal(fwd_sigs[i]), NULL);
+            kill(-r.pgid, fwd_sigs[i]);
+            r.forwarded = 1;
+        }
+        if (!lost) {
+            pr = ldl_lock_poll(&r.lock);
+            if (pr != 1) {
+                lost = 1;
+                lost_reason = ldl_lock_reason(&r.lock);
+                say("lease '%s' lost (%s): terminating the command's process group", o.key,
+                    ldl_reason_name(lost_reason));
+                if (store_why(&r.st)[0]) say("store: %s%s", store_why(&r.st), NULL);
+                reap(&r);
+                if (!r.child_done || group_alive(&r)) {
+                    kill(-r.pgid, SIGTERM);
+                    if (!terminating) kill_at = now_ms() + o.grace_ms;
+                    terminating = 1;
+                }
+            }
+        }
+        if ((lost || terminating) && !killed && now_ms() >= kill_at) {
+            reap(&r);
+            if (!r.child_done || group_alive(&r)) {
+                say("grace period over: SIGKILL to the process group%s%s", NULL, NULL);
+                kill(-r.pgid, SIGKILL);
+            }
+            killed = 1;
+        }
+    }
+    if (lost) {
+        code = EXIT_LOST;
+        if (verbose) say("command ended after the loss%s%s", NULL, NULL);
+    } else {
+        code = child_code(r.child_status);
+    }
+
+release:
+    if (ldl_lock_state(&r.lock) == LDL_HELD || ldl_lock_state(&r.lock) == LDL_LOST) {
+        int rr;
+        if (ldl_lock_state(&r.lock) == LDL_HELD) {
+            /* a lease whose deadline passed while the command exited is lost too */
+            if (ldl_lock_poll(&r.lock) != 1 && !lost) {
+                say("lease '%s' expired as the command ended: its work may not have been exclusive%s",
+                    o.key, NULL);
+                code = EXIT_LOST;
+                lost = 1;
+            }
+        }
+        rr = ldl_lock_release(&r.lock);
+        while (rr == LDL_EINPROGRESS) {
+            (void)wait_events(&r, clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000));
+            rr = ldl_lock_release(&r.lock);
+        }
+        if (verbose || (rr != 1 && !lost))
+            say(rr == 1 ? "released '%s'%s" : "release of '%s' not confirmed: it lapses at its TTL%s",
+                o.key, NULL);
+    }
+    ldl_lock_dispose(&r.lock);
+    for (i = 0; i < 3; i++) store_pump(&r.st);
+    store_close(&r.st);
+    return code;
+}
