@@ -1,0 +1,2 @@
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
