@@ -1,0 +1,983 @@
+/* lite_di_lock_redis_cluster.h -- Redis Cluster routing for lite_di_lock_redis.h
+   (needs hiredis, POSIX).
+
+   Every lock key lives in ONE hash slot (both of its Redis keys carry the
+   hash tag {P:K}), so a lock is served by the master that owns that slot.
+   This header keeps the slot map, opens one connection per master and sends
+   each call through lite_di_lock_redis.h's own public API on that master's
+   connection (one ldl_redis / ldl_redis_async per master): the scripts, the
+   nonce check, the reply bounds and the cancel rule are that header's.
+
+     ldl_redis_cluster        synchronous (ldl_store): blocking contexts.
+     ldl_redis_cluster_async  non-blocking (ldl_async_store): one NON-blocking
+                              context per master, every master pumped by one
+                              pump call; nothing in it waits.
+
+   QUICK START (synchronous)
+
+       #define LITE_DI_LOCK_IMPLEMENTATION
+       #include "lite_di_lock.h"
+       #define LDL_REDIS_IMPLEMENTATION
+       #include "adapters/lite_di_lock_redis.h"
+       #define LDL_REDIS_CLUSTER_IMPLEMENTATION
+       #include "adapters/lite_di_lock_redis_cluster.h"
+
+       static ldl_redis_cluster rc;          (about 17 KiB + 2 KiB per node: keep it static)
+       if (ldl_redis_cluster_init(&rc, "10.0.0.1:7000,10.0.0.2:7000", "myapp", 500) != LDL_OK)
+           puts(ldl_redis_cluster_why(&rc));
+       ldl_store store = ldl_redis_cluster_store(&rc);
+       desc.store = &store;
+       ...
+       ldl_redis_cluster_free(&rc);          (closes every connection it opened)
+
+   QUICK START (non-blocking)
+
+       static ldl_redis_cluster_req reqs[2 * NLOCKS + 64];
+       static ldl_redis_cluster_async ra;
+       ldl_redis_cluster_async_init(&ra, "10.0.0.1:7000", "game", 500, reqs, 2 * NLOCKS + 64);
+       ldl_async_store as = ldl_redis_cluster_async_store(&ra);
+       desc.async_store = &as;
+       for (;;) { ldl_redis_cluster_async_pump(&ra); ...ldl_lock_poll each lock... }
+
+   SEEDS: "host:port[,host:port...]", numeric IPv4 addresses or names (a name
+   is resolved by hiredis with a blocking getaddrinfo). Init reads the slot
+   map (CLUSTER SLOTS) from the first seed that answers -- init BLOCKS, at
+   most timeout_ms per seed -- and connects to every master the map names.
+   The adapter OWNS these connections (hiredis allocates them): masters come
+   and go in a failover, so it opens the new ones itself.
+
+   ROUTING. The slot of a lock key is CRC16 (XMODEM, as the cluster spec
+   defines it) of the hash tag of "{P:K}:lease", modulo 16384, computed here
+   (ldl_redis_cluster_keyslot; the tests compare it with CLUSTER KEYSLOT).
+     MOVED slot host:port  the map is read again (CLUSTER SLOTS, from the node
+                           that answered MOVED) and the call goes ONCE more,
+                           to the new owner. A second MOVED is LDL_ESTORE.
+     ASK slot host:port    (a slot being migrated, the key already moved):
+                           synchronous view: ASKING then the call, once, on the
+                           target. Non-blocking view: not followed (the base
+                           adapter's pipeline has no room for ASKING; see
+                           docs/redis-cluster.md): LDL_ESTORE.
+     TRYAGAIN              (a multi-key script during a migration when only one
+                           of the two keys has moved): LDL_ESTORE, never retried.
+   A redirect is an error reply, so it is never a grant; every answer that is
+   taken is the nonce-checked answer of the node that ran the script.
+
+   ANSWERS as lite_di_lock_redis.h: 1, 0, negative (LDL_ESTORE, LDL_EINVAL,
+   LDL_ENOSPC). ldl_redis_cluster_why() / ldl_redis_cluster_async_why() keep the
+   text of the last error (a master's why, prefixed with its address).
+
+   LINK FAILURES. Synchronous view: a master whose connection failed is
+   reconnected at its next call (at most once a second per master), after a
+   map refresh. Non-blocking view: a failed master's live requests complete
+   with LDL_ESTORE (base adapter), the map is refreshed and the master is
+   reconnected at most once a second, all inside pumps.
+   ldl_redis_cluster_async_fail_stalled(&ra, ms) drops every master that has
+   not answered for ms (a SIGSTOPped or partitioned node); without it, its
+   leases simply expire at their deadlines by the lock's clock and other
+   masters go on being served.
+
+   FAILOVER (read docs/redis-cluster.md): replication is asynchronous, so a
+   promoted replica may miss the latest lease and fence writes: a lease can
+   be granted twice and a token can repeat. OPTION LDL_REDIS_CLUSTER_WAIT is
+   not offered; see the doc for why and for the measured cost of WAIT.
+
+   OPTIONS
+     LDL_REDIS_CLUSTER_IMPLEMENTATION  in exactly one .c/.cpp file, after
+                                 LDL_REDIS_IMPLEMENTATION's include
+     LDL_REDIS_CLUSTER_NODES     nodes (masters and replicas) remembered (default 16)
+     LDL_REDIS_CLUSTER_API       defaults to LDL_API (static with LDL_STATIC)
+     LDL_NO_ASYNC                leaves the non-blocking view out
+*/
+#ifndef LITE_DI_LOCK_REDIS_CLUSTER_H
+#define LITE_DI_LOCK_REDIS_CLUSTER_H
+
+#include "lite_di_lock_redis.h"
+
+#ifndef LDL_REDIS_CLUSTER_API
+#define LDL_REDIS_CLUSTER_API LDL_API
+#endif
+#ifndef LDL_REDIS_CLUSTER_NODES
+#define LDL_REDIS_CLUSTER_NODES 16
+#endif
+#define LDL_REDIS_CLUSTER_SLOTS 16384
+#define LDL_REDIS_CLUSTER_HOST_MAX 64
+#define LDL_REDIS_CLUSTER_WHY_MAX 200
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ldl_redis_cluster_stats {
+    uint64_t moved;          /* MOVED replies seen */
+    uint64_t ask;            /* ASK replies seen (followed in the synchronous view) */
+    uint64_t tryagain;       /* TRYAGAIN replies seen */
+    uint64_t refreshes;      /* slot maps read */
+    uint64_t retries;        /* calls sent a second time after a redirect */
+    uint64_t reconnects;     /* master connections opened again */
+} ldl_redis_cluster_stats;
+
+typedef struct ldl__rc_node {       /* private */
+    char          _host[LDL_REDIS_CLUSTER_HOST_MAX];
+    int           _port;
+    redisContext *_c;               /* NULL: not connected */
+    uint64_t      _tried_ms;        /* last (re)connect attempt */
+    int           _master;          /* owns slots in the current map */
+    ldl_redis     _r;               /* synchronous view */
+#ifndef LDL_NO_ASYNC
+    ldl_redis_async _ra;            /* non-blocking view */
+    ldl_redis_req  *_reqs;          /* its request pool (malloc) */
+#endif
+} ldl__rc_node;
+
+typedef struct ldl__rc_map {        /* private */
+    ldl__rc_node  _n[LDL_REDIS_CLUSTER_NODES];
+    int           _nn;
+    unsigned char _slot[LDL_REDIS_CLUSTER_SLOTS];   /* node index + 1; 0 = unknown */
+    char          _prefix[LDL_REDIS_PREFIX_MAX];
+    uint32_t      _timeout_ms;
+    int           _stale;
+    int           _async;
+    ldl_redis_cluster_stats _stats;
+    char          _why[LDL_REDIS_CLUSTER_WHY_MAX];
+} ldl__rc_map;
+
+typedef struct ldl_redis_cluster { ldl__rc_map _m; } ldl_redis_cluster;
+
+/* CRC16 slot (0..16383) of a Redis key name as the cluster hashes it (its hash
+   tag if it has a non-empty one) */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len);
+
+/* --- synchronous view --------------------------------------------------- */
+/* seeds "host:port[,...]"; prefix as for ldl_redis_init; timeout_ms > 0: the
+   connect and command timeout of every connection. BLOCKS (connects, reads
+   the map). LDL_OK, LDL_EINVAL (bad argument) or LDL_ESTORE (no seed answered
+   with a map that covers all 16384 slots); why says why. Call _free after
+   any answer. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_init(ldl_redis_cluster *rc, const char *seeds,
+                                                 const char *prefix, uint32_t timeout_ms);
+LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc);
+LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_why(const ldl_redis_cluster *rc);
+/* read the map again now (blocking); LDL_OK or LDL_ESTORE */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_refresh(ldl_redis_cluster *rc);
+/* the slot of lock key `key` under this adapter's prefix, -1 on a bad key */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_slot(const ldl_redis_cluster *rc, const char *key);
+/* "host:port" of the master the map names for lock key `key` ("" unknown) */
+LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_master(const ldl_redis_cluster *rc, const char *key,
+                                                           char *buf, size_t n);
+LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_stats_get(const ldl_redis_cluster *rc);
+/* closes every connection; the struct may be init'ed again */
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc);
+
+#ifndef LDL_NO_ASYNC
+/* --- non-blocking view -------------------------------------------------- */
+typedef struct ldl_redis_cluster_req {      /* one request; private */
+    ldl_op    _inner;               /* the op given to the master's ldl_redis_async */
+    ldl_op   *_op;                  /* the lock's op */
+    size_t    _next;                /* free list, index + 1 */
+    int       _state;               /* 0 free, 1 sent, 2 parked (waits for a map) */
+    int       _kind, _node, _tries, _fly;
+    uint64_t  _gen;                 /* parked: waits for a map read after this generation */
+    uint64_t  _parked_ms;
+    uint32_t  _ttl_ms;
+    int64_t   _token;
+    char      _key[LDL_KEY_MAX];
+} ldl_redis_cluster_req;
+
+typedef struct ldl_redis_cluster_async {
+    ldl__rc_map            _m;
+    ldl_redis_cluster_req *_reqs;
+    size_t                 _nreqs, _free;
+    redisContext          *_ctl;     /* non-blocking CLUSTER SLOTS read, NULL when none */
+    int                    _ctl_node;
+    uint64_t               _ctl_start, _gen, _want;
+} ldl_redis_cluster_async;
+
+/* as ldl_redis_cluster_init (BLOCKS while it reads the first map, then opens
+   non-blocking connections); reqs: nreqs caller-owned slots, 2 x locks + a
+   margin. Every master also gets a pool of nreqs ldl_redis_req (malloc). */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *ra, const char *seeds,
+                                                       const char *prefix, uint32_t timeout_ms,
+                                                       ldl_redis_cluster_req *reqs, size_t nreqs);
+LDL_REDIS_CLUSTER_API ldl_async_store ldl_redis_cluster_async_store(ldl_redis_cluster_async *ra);
+/* pumps every master (ldl_redis_async_pump), the map read, the reconnects and
+   the redirects; never waits. Answers the completions delivered (>= 0). */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *ra);
+/* drops every master with requests unanswered for more than ms; how many */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fail_stalled(ldl_redis_cluster_async *ra, uint32_t ms);
+/* the sockets to wait on: up to n (fd, events) pairs, answers how many */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fds(const ldl_redis_cluster_async *ra, int *fds,
+                                                      int *events, int n);
+LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra);
+LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_stats(const ldl_redis_cluster_async *ra);
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
+#endif /* LDL_NO_ASYNC */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LITE_DI_LOCK_REDIS_CLUSTER_H */
+
+/* ====================================================================== */
+#ifdef LDL_REDIS_CLUSTER_IMPLEMENTATION
+#ifndef LITE_DI_LOCK_REDIS_CLUSTER_C
+#define LITE_DI_LOCK_REDIS_CLUSTER_C
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static uint64_t ldl__rc_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void ldl__rc_say(ldl__rc_map *m, const char *a, const char *b, const char *c) {
+    size_t n = 0;
+    const char *p[3];
+    int i;
+    p[0] = a; p[1] = b; p[2] = c;
+    for (i = 0; i < 3; i++)
+        for (; p[i] && *p[i] && n + 1 < sizeof m->_why; p[i]++) m->_why[n++] = *p[i];
+    m->_why[n] = 0;
+}
+
+/* ------------------------------------------------------------ CRC16 / slots */
+static unsigned ldl__rc_crc16(const char *s, size_t n) {
+    unsigned crc = 0;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {
+        crc ^= (unsigned)(unsigned char)s[i] << 8;
+        for (b = 0; b < 8; b++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xFFFFu : (crc << 1) & 0xFFFFu;
+    }
+    return crc;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len) {
+    size_t s, e;
+    if (!name) return 0;
+    for (s = 0; s < len && name[s] != '{'; s++) {}
+    if (s < len) {
+        for (e = s + 1; e < len && name[e] != '}'; e++) {}
+        if (e < len && e > s + 1) return (int)(ldl__rc_crc16(name + s + 1, e - s - 1) & 16383u);
+    }
+    return (int)(ldl__rc_crc16(name, len) & 16383u);
+}
+
+/* slot of lock key under prefix; -1 on a bad key */
+static int ldl__rc_slot(const ldl__rc_map *m, const char *key) {
+    char buf[LDL_REDIS_PREFIX_MAX + LDL_KEY_MAX + 16];
+    size_t k, p, n = 0;
+    if (!key) return -1;
+    k = strlen(key);
+    if (k == 0 || k >= LDL_KEY_MAX) return -1;
+    p = strlen(m->_prefix);
+    buf[n++] = '{';
+    memcpy(buf + n, m->_prefix, p); n += p;
+    buf[n++] = ':';
+    memcpy(buf + n, key, k); n += k;
+    memcpy(buf + n, "}:lease", 7); n += 7;
+    return ldl_redis_cluster_keyslot(buf, n);
+}
+
+/* ------------------------------------------------------------ nodes */
+static int ldl__rc_find(ldl__rc_map *m, const char *host, int port) {
+    int i;
+    for (i = 0; i < m->_nn; i++)
+        if (m->_n[i]._port == port && strcmp(m->_n[i]._host, host) == 0) return i;
+    return -1;
+}
+
+static int ldl__rc_add(ldl__rc_map *m, const char *host, size_t hlen, int port) {
+    char h[LDL_REDIS_CLUSTER_HOST_MAX];
+    int i;
+    if (hlen == 0 || hlen >= sizeof h || port <= 0 || port > 65535) return -1;
+    memcpy(h, host, hlen);
+    h[hlen] = 0;
+    i = ldl__rc_find(m, h, port);
+    if (i >= 0) return i;
+    if (m->_nn >= LDL_REDIS_CLUSTER_NODES) return -1;
+    i = m->_nn++;
+    memset(&m->_n[i], 0, sizeof m->_n[i]);
+    memcpy(m->_n[i]._host, h, hlen + 1);
+    m->_n[i]._port = port;
+    return i;
+}
+
+static void ldl__rc_addr(const ldl__rc_node *n, char *buf, size_t cap) {
+    char p[16];
+    int v = n->_port, k = 0, j;
+    size_t o = 0, i;
+    char t[16];
+    do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v && k < 15);
+    for (j = 0; j < k; j++) p[j] = t[k - 1 - j];
+    p[k] = 0;
+    if (cap == 0) return;
+    for (i = 0; n->_host[i] && o + 1 < cap; i++) buf[o++] = n->_host[i];
+    if (o + 1 < cap) buf[o++] = ':';
+    for (i = 0; p[i] && o + 1 < cap; i++) buf[o++] = p[i];
+    buf[o] = 0;
+}
+
+static struct timeval ldl__rc_tv(uint32_t ms) {
+    struct timeval tv;
+    tv.tv_sec = (time_t)(ms / 1000u);
+    tv.tv_usec = (suseconds_t)((ms % 1000u) * 1000u);
+    return tv;
+}
+
+/* a blocking context to node i (a fresh one); NULL on failure (why set) */
+static redisContext *ldl__rc_block_connect(ldl__rc_map *m, int i) {
+    struct timeval tv = ldl__rc_tv(m->_timeout_ms);
+    redisContext *c = redisConnectWithTimeout(m->_n[i]._host, m->_n[i]._port, tv);
+    if (!c || c->err) {
+        ldl__rc_say(m, "connect ", m->_n[i]._host, c ? c->errstr : ": out of memory");
+        if (c) redisFree(c);
+        return NULL;
+    }
+    if (redisSetTimeout(c, tv) != REDIS_OK) { redisFree(c); return NULL; }
+    return c;
+}
+
+/* parse "host:port" (length n) */
+static int ldl__rc_hostport(const char *s, size_t n, size_t *hlen, int *port) {
+    size_t i, colon = n;
+    int v = 0;
+    for (i = 0; i < n; i++) if (s[i] == ':') colon = i;
+    if (colon == n || colon == 0 || colon + 1 == n || n - colon > 6) return 0;
+    for (i = colon + 1; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *hlen = colon;
+    *port = v;
+    return v > 0 && v <= 65535;
+}
+
+/* Apply a CLUSTER SLOTS reply read from node `from`. 1 when it covers every slot. */
+static int ldl__rc_apply(ldl__rc_map *m, const redisReply *rep, int from) {
+    unsigned char fresh[LDL_REDIS_CLUSTER_SLOTS];
+    size_t i, covered = 0;
+    int k;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY) return 0;
+    memset(fresh, 0, sizeof fresh);
+    for (i = 0; i < rep->elements; i++) {
+        const redisReply *e = rep->element[i], *mh;
+        long long a, b, s;
+        int node;
+        size_t j;
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3) return 0;
+        if (e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER) return 0;
+        a = e->element[0]->integer; b = e->element[1]->integer;
+        if (a < 0 || b < a || b >= LDL_REDIS_CLUSTER_SLOTS) return 0;
+        for (j = 2; j < e->elements; j++) {          /* master first, then its replicas */
+            const char *h;
+            size_t hl;
+            mh = e->element[j];
+            if (mh->type != REDIS_REPLY_ARRAY || mh->elements < 2 || mh->element[0]->type != REDIS_REPLY_STRING ||
+                mh->element[1]->type != REDIS_REPLY_INTEGER) return 0;
+            h = mh->element[0]->str; hl = mh->element[0]->len;
+            if (hl == 0 || (hl == 1 && h[0] == '?')) {     /* unknown endpoint: the node asked */
+                if (from < 0) return 0;
+                h = m->_n[from]._host; hl = strlen(h);
+            }
+            node = ldl__rc_add(m, h, hl, (int)mh->element[1]->integer);
+            if (node < 0) { ldl__rc_say(m, "map: too many nodes (LDL_REDIS_CLUSTER_NODES) or a bad address", NULL, NULL); return 0; }
+            if (j == 2) for (s = a; s <= b; s++) { if (!fresh[s]) covered++; fresh[s] = (unsigned char)(node + 1); }
+        }
+    }
+    if (covered != LDL_REDIS_CLUSTER_SLOTS) { ldl__rc_say(m, "map: CLUSTER SLOTS does not cover every slot", NULL, NULL); return 0; }
+    memcpy(m->_slot, fresh, sizeof fresh);
+    for (k = 0; k < m->_nn; k++) m->_n[k]._master = 0;
+    for (i = 0; i < LDL_REDIS_CLUSTER_SLOTS; i++) m->_n[fresh[i] - 1]._master = 1;
+    m->_stale = 0;
+    m->_stats.refreshes++;
+    return 1;
+}
+
+/* read the map through a blocking context c (from node `from`); LDL_OK or LDL_ESTORE */
+static int ldl__rc_read_map(ldl__rc_map *m, redisContext *c, int from) {
+    redisReply *rep = (redisReply *)redisCommand(c, "CLUSTER SLOTS");
+    int ok;
+    if (!rep) { ldl__rc_say(m, "CLUSTER SLOTS: ", c->errstr, NULL); return LDL_ESTORE; }
+    if (rep->type == REDIS_REPLY_ERROR) {
+        ldl__rc_say(m, "CLUSTER SLOTS refused: ", rep->str, NULL);
+        freeReplyObject(rep);
+        return LDL_ESTORE;
+    }
+    ok = ldl__rc_apply(m, rep, from);
+    freeReplyObject(rep);
+    return ok ? LDL_OK : LDL_ESTORE;
+}
+
+/* a map from any node, preferring `first`, through fresh short-lived blocking
+   connections (never a lock connection: their stream stays the adapter's) */
+static int ldl__rc_refresh(ldl__rc_map *m, int first) {
+    int k, i;
+    for (k = -1; k < m->_nn; k++) {
+        redisContext *c;
+        int rc;
+        i = k < 0 ? first : k;
+        if (i < 0 || (k >= 0 && i == first)) continue;
+        c = ldl__rc_block_connect(m, i);
+        if (!c) continue;
+        rc = ldl__rc_read_map(m, c, i);
+        redisFree(c);
+        if (rc == LDL_OK) return LDL_OK;
+    }
+    if (!m->_why[0]) ldl__rc_say(m, "no node answered CLUSTER SLOTS", NULL, NULL);
+    return LDL_ESTORE;
+}
+
+static int ldl__rc_setup(ldl__rc_map *m, const char *seeds, const char *prefix, uint32_t timeout_ms) {
+    const char *s;
+    size_t n;
+    memset(m, 0, sizeof *m);
+    if (!prefix) prefix = "ldl";
+    n = strlen(prefix);
+    if (n == 0 || n >= LDL_REDIS_PREFIX_MAX || strpbrk(prefix, ":{}")) {
+        ldl__rc_say(m, "init: bad prefix (1 to LDL_REDIS_PREFIX_MAX-1 bytes, no ':', '{', '}')", NULL, NULL);
+        return LDL_EINVAL;
+    }
+    memcpy(m->_prefix, prefix, n + 1);
+    if (!seeds || !*seeds || timeout_ms == 0) {
+        ldl__rc_say(m, "init: seeds empty or timeout 0", NULL, NULL);
+        return LDL_EINVAL;
+    }
+    m->_timeout_ms = timeout_ms;
+    for (s = seeds; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s), hl;
+        int port;
+        if (!ldl__rc_hostport(s, len, &hl, &port) || ldl__rc_add(m, s, hl, port) < 0) {
+            ldl__rc_say(m, "init: bad seed list (want host:port[,host:port...]): ", seeds, NULL);
+            return LDL_EINVAL;
+        }
+        s = e ? e + 1 : s + len;
+    }
+    return ldl__rc_refresh(m, 0);
+}
+
+static void ldl__rc_drop(ldl__rc_node *n) {
+    if (n->_c) redisFree(n->_c);
+    n->_c = NULL;
+}
+
+/* ------------------------------------------------------------ synchronous view */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_init(ldl_redis_cluster *rc, const char *seeds,
+                                                 const char *prefix, uint32_t timeout_ms) {
+    if (!rc) return LDL_EINVAL;
+    return ldl__rc_setup(&rc->_m, seeds, prefix, timeout_ms);
+}
+
+LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_why(const ldl_redis_cluster *rc) {
+    return rc ? rc->_m._why : "NULL adapter";
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_refresh(ldl_redis_cluster *rc) {
+    if (!rc) return LDL_EINVAL;
+    return ldl__rc_refresh(&rc->_m, -1);
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_slot(const ldl_redis_cluster *rc, const char *key) {
+    return rc ? ldl__rc_slot(&rc->_m, key) : -1;
+}
+
+LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_master(const ldl_redis_cluster *rc, const char *key,
+                                                           char *buf, size_t n) {
+    int s;
+    if (!buf || n == 0) return "";
+    buf[0] = 0;
+    if (!rc || (s = ldl__rc_slot(&rc->_m, key)) < 0 || !rc->_m._slot[s]) return buf;
+    ldl__rc_addr(&rc->_m._n[rc->_m._slot[s] - 1], buf, n);
+    return buf;
+}
+
+LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_stats_get(const ldl_redis_cluster *rc) {
+    return rc ? &rc->_m._stats : NULL;
+}
+
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc) {
+    int i;
+    if (!rc) return;
+    for (i = 0; i < rc->_m._nn; i++) ldl__rc_drop(&rc->_m._n[i]);
+}
+
+/* the node's blocking lock connection, (re)opened if needed; NULL on failure */
+static ldl_redis *ldl__rc_sync_node(ldl__rc_map *m, int i) {
+    ldl__rc_node *n = &m->_n[i];
+    if (n->_c && n->_c->err) {               /* failed earlier: reconnect, at most once a second */
+        uint64_t now = ldl__rc_now_ms();
+        if (now - n->_tried_ms < 1000) { ldl__rc_say(m, "connection down (retried within 1 s): ", n->_c->errstr, NULL); return NULL; }
+        ldl__rc_drop(n);
+        m->_stats.reconnects++;
+    }
+    if (!n->_c) {
+        n->_tried_ms = ldl__rc_now_ms();
+        n->_c = ldl__rc_block_connect(m, i);
+        if (!n->_c) return NULL;
+        if (ldl_redis_init(&n->_r, n->_c, m->_prefix) != LDL_OK) {
+            ldl__rc_say(m, "init: ", ldl_redis_why(&n->_r), NULL);
+            ldl__rc_drop(n);
+            return NULL;
+        }
+    }
+    return &n->_r;
+}
+
+/* a redirect in a why text "server: MOVED 3999 127.0.0.1:7002"; 1 MOVED, 2 ASK, 3 TRYAGAIN, 0 none */
+static int ldl__rc_redirect(const char *why, const char **addr, size_t *alen) {
+    const char *p;
+    int kind;
+    if (strncmp(why, "server: ", 8) != 0) return 0;
+    p = why + 8;
+    if (strncmp(p, "MOVED ", 6) == 0) { kind = 1; p += 6; }
+    else if (strncmp(p, "ASK ", 4) == 0) { kind = 2; p += 4; }
+    else if (strncmp(p, "TRYAGAIN", 8) == 0) return 3;
+    else return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    if (*p != ' ') return 0;
+    p++;
+    *addr = p;
+    *alen = strcspn(p, " \r\n");
+    return kind;
+}
+
+/* one call routed; MOVED refreshes and retries once, ASK follows once */
+static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_t token, uint32_t ttl_ms,
+                        int64_t *tok) {
+    ldl__rc_map *m = &rc->_m;
+    int slot = ldl__rc_slot(m, key), node, moved = 0, asked = 0, asking = 0;
+    if (slot < 0 || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
+        ldl__rc_say(m, "bad argument (key empty or too long, ttl 0)", NULL, NULL);
+        return LDL_EINVAL;
+    }
+    if (m->_stale || !m->_slot[slot]) ldl__rc_refresh(m, -1);
+    node = m->_slot[slot] - 1;
+    for (;;) {
+        ldl_redis *r;
+        ldl_store s;
+        const char *addr = NULL;
+        size_t alen = 0, hl;
+        int rc_, port, red;
+        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
+        if (node < 0) { ldl__rc_say(m, "no master known for the slot", NULL, NULL); return LDL_ESTORE; }
+        r = ldl__rc_sync_node(m, node);
+        if (!r) { m->_stale = 1; return LDL_ESTORE; }
+        if (asking) {
+            redisReply *a = (redisReply *)redisCommand(m->_n[node]._c, "ASKING");
+            int ok = a && a->type == REDIS_REPLY_STATUS;
+            if (a) freeReplyObject(a);
+            if (!ok) { ldl__rc_say(m, "ASKING refused or failed", NULL, NULL); return LDL_ESTORE; }
+        }
+        s = ldl_redis_store(r);
+        if (kind == LDL_OP_ACQUIRE) rc_ = s.acquire(s.ctx, key, ttl_ms, tok);
+        else if (kind == LDL_OP_RENEW) rc_ = s.renew(s.ctx, key, token, ttl_ms);
+        else rc_ = s.release(s.ctx, key, token);
+        if (rc_ >= 0 || rc_ == LDL_EINVAL) return rc_;
+        ldl__rc_addr(&m->_n[node], where, sizeof where);
+        ldl__rc_say(m, where, " ", ldl_redis_why(r));
+        if (m->_n[node]._c->err) { m->_stale = 1; return rc_; }   /* link failure: not retried */
+        red = ldl__rc_redirect(ldl_redis_why(r), &addr, &alen);
+        if (red == 3) { m->_stats.tryagain++; return rc_; }
+        if (red == 0 || !ldl__rc_hostport(addr, alen, &hl, &port)) return rc_;
+        if (red == 1) {
+            m->_stats.moved++;
+            if (moved++) return rc_;                      /* bounded: one retry */
+            if (ldl__rc_refresh(m, node) == LDL_OK) node = m->_slot[slot] - 1;
+            else node = ldl__rc_add(m, addr, hl, port);   /* the redirect's own word */
+            asking = 0;
+        } else {
+            m->_stats.ask++;
+            if (asked++) return rc_;
+            node = ldl__rc_add(m, addr, hl, port);
+            asking = 1;
+        }
+        m->_stats.retries++;
+    }
+}
+
+static int ldl__rc_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
+    int64_t t = 0;
+    int rc;
+    if (!ctx || !token_out) return LDL_EINVAL;
+    rc = ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_ACQUIRE, key, 0, ttl_ms, &t);
+    if (rc == 1) *token_out = t;
+    return rc;
+}
+static int ldl__rc_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    int64_t t = 0;
+    if (!ctx) return LDL_EINVAL;
+    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_RENEW, key, token, ttl_ms, &t);
+}
+static int ldl__rc_release(void *ctx, const char *key, int64_t token) {
+    int64_t t = 0;
+    if (!ctx) return LDL_EINVAL;
+    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_RELEASE, key, token, 0, &t);
+}
+
+LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc) {
+    ldl_store s;
+    s.acquire = ldl__rc_acquire;
+    s.renew = ldl__rc_renew;
+    s.release = ldl__rc_release;
+    s.ctx = rc;
+    return s;
+}
+
+#ifndef LDL_NO_ASYNC
+/* ------------------------------------------------------------ non-blocking view
+   Each cluster request hands its own ldl_op (_inner) to the master's
+   ldl_redis_async and looks at it after every pump. The inner op is marked in
+   flight by copying the lock's op phase at submit (the core marks the lock's op
+   in flight before it calls a submit), and read back through the core's op
+   fields: see the report / decision 0103 for the public hook this wants. */
+#define LDL__RC_REQ(ra, i) (&(ra)->_reqs[(i) - 1])
+
+static void ldl__rc_req_free(ldl_redis_cluster_async *ra, size_t i) {
+    ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
+    q->_state = 0;
+    q->_op = NULL;
+    q->_next = ra->_free;
+    ra->_free = i;
+}
+
+/* the non-blocking lock connection of node i; 0 ready (maybe still connecting), -1 not */
+static int ldl__rc_async_node(ldl_redis_cluster_async *ra, int i) {
+    ldl__rc_map *m = &ra->_m;
+    ldl__rc_node *n = &m->_n[i];
+    uint64_t now = ldl__rc_now_ms();
+    if (n->_c && !n->_c->err) return 0;
+    if (now - n->_tried_ms < 1000 && n->_tried_ms) return -1;
+    n->_tried_ms = now;
+    if (!n->_reqs) {
+        n->_reqs = (ldl_redis_req *)calloc(ra->_nreqs, sizeof *n->_reqs);
+        if (!n->_reqs) { ldl__rc_say(m, "out of memory", NULL, NULL); return -1; }
+    }
+    if (n->_c) {
+        m->_stats.reconnects++;
+        return ldl_redis_async_reconnect(&n->_ra) == LDL_OK ? 0 : -1;
+    }
+    n->_c = redisConnectNonBlock(n->_host, n->_port);
+    if (!n->_c) { ldl__rc_say(m, "out of memory", NULL, NULL); return -1; }
+    if (ldl_redis_async_init(&n->_ra, n->_c, m->_prefix, n->_reqs, ra->_nreqs) != LDL_OK) {
+        ldl__rc_say(m, "init: ", ldl_redis_async_why(&n->_ra), NULL);
+        redisFree(n->_c);
+        n->_c = NULL;
+        return -1;
+    }
+    return n->_c->err ? -1 : 0;
+}
+
+/* send request i to the master the map names; LDL_OK or negative (not sent) */
+static int ldl__rc_send(ldl_redis_cluster_async *ra, size_t i) {
+    ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
+    ldl__rc_map *m = &ra->_m;
+    int slot = ldl__rc_slot(m, q->_key), node, rc;
+    ldl_async_store s;
+    if (slot < 0) return LDL_EINVAL;
+    node = m->_slot[slot] - 1;
+    if (node < 0 || ldl__rc_async_node(ra, node) != 0) {
+        ldl__rc_say(m, "master of the slot not reachable now", NULL, NULL);
+        m->_stale = 1;
+        return LDL_ESTORE;
+    }
+    memset(&q->_inner, 0, sizeof q->_inner);
+    q->_inner._phase = q->_fly;              /* "in flight", as the core wrote it */
+    q->_node = node;
+    q->_state = 1;
+    s = ldl_redis_async_store(&m->_n[node]._ra);
+    if (q->_kind == LDL_OP_ACQUIRE) rc = s.acquire(s.ctx, &q->_inner, q->_key, q->_ttl_ms);
+    else if (q->_kind == LDL_OP_RENEW) rc = s.renew(s.ctx, &q->_inner, q->_key, q->_token, q->_ttl_ms);
+    else rc = s.release(s.ctx, &q->_inner, q->_key, q->_token);
+    if (rc != LDL_OK) {
+        ldl__rc_say(m, "master: ", ldl_redis_async_why(&m->_n[node]._ra), NULL);
+        q->_state = 0;
+    }
+    return rc;
+}
+
+static int ldl__rc_submit(ldl_redis_cluster_async *ra, ldl_op *op, int kind, const char *key,
+                          int64_t token, uint32_t ttl_ms) {
+    ldl_redis_cluster_req *q;
+    size_t i, k;
+    int rc;
+    if (!ra || !op || !ra->_reqs) return LDL_EINVAL;
+    if (!key || (k = strlen(key)) == 0 || k >= LDL_KEY_MAX || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
+        ldl__rc_say(&ra->_m, "bad argument (key empty or too long, ttl 0)", NULL, NULL);
+        return LDL_EINVAL;
+    }
+    i = ra->_free;
+    if (!i) { ldl__rc_say(&ra->_m, "request pool full (size it at 2 x locks + a margin)", NULL, NULL); return LDL_ENOSPC; }
+    q = LDL__RC_REQ(ra, i);
+    ra->_free = q->_next;
+    q->_op = op;
+    q->_kind = kind;
+    q->_tries = 0;
+    q->_fly = op->_phase;
+    q->_token = token;
+    q->_ttl_ms = ttl_ms;
+    memcpy(q->_key, key, k + 1);
+    rc = ldl__rc_send(ra, i);
+    if (rc != LDL_OK) { ldl__rc_req_free(ra, i); return rc; }
+    op->store_data = (uintptr_t)i;
+    return LDL_OK;
+}
+
+static int ldl__rc_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms);
+}
+static int ldl__rc_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms);
+}
+static int ldl__rc_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_RELEASE, key, token, 0);
+}
+
+/* detach: a sent request is cancelled on its master (which releases a late grant) */
+static void ldl__rc_a_cancel(void *ctx, ldl_op *op) {
+    ldl_redis_cluster_async *ra = (ldl_redis_cluster_async *)ctx;
+    ldl_redis_cluster_req *q;
+    size_t i;
+    if (!ra || !op || !ra->_reqs) return;
+    i = (size_t)op->store_data;
+    if (i < 1 || i > ra->_nreqs) return;
+    q = LDL__RC_REQ(ra, i);
+    if (q->_state == 0 || q->_op != op) return;
+    if (q->_state == 1) {
+        ldl_async_store s = ldl_redis_async_store(&ra->_m._n[q->_node]._ra);
+        s.cancel(s.ctx, &q->_inner);
+    }
+    ldl__rc_req_free(ra, i);
+}
+
+LDL_REDIS_CLUSTER_API ldl_async_store ldl_redis_cluster_async_store(ldl_redis_cluster_async *ra) {
+    ldl_async_store s;
+    s.acquire = ldl__rc_a_acquire;
+    s.renew = ldl__rc_a_renew;
+    s.release = ldl__rc_a_release;
+    s.cancel = ldl__rc_a_cancel;
+    s.ctx = ra;
+    return s;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *ra, const char *seeds,
+                                                       const char *prefix, uint32_t timeout_ms,
+                                                       ldl_redis_cluster_req *reqs, size_t nreqs) {
+    size_t i;
+    int rc, n;
+    if (!ra) return LDL_EINVAL;
+    memset(ra, 0, sizeof *ra);
+    if (!reqs || nreqs == 0 || nreqs >= (size_t)-1 / sizeof(ldl_redis_req)) {
+        ldl__rc_say(&ra->_m, "init: the request pool is empty", NULL, NULL);
+        return LDL_EINVAL;
+    }
+    memset(reqs, 0, nreqs * sizeof *reqs);
+    ra->_reqs = reqs;
+    ra->_nreqs = nreqs;
+    for (i = nreqs; i >= 1; i--) ldl__rc_req_free(ra, i);
+    rc = ldl__rc_setup(&ra->_m, seeds, prefix, timeout_ms);
+    ra->_m._async = 1;
+    ra->_ctl_node = -1;
+    if (rc != LDL_OK) return rc;
+    for (n = 0; n < ra->_m._nn; n++) {            /* connect every master now */
+        int s, master = 0;
+        for (s = 0; s < LDL_REDIS_CLUSTER_SLOTS && !master; s++) master = ra->_m._slot[s] == n + 1;
+        if (master) ldl__rc_async_node(ra, n);
+    }
+    return LDL_OK;
+}
+
+/* advance the non-blocking map read; starts one when the map is stale */
+static void ldl__rc_ctl(ldl_redis_cluster_async *ra) {
+    ldl__rc_map *m = &ra->_m;
+    uint64_t now = ldl__rc_now_ms();
+    void *rep = NULL;
+    if (!ra->_ctl) {
+        int k;
+        if (!m->_stale && ra->_want <= ra->_gen) return;
+        for (k = 1; k <= m->_nn; k++) {               /* next node in turn */
+            int i = (ra->_ctl_node + k + m->_nn) % m->_nn;
+            redisContext *c = redisConnectNonBlock(m->_n[i]._host, m->_n[i]._port);
+            if (!c) return;
+            if (c->err || redisAppendCommand(c, "CLUSTER SLOTS") != REDIS_OK) { redisFree(c); continue; }
+            ra->_ctl = c;
+            ra->_ctl_node = i;
+            ra->_ctl_start = now;
+            break;
+        }
+        if (!ra->_ctl) return;
+    }
+    if (now - ra->_ctl_start > m->_timeout_ms) {      /* this node is slow: the next one */
+        redisFree(ra->_ctl);
+        ra->_ctl = NULL;
+        return;
+    }
+    {
+        int done = 0;
+        struct pollfd p;
+        p.fd = ra->_ctl->fd; p.events = POLLOUT; p.revents = 0;
+        if (poll(&p, 1, 0) <= 0 || !p.revents) return;       /* still connecting */
+        if (redisBufferWrite(ra->_ctl, &done) != REDIS_OK) { redisFree(ra->_ctl); ra->_ctl = NULL; return; }
+    }
+    if (redisBufferRead(ra->_ctl) != REDIS_OK || redisGetReplyFromReader(ra->_ctl, &rep) != REDIS_OK) {
+        redisFree(ra->_ctl); ra->_ctl = NULL; return;
+    }
+    if (!rep) {
+        if (ra->_ctl->reader->len > 65536) { redisFree(ra->_ctl); ra->_ctl = NULL; }
+        return;
+    }
+    if (ldl__rc_apply(m, (redisReply *)rep, ra->_ctl_node)) ra->_gen++;
+    freeReplyObject(rep);
+    redisFree(ra->_ctl);
+    ra->_ctl = NULL;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *ra) {
+    ldl__rc_map *m;
+    size_t i;
+    int n, done = 0;
+    uint64_t now;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    m = &ra->_m;
+    for (n = 0; n < m->_nn; n++) {
+        ldl__rc_node *nd = &m->_n[n];
+        if (!nd->_c) continue;
+        if (ldl_redis_async_pump(&nd->_ra) < 0 && !nd->_c->err) nd->_c->err = REDIS_ERR_EOF;
+    }
+    for (i = 1; i <= ra->_nreqs; i++) {
+        ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
+        int rc;
+        if (q->_state != 1 || q->_inner._phase == q->_fly) continue;
+        rc = q->_inner._rc;
+        if (rc == LDL_ESTORE) {
+            ldl__rc_node *nd = &m->_n[q->_node];
+            const char *why = ldl_redis_async_why(&nd->_ra);
+            char where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
+            ldl__rc_addr(nd, where, sizeof where);
+            ldl__rc_say(m, where, " ", why);
+            m->_stale = 1;
+            if (strstr(why, "MOVED")) m->_stats.moved++;
+            else if (strstr(why, "ASK ")) m->_stats.ask++;
+            else if (strstr(why, "TRYAGAIN")) m->_stats.tryagain++;
+            if (!nd->_c->err && q->_tries == 0 && strncmp(why, "server: ", 8) == 0) {
+                q->_tries = 1;                       /* an error reply: one more try on a fresh map */
+                q->_state = 2;
+                q->_gen = ra->_gen;
+                q->_parked_ms = ldl__rc_now_ms();
+                ra->_want = ra->_gen + 1;
+                continue;
+            }
+        }
+        ldl_op_complete(q->_op, rc, q->_inner._token);
+        ldl__rc_req_free(ra, i);
+        done++;
+    }
+    ldl__rc_ctl(ra);
+    now = ldl__rc_now_ms();
+    for (i = 1; i <= ra->_nreqs; i++) {           /* parked requests: a newer map, or give up */
+        ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
+        if (q->_state != 2) continue;
+        if (ra->_gen > q->_gen) {
+            m->_stats.retries++;
+            if (ldl__rc_send(ra, i) == LDL_OK) continue;
+        } else if (now - q->_parked_ms < 2u * m->_timeout_ms) {
+            continue;
+        }
+        ldl_op_complete(q->_op, LDL_ESTORE, 0);
+        ldl__rc_req_free(ra, i);
+        done++;
+    }
+    /* masters whose link failed come back (at most once a second each) */
+    for (n = 0; n < m->_nn; n++)
+        if (m->_n[n]._c && m->_n[n]._c->err) {
+            m->_stale = 1;
+            if (m->_n[n]._master) ldl__rc_async_node(ra, n);
+        }
+    return done;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fail_stalled(ldl_redis_cluster_async *ra, uint32_t ms) {
+    int n, k = 0;
+    if (!ra) return 0;
+    for (n = 0; n < ra->_m._nn; n++) {
+        ldl__rc_node *nd = &ra->_m._n[n];
+        if (nd->_c && !nd->_c->err && ldl_redis_async_stalled_ms(&nd->_ra) > ms) {
+            ldl_redis_async_fail(&nd->_ra, "master stalled: dropped by fail_stalled");
+            k++;
+        }
+    }
+    return k;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fds(const ldl_redis_cluster_async *ra, int *fds,
+                                                      int *events, int n) {
+    int i, k = 0;
+    if (!ra || !fds || !events) return 0;
+    for (i = 0; i < ra->_m._nn && k < n; i++) {
+        int ev, fd;
+        if (!ra->_m._n[i]._c) continue;
+        fd = ldl_redis_async_fd(&ra->_m._n[i]._ra, &ev);
+        if (fd >= 0) { fds[k] = fd; events[k] = ev; k++; }
+    }
+    return k;
+}
+
+LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra) {
+    return ra ? ra->_m._why : "NULL adapter";
+}
+
+LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_stats(const ldl_redis_cluster_async *ra) {
+    return ra ? &ra->_m._stats : NULL;
+}
+
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra) {
+    int i;
+    if (!ra) return;
+    for (i = 0; i < ra->_m._nn; i++) {
+        ldl__rc_drop(&ra->_m._n[i]);
+        free(ra->_m._n[i]._reqs);
+        ra->_m._n[i]._reqs = NULL;
+    }
+    if (ra->_ctl) redisFree(ra->_ctl);
+    ra->_ctl = NULL;
+}
+#endif /* LDL_NO_ASYNC */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LITE_DI_LOCK_REDIS_CLUSTER_C */
+#endif /* LDL_REDIS_CLUSTER_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the lite_di_lock.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

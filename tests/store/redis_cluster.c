@@ -1,0 +1,715 @@
+/* tests/store/redis_cluster.c -- adapters/lite_di_lock_redis_cluster.h against a real Redis
+ * Cluster this program creates: 6 redis-server processes on 127.0.0.1 (random free ports, the
+ * bus port + 10000 free too), `redis-cli --cluster create ... --cluster-replicas 1
+ * --cluster-yes` (3 masters, one replica each), stopped at the end.
+ *   keyslot     client CRC16 slots == CLUSTER KEYSLOT for 3,000 names (braces, empty tags)
+ *   control     one plain ldl_redis on one master: most keys answer MOVED (LDL_ESTORE)
+ *   sync1000    1,000 keys over all masters, synchronous: acquire, second acquire refused,
+ *               renew, release; every master served a share
+ *   async1000   1,000 locks through the lock (non-blocking view), held over renewals, released
+ *   migrate     a slot migrated (SETSLOT MIGRATING/IMPORTING + MIGRATE) while its key is held
+ *               and renewed: ASK followed with ASKING, then MOVED; tokens keep rising
+ *   amoved      non-blocking view: a held lock's slot moved, renewals follow MOVED
+ *   contention  4 processes x 3 fenced resources (one per master), synchronous view
+ *   sigstop     a master SIGSTOPped 2.5 s under 300 non-blocking locks: its leases LOST at
+ *               their deadlines with LEASE_EXPIRED, the others held; pump time printed
+ *   failover    CLUSTER FAILOVER of a master with 50 held leases: what happens is printed
+ * Run through tests/store/with_redis_cluster.sh. */
+#define _POSIX_C_SOURCE 200809L
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#define LDL_REDIS_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis.h"
+#define LDL_REDIS_CLUSTER_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis_cluster.h"
+#include "tests/store/redis_server.h"
+
+#define NN 6
+typedef struct cnode { char dir[256], pidfile[300], log[300], portstr[16]; int port; pid_t pid; char id[48]; } cnode;
+static cnode g_n[NN];
+static char g_seeds[64];
+
+static int port_free(int p)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+    if (fd < 0) return 0;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)p);
+    ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+static int pick_port(void)
+{
+    int k;
+    for (k = 0; k < 200; k++) {
+        int p = st_free_port(), j, dup = 0;
+        if (p <= 0 || p + 10000 > 65535 || !port_free(p + 10000)) continue;
+        for (j = 0; j < NN; j++) dup |= g_n[j].port == p || g_n[j].port + 10000 == p || g_n[j].port == p + 10000;
+        if (!dup) return p;
+    }
+    return -1;
+}
+
+static int launch(cnode *n)
+{
+    char *argv[32];
+    int a = 0;
+    uint64_t end;
+    argv[a++] = (char *)"redis-server";
+    argv[a++] = (char *)"--port"; argv[a++] = n->portstr;
+    argv[a++] = (char *)"--bind"; argv[a++] = (char *)"127.0.0.1";
+    argv[a++] = (char *)"--dir"; argv[a++] = n->dir;
+    argv[a++] = (char *)"--save"; argv[a++] = (char *)"";
+    argv[a++] = (char *)"--appendonly"; argv[a++] = (char *)"no";
+    argv[a++] = (char *)"--cluster-enabled"; argv[a++] = (char *)"yes";
+    argv[a++] = (char *)"--cluster-config-file"; argv[a++] = (char *)"nodes.conf";
+    argv[a++] = (char *)"--cluster-node-timeout"; argv[a++] = (char *)"15000";
+    argv[a++] = (char *)"--cluster-require-full-coverage"; argv[a++] = (char *)"no";
+    argv[a++] = (char *)"--daemonize"; argv[a++] = (char *)"no";
+    argv[a] = NULL;
+    n->pid = st_spawn(argv, n->log, n->pidfile);
+    if (n->pid <= 0) return -1;
+    end = st_now_ms() + 10000;
+    while (st_now_ms() < end) if (st_wait_port(n->port, 50)) return 0;
+    return -1;
+}
+
+static redisContext *conn(int i) { return rs_connect_port(g_n[i].port, 2000); }
+
+/* text reply of a command on node i (freed by the caller), NULL on failure */
+static int node_info_has(int i, const char *section, const char *needle)
+{
+    redisContext *c = conn(i);
+    redisReply *r = c ? rs_cmd(c, "CLUSTER", section, NULL) : NULL;
+    int ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, needle) != NULL;
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return ok;
+}
+
+static int cluster_ok_everywhere(uint32_t ms)
+{
+    uint64_t end = st_now_ms() + ms;
+    while (st_now_ms() < end) {
+        int i, ok = 1;
+        for (i = 0; i < NN; i++) ok &= node_info_has(i, "INFO", "cluster_state:ok");
+        if (ok) return 1;
+        st_sleep_ms(100);
+    }
+    return 0;
+}
+
+static int start_cluster(void)
+{
+    int i, att;
+    char *argv[16];
+    char addr[NN][32];
+    pid_t p;
+    int status;
+    char log[300];
+    for (i = 0; i < NN; i++) {
+        cnode *n = &g_n[i];
+        char d[256];
+        if (st_tmpdir(d, sizeof d, "cl") != 0) return -1;
+        memcpy(n->dir, d, sizeof d);
+        snprintf(n->pidfile, sizeof n->pidfile, "%s.pid", d);
+        snprintf(n->log, sizeof n->log, "%s/redis.log", d);
+        for (att = 0; att < 5; att++) {
+            n->port = pick_port();
+            snprintf(n->portstr, sizeof n->portstr, "%d", n->port);
+            if (n->port > 0 && launch(n) == 0) break;
+            if (n->pid > 0) st_stop(n->pid, SIGKILL, 2000);
+            n->pid = 0;
+        }
+        if (!n->pid) return -1;
+        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", n->port);
+    }
+    argv[0] = (char *)"redis-cli";
+    argv[1] = (char *)"--cluster"; argv[2] = (char *)"create";
+    for (i = 0; i < NN; i++) argv[3 + i] = addr[i];
+    argv[3 + NN] = (char *)"--cluster-replicas"; argv[4 + NN] = (char *)"1";
+    argv[5 + NN] = (char *)"--cluster-yes"; argv[6 + NN] = NULL;
+    snprintf(log, sizeof log, "%s/create.log", g_n[0].dir);
+    p = st_spawn(argv, log, NULL);
+    if (p <= 0 || !st__reap(p, 60000, &status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "redis-cli --cluster create failed, see %s\n", log);
+        return -1;
+    }
+    if (!cluster_ok_everywhere(30000)) return -1;
+    for (i = 0; i < NN; i++) {
+        redisContext *c = conn(i);
+        redisReply *r = c ? rs_cmd(c, "CLUSTER", "MYID", NULL) : NULL;
+        if (r && r->type == REDIS_REPLY_STRING) snprintf(g_n[i].id, sizeof g_n[i].id, "%s", r->str);
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+    }
+    snprintf(g_seeds, sizeof g_seeds, "127.0.0.1:%d,127.0.0.1:%d", g_n[0].port, g_n[1].port);
+    return 0;
+}
+
+static void stop_cluster(void)
+{
+    int i;
+    for (i = 0; i < NN; i++) if (g_n[i].pid > 0) { kill(g_n[i].pid, SIGCONT); st_stop(g_n[i].pid, SIGTERM, 5000); remove(g_n[i].pidfile); }
+}
+
+/* node index of "127.0.0.1:port" */
+static int node_of_addr(const char *a)
+{
+    int i;
+    const char *c = strrchr(a, ':');
+    if (!c) return -1;
+    for (i = 0; i < NN; i++) if (g_n[i].port == atoi(c + 1)) return i;
+    return -1;
+}
+
+/* node index that is master of slot s (asks node 0..) */
+static int master_of_slot(int s)
+{
+    int i;
+    for (i = 0; i < NN; i++) {
+        redisContext *c = conn(i);
+        redisReply *r = c ? rs_cmd(c, "CLUSTER", "SLOTS", NULL) : NULL;
+        int found = -1;
+        size_t k;
+        if (r && r->type == REDIS_REPLY_ARRAY)
+            for (k = 0; k < r->elements; k++) {
+                redisReply *e = r->element[k];
+                if (e->element[0]->integer <= s && s <= e->element[1]->integer) {
+                    int j;
+                    for (j = 0; j < NN; j++) if (g_n[j].port == e->element[2]->element[1]->integer) found = j;
+                }
+            }
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+        if (found >= 0) return found;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ lock plumbing */
+static uint64_t g_now;
+static uint64_t frame_clock(void *ctx) { (void)ctx; return g_now; }
+static void tick(void) { g_now = st_now_ms(); }
+static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int nop_shutdown(void *s) { (void)s; return 0; }
+static int g_scope_token;
+static void *nop_scope(void *self) { (void)self; return &g_scope_token; }
+
+static int lock_init(ldl_lock *lk, const ldl_store *s, const ldl_async_store *as, const char *key, uint32_t ttl)
+{
+    ldl_lock_desc d;
+    memset(&d, 0, sizeof d);
+    d.container.scope = nop_scope;
+    d.container.value = nop_value;
+    d.container.shutdown = nop_shutdown;
+    d.key = key;
+    d.ttl_ms = ttl;
+    d.store = s;
+    d.async_store = as;
+    d.clock.now_ms = as ? frame_clock : NULL;
+    return ldl_lock_init(lk, &d);
+}
+
+/* ------------------------------------------------------------ keyslot */
+static void test_keyslot(void)
+{
+    redisContext *c = conn(0);
+    int i, bad = 0, n = 0;
+    static ldl_redis_cluster rc;
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, NULL, 1000) == LDL_OK, "init: %s", ldl_redis_cluster_why(&rc));
+    for (i = 0; i < 3000 && c; i++) {
+        char name[96];
+        redisReply *r;
+        switch (i % 6) {
+        case 0: snprintf(name, sizeof name, "key:%d", i * 7919); break;
+        case 1: snprintf(name, sizeof name, "{ldl:k%d}:lease", i); break;
+        case 2: snprintf(name, sizeof name, "x{}y%d", i); break;            /* empty tag: whole name */
+        case 3: snprintf(name, sizeof name, "a{b%d}c{d}", i); break;
+        case 4: snprintf(name, sizeof name, "{%d", i); break;              /* no closing brace */
+        default: snprintf(name, sizeof name, "z}{%d}q", i * 31); break;
+        }
+        r = rs_cmd(c, "CLUSTER", "KEYSLOT", name, NULL);
+        if (rs_int(r, -1) != ldl_redis_cluster_keyslot(name, strlen(name))) bad++;
+        n++;
+    }
+    for (i = 0; i < 500 && c; i++) {                      /* the adapter's lock-key slot */
+        char key[64], name[96];
+        snprintf(key, sizeof key, "k}{%d", i);
+        snprintf(name, sizeof name, "{ldl:%s}:fence", key);
+        if (rs_int(rs_cmd(c, "CLUSTER", "KEYSLOT", name, NULL), -1) != ldl_redis_cluster_slot(&rc, key)) bad++;
+        n++;
+    }
+    ST_CHECK(n == 3500 && bad == 0, "keyslot: %d of %d names differ from CLUSTER KEYSLOT", bad, n);
+    ldl_redis_cluster_free(&rc);
+    if (c) redisFree(c);
+}
+
+/* a plain single-node adapter on a cluster: the symptom, the control */
+static void test_control(void)
+{
+    redisContext *c = conn(0);
+    ldl_redis r;
+    ldl_store s;
+    int i, yes = 0, err = 0, moved = 0;
+    ST_CHECK(c && ldl_redis_init(&r, c, "ctl") == LDL_OK, "control init");
+    s = ldl_redis_store(&r);
+    for (i = 0; i < 300 && c; i++) {
+        char key[32];
+        int64_t t = 0;
+        int rc;
+        snprintf(key, sizeof key, "c%d", i);
+        rc = s.acquire(s.ctx, key, 5000, &t);
+        if (rc == 1) yes++;
+        else if (rc < 0) { err++; moved += strstr(ldl_redis_why(&r), "MOVED") != NULL; }
+    }
+    printf("  control: one master alone: %d of 300 granted, %d errors (%d MOVED)\n", yes, err, moved);
+    ST_CHECK(yes > 0 && moved > 100 && yes + err == 300, "control: a single-node adapter must see MOVED");
+    if (c) redisFree(c);
+}
+
+/* ------------------------------------------------------------ 1,000 keys, synchronous */
+static void test_sync1000(void)
+{
+    static ldl_redis_cluster rc;
+    static int64_t tok[1000];
+    ldl_store s;
+    int i, yes = 0, refused = 0, renewed = 0, released = 0, per[NN];
+    memset(per, 0, sizeof per);
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "s1k", 1000) == LDL_OK, "init: %s", ldl_redis_cluster_why(&rc));
+    s = ldl_redis_cluster_store(&rc);
+    for (i = 0; i < 1000; i++) {
+        char key[32], addr[80];
+        int64_t t = 0;
+        snprintf(key, sizeof key, "k%d", i);
+        if (s.acquire(s.ctx, key, 10000, &t) == 1 && t >= 1) { yes++; tok[i] = t; }
+        if (s.acquire(s.ctx, key, 10000, &t) == 0) refused++;
+        if (s.renew(s.ctx, key, tok[i], 10000) == 1) renewed++;
+        ldl_redis_cluster_master(&rc, key, addr, sizeof addr);
+        if (node_of_addr(addr) >= 0) per[node_of_addr(addr)]++;
+    }
+    for (i = 0; i < 1000; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k%d", i);
+        if (s.release(s.ctx, key, tok[i]) == 1) released++;
+    }
+    {
+        int masters = 0, minshare = 1000;
+        for (i = 0; i < NN; i++) if (per[i]) { masters++; if (per[i] < minshare) minshare = per[i]; }
+        printf("  sync1000: granted %d, refused %d, renewed %d, released %d over %d masters (smallest share %d)\n",
+               yes, refused, renewed, released, masters, minshare);
+        ST_CHECK(yes == 1000 && refused == 1000 && renewed == 1000 && released == 1000,
+                 "sync1000: %d %d %d %d (%s)", yes, refused, renewed, released, ldl_redis_cluster_why(&rc));
+        ST_CHECK(masters == 3 && minshare > 200, "sync1000: keys on %d masters, smallest share %d", masters, minshare);
+    }
+    ldl_redis_cluster_free(&rc);
+}
+
+/* ------------------------------------------------------------ 1,000 locks, non-blocking */
+#define AN 1000
+static ldl_lock g_al[AN];
+static ldl_redis_cluster_req g_areq[2 * AN + 64];
+static ldl_redis_cluster_async g_ra;
+
+static void frames(ldl_redis_cluster_async *ra, ldl_lock *l, int n, uint32_t ms, uint32_t *max_pump)
+{
+    uint64_t end = st_now_ms() + ms;
+    while (st_now_ms() < end) {
+        uint64_t t0 = st_now_ms();
+        int i;
+        tick();
+        ldl_redis_cluster_async_pump(ra);
+        for (i = 0; i < n; i++) ldl_lock_poll(&l[i]);
+        if (max_pump && st_now_ms() - t0 > *max_pump) *max_pump = (uint32_t)(st_now_ms() - t0);
+        st_sleep_ms(5);
+    }
+}
+
+static void test_async1000(void)
+{
+    static char keys[AN][16];
+    ldl_async_store as;
+    int i, pend, held = 0, still = 0, free_after = 0;
+    uint64_t end;
+    ST_CHECK(ldl_redis_cluster_async_init(&g_ra, g_seeds, "a1k", 1000, g_areq, 2 * AN + 64) == LDL_OK,
+             "async init: %s", ldl_redis_cluster_async_why(&g_ra));
+    as = ldl_redis_cluster_async_store(&g_ra);
+    tick();
+    for (i = 0; i < AN; i++) {
+        snprintf(keys[i], sizeof keys[i], "a%d", i);
+        lock_init(&g_al[i], NULL, &as, keys[i], 1000);
+        ldl_lock_acquire(&g_al[i]);
+    }
+    end = st_now_ms() + 5000;
+    do {
+        tick();
+        ldl_redis_cluster_async_pump(&g_ra);
+        for (pend = 0, i = 0; i < AN; i++) pend += ldl_lock_poll(&g_al[i]) == LDL_EINPROGRESS;
+        st_sleep_ms(2);
+    } while (pend && st_now_ms() < end);
+    for (i = 0; i < AN; i++) held += ldl_lock_state(&g_al[i]) == LDL_HELD;
+    frames(&g_ra, g_al, AN, 2500, NULL);                 /* >= 3 renewals each at ttl 1000 */
+    for (i = 0; i < AN; i++) still += ldl_lock_state(&g_al[i]) == LDL_HELD;
+    for (i = 0; i < AN; i++) ldl_lock_release(&g_al[i]);
+    frames(&g_ra, g_al, AN, 300, NULL);
+    {   /* every key free again: a fresh synchronous adapter gets each one */
+        static ldl_redis_cluster rc;
+        ldl_store s;
+        ldl_redis_cluster_init(&rc, g_seeds, "a1k", 1000);
+        s = ldl_redis_cluster_store(&rc);
+        for (i = 0; i < AN; i++) {
+            int64_t t;
+            if (s.acquire(s.ctx, keys[i], 100, &t) == 1) free_after++;
+        }
+        ldl_redis_cluster_free(&rc);
+    }
+    printf("  async1000: held %d, still held after 2.5 s %d, free after release %d\n", held, still, free_after);
+    ST_CHECK(held == AN && still == AN && free_after == AN, "async1000: %d %d %d (%s)", held, still, free_after,
+             ldl_redis_cluster_async_why(&g_ra));
+    for (i = 0; i < AN; i++) ldl_lock_dispose(&g_al[i]);
+    ldl_redis_cluster_async_free(&g_ra);
+}
+
+/* ------------------------------------------------------------ slot migration */
+static int cmd_ok(int node, const char *a0, const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    redisContext *c = conn(node);
+    redisReply *r = c ? rs_cmd(c, a0, a1, a2, a3, a4, NULL) : NULL;
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (r && !ok) fprintf(stderr, "  node %d: %s %s %s: %s\n", node, a0, a1, a2 ? a2 : "", r->str);
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return ok;
+}
+
+/* move slot from node a to node b; keys: the names to MIGRATE (NULL-terminated) */
+static int migrate_begin(int slot, int a, int b)
+{
+    char s[16];
+    snprintf(s, sizeof s, "%d", slot);
+    return cmd_ok(b, "CLUSTER", "SETSLOT", s, "IMPORTING", g_n[a].id) &&
+           cmd_ok(a, "CLUSTER", "SETSLOT", s, "MIGRATING", g_n[b].id);
+}
+static int migrate_keys(int a, int b, const char *k1, const char *k2)
+{
+    redisContext *c = conn(a);
+    redisReply *r = c ? rs_cmd(c, "MIGRATE", "127.0.0.1", g_n[b].portstr, "", "0", "5000", "KEYS", k1, k2, NULL) : NULL;
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    if (r && !ok) fprintf(stderr, "  MIGRATE: %s\n", r->str ? r->str : "?");
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return ok;
+}
+static int migrate_end(int slot, int b)
+{
+    char s[16];
+    int i, ok = 1;
+    snprintf(s, sizeof s, "%d", slot);
+    ok &= cmd_ok(b, "CLUSTER", "SETSLOT", s, "NODE", g_n[b].id);
+    for (i = 0; i < NN; i++)             /* every other master (replicas refuse SETSLOT) */
+        if (i != b && node_info_has(i, "NODES", "myself,master")) ok &= cmd_ok(i, "CLUSTER", "SETSLOT", s, "NODE", g_n[b].id);
+    return ok;
+}
+
+static int other_master(int a)
+{
+    int s;
+    for (s = 0; s < 16384; s += 1000) { int m = master_of_slot(s); if (m >= 0 && m != a) return m; }
+    return -1;
+}
+
+static void test_migrate(void)
+{
+    static ldl_redis_cluster rc, rc2;
+    ldl_store s, s2;
+    int64_t t1 = 0, t2 = 0, t0 = 0, tx = 0;
+    int slot, a, b, r_before, r_mig, r_ask, r_moved, other, again;
+    const ldl_redis_cluster_stats *st;
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "mig", 1000) == LDL_OK, "init");
+    ST_CHECK(ldl_redis_cluster_init(&rc2, g_seeds, "mig", 1000) == LDL_OK, "init 2");
+    s = ldl_redis_cluster_store(&rc);
+    s2 = ldl_redis_cluster_store(&rc2);
+    slot = ldl_redis_cluster_slot(&rc, "moving");
+    a = master_of_slot(slot);
+    b = other_master(a);
+    ST_CHECK(a >= 0 && b >= 0, "masters for the migration");
+    ST_CHECK(s.acquire(s.ctx, "moving", 20000, &t0) == 1, "first grant");
+    ST_CHECK(s.release(s.ctx, "moving", t0) == 1, "first release");
+    ST_CHECK(s.acquire(s.ctx, "moving", 20000, &t1) == 1 && t1 > t0, "held: token %lld", (long long)t1);
+    r_before = s.renew(s.ctx, "moving", t1, 20000);
+    ST_CHECK(migrate_begin(slot, a, b), "SETSLOT IMPORTING/MIGRATING");
+    r_mig = s.renew(s.ctx, "moving", t1, 20000);            /* keys still on a */
+    ST_CHECK(migrate_keys(a, b, "{mig:moving}:lease", "{mig:moving}:fence"), "MIGRATE");
+    r_ask = s.renew(s.ctx, "moving", t1, 20000);            /* a answers ASK: ASKING on b */
+    other = s2.acquire(s2.ctx, "moving", 20000, &tx);       /* nobody else gets it meanwhile */
+    ST_CHECK(migrate_end(slot, b), "SETSLOT NODE");
+    r_moved = s.renew(s.ctx, "moving", t1, 20000);          /* the map is stale: MOVED */
+    again = s2.acquire(s2.ctx, "moving", 20000, &tx);
+    ST_CHECK(s.release(s.ctx, "moving", t1) == 1, "release after the move: %s", ldl_redis_cluster_why(&rc));
+    ST_CHECK(s2.acquire(s2.ctx, "moving", 20000, &t2) == 1, "grant on the new master: %s", ldl_redis_cluster_why(&rc2));
+    st = ldl_redis_cluster_stats_get(&rc);
+    printf("  migrate slot %d node %d -> %d: renew before %d, migrating %d, ASK window %d (ask %llu), "
+           "after %d (moved %llu); rival during/after %d/%d; tokens %lld < %lld < %lld\n",
+           slot, a, b, r_before, r_mig, r_ask, (unsigned long long)st->ask, r_moved,
+           (unsigned long long)st->moved, other, again, (long long)t0, (long long)t1, (long long)t2);
+    ST_CHECK(r_before == 1 && r_mig == 1 && r_ask == 1 && r_moved == 1, "renewals across the migration");
+    ST_CHECK(st->ask >= 1 && st->moved >= 1, "ASK and MOVED were seen and followed");
+    ST_CHECK(other <= 0 && again == 0, "a rival never got the held key (%d, %d)", other, again);
+    ST_CHECK(t2 > t1 && t1 > t0, "tokens keep rising across the migration");
+    ldl_redis_cluster_free(&rc);
+    ldl_redis_cluster_free(&rc2);
+}
+
+/* non-blocking: a held lock whose slot moves between two frames follows MOVED */
+static void test_amoved(void)
+{
+    static ldl_redis_cluster_req reqs[64];
+    static ldl_redis_cluster_async ra;
+    ldl_async_store as;
+    ldl_lock lk;
+    int slot, a, b, held0, held1;
+    int64_t t0;
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "am", 1000, reqs, 64) == LDL_OK, "init");
+    as = ldl_redis_cluster_async_store(&ra);
+    tick();
+    lock_init(&lk, NULL, &as, "roaming", 1000);
+    ldl_lock_acquire(&lk);
+    frames(&ra, &lk, 1, 200, NULL);
+    held0 = ldl_lock_acquire(&lk) == 1 || ldl_lock_state(&lk) == LDL_HELD;
+    t0 = ldl_lock_fencing_token(&lk);
+    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, "roaming");
+    a = master_of_slot(slot);
+    b = other_master(a);
+    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, "{am:roaming}:lease", "{am:roaming}:fence") &&
+             migrate_end(slot, b), "slot moved");
+    frames(&ra, &lk, 1, 2500, NULL);
+    held1 = ldl_lock_state(&lk) == LDL_HELD && ldl_lock_fencing_token(&lk) == t0;
+    printf("  amoved: held before %d, after 2.5 s of renewals %d, moved %llu retries %llu\n", held0, held1,
+           (unsigned long long)ldl_redis_cluster_async_stats(&ra)->moved,
+           (unsigned long long)ldl_redis_cluster_async_stats(&ra)->retries);
+    ST_CHECK(held0 && held1 && ldl_redis_cluster_async_stats(&ra)->moved >= 1, "non-blocking renewals follow MOVED: %s",
+             ldl_redis_cluster_async_why(&ra));
+    ldl_lock_release(&lk);
+    frames(&ra, &lk, 1, 100, NULL);
+    ldl_lock_dispose(&lk);
+    ldl_redis_cluster_async_free(&ra);
+}
+
+/* ------------------------------------------------------------ contention */
+static char g_res[3][300];
+static const char *g_ckeys[3];
+
+static int worker(void *arg, int in, int out)
+{
+    static ldl_redis_cluster rc;
+    ldl_store s;
+    ldl_lock lk[3];
+    int i, k, bad = 0;
+    (void)arg; (void)in; (void)out;
+    if (ldl_redis_cluster_init(&rc, g_seeds, "con", 1000) != LDL_OK) return 2;
+    s = ldl_redis_cluster_store(&rc);
+    for (k = 0; k < 3; k++) if (lock_init(&lk[k], &s, NULL, g_ckeys[k], 2000) != LDL_OK) return 3;
+    for (i = 0; i < 150; i++) {
+        k = i % 3;
+        if (ldl_lock_acquire(&lk[k]) == 1) {
+            int64_t f = ldl_lock_fencing_token(&lk[k]), v;
+            fenced_enter(g_res[k]);
+            if (fenced_read(g_res[k], f, &v) == 1 && fenced_write(g_res[k], f, v + 1) == 1 && ldl_lock_poll(&lk[k]) == 1)
+                fenced_completed(g_res[k]);
+            fenced_leave(g_res[k]);
+            if (ldl_lock_release(&lk[k]) != 1) bad++;
+        }
+    }
+    for (k = 0; k < 3; k++) ldl_lock_dispose(&lk[k]);
+    ldl_redis_cluster_free(&rc);
+    return bad ? 4 : 0;
+}
+
+static void test_contention(void)
+{
+    static ldl_redis_cluster rc;
+    st_child ch[4];
+    int i, k, rcs = 0;
+    char dir[256];
+    static char keybuf[3][32];
+    /* three keys on three different masters */
+    ldl_redis_cluster_init(&rc, g_seeds, "con", 1000);
+    st_tmpdir(dir, sizeof dir, "fenced");
+    for (k = 0, i = 0; k < 3 && i < 10000; i++) {
+        char key[32], addr[80];
+        int j, dup = 0;
+        snprintf(key, sizeof key, "res%d", i);
+        ldl_redis_cluster_master(&rc, key, addr, sizeof addr);
+        for (j = 0; j < k; j++) {
+            char a2[80];
+            ldl_redis_cluster_master(&rc, keybuf[j], a2, sizeof a2);
+            dup |= strcmp(a2, addr) == 0;
+        }
+        if (dup) continue;
+        snprintf(keybuf[k], sizeof keybuf[k], "%s", key);
+        g_ckeys[k] = keybuf[k];
+        snprintf(g_res[k], sizeof g_res[k], "%s/res%d", dir, k);
+        fenced_create(g_res[k]);
+        k++;
+    }
+    ldl_redis_cluster_free(&rc);
+    ST_CHECK(k == 3, "three keys on three masters");
+    for (i = 0; i < 4; i++) st_fork(&ch[i], worker, NULL);
+    for (i = 0; i < 4; i++) { int r = st_join(&ch[i], 120000); if (r != 0) rcs++; }
+    ST_CHECK(rcs == 0, "contention: %d workers failed", rcs);
+    for (k = 0; k < 3; k++) {
+        fenced_stats fs;
+        static int64_t log[1000];
+        size_t n = 0;
+        fenced_stats_get(g_res[k], &fs);
+        fenced_log(g_res[k], log, 1000, &n);
+        printf("  contention %s: writes %lld value %lld completed %lld rejected %lld max_inside %lld\n", g_ckeys[k],
+               (long long)fs.writes, (long long)fs.value, (long long)fs.completed, (long long)fs.rejected,
+               (long long)fs.max_inside);
+        ST_CHECK(fs.writes > 0 && fs.value == fs.writes && fs.completed == fs.writes && fs.rejected == 0 &&
+                 fs.max_inside == 1 && fenced_log_increasing(log, n), "fenced resource %d", k);
+    }
+}
+
+/* ------------------------------------------------------------ SIGSTOP a master */
+#define ZN 300
+static ldl_lock g_zl[ZN];
+static ldl_redis_cluster_req g_zreq[2 * ZN + 64];
+
+static void test_sigstop(void)
+{
+    static ldl_redis_cluster_async ra;
+    static char keys[ZN][16];
+    static int on_victim[ZN];
+    ldl_async_store as;
+    int i, victim, nv = 0, lost_ok = 0, others_ok = 0, wrong = 0;
+    uint32_t max_pump = 0;
+    uint64_t stop_at, end;
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "zz", 1000, g_zreq, 2 * ZN + 64) == LDL_OK, "init");
+    as = ldl_redis_cluster_async_store(&ra);
+    tick();
+    for (i = 0; i < ZN; i++) {
+        snprintf(keys[i], sizeof keys[i], "z%d", i);
+        lock_init(&g_zl[i], NULL, &as, keys[i], 1000);
+        ldl_lock_acquire(&g_zl[i]);
+    }
+    end = st_now_ms() + 3000;
+    while (st_now_ms() < end) {
+        int pend = 0;
+        tick();
+        ldl_redis_cluster_async_pump(&ra);
+        for (i = 0; i < ZN; i++) pend += ldl_lock_poll(&g_zl[i]) == LDL_EINPROGRESS;
+        if (!pend) break;
+        st_sleep_ms(2);
+    }
+    victim = master_of_slot(ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, keys[0]));
+    for (i = 0; i < ZN; i++) {
+        on_victim[i] = master_of_slot(ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, keys[i])) == victim;
+        nv += on_victim[i];
+        if (ldl_lock_state(&g_zl[i]) != LDL_HELD) wrong++;
+    }
+    ST_CHECK(wrong == 0 && victim >= 0, "sigstop: all %d held before (%d not)", ZN, wrong);
+    stop_at = st_now_ms();
+    kill(g_n[victim].pid, SIGSTOP);
+    frames(&ra, g_zl, ZN, 2500, &max_pump);
+    for (i = 0; i < ZN; i++) {
+        if (on_victim[i]) lost_ok += ldl_lock_state(&g_zl[i]) == LDL_LOST && ldl_lock_reason(&g_zl[i]) == LDL_REASON_LEASE_EXPIRED;
+        else others_ok += ldl_lock_state(&g_zl[i]) == LDL_HELD;
+    }
+    kill(g_n[victim].pid, SIGCONT);
+    printf("  sigstop node %d for %llu ms: %d of %d leases on it LOST (LEASE_EXPIRED), %d of %d others held; "
+           "longest frame %u ms\n", victim, (unsigned long long)(st_now_ms() - stop_at), lost_ok, nv, others_ok,
+           ZN - nv, max_pump);
+    ST_CHECK(nv > 0 && lost_ok == nv && others_ok == ZN - nv, "sigstop: only the frozen master's leases are lost");
+    ST_CHECK(max_pump < 500, "no frame blocked on the frozen master (longest %u ms)", max_pump);
+    frames(&ra, g_zl, ZN, 500, NULL);
+    for (i = 0; i < ZN; i++) ldl_lock_release(&g_zl[i]);
+    frames(&ra, g_zl, ZN, 300, NULL);
+    for (i = 0; i < ZN; i++) ldl_lock_dispose(&g_zl[i]);
+    ldl_redis_cluster_async_free(&ra);
+}
+
+/* ------------------------------------------------------------ CLUSTER FAILOVER */
+static void test_failover(void)
+{
+    static ldl_redis_cluster rc;
+    static int64_t tok[50];
+    static char keys[50][16];
+    ldl_store s;
+    int i, k = 0, victim, replica = -1, renewed = 0, refused = 0, promoted = 0;
+    int64_t maxold = 0, t;
+    char addr[80];
+    uint64_t end;
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "fo", 1000) == LDL_OK, "init");
+    s = ldl_redis_cluster_store(&rc);
+    victim = master_of_slot(ldl_redis_cluster_slot(&rc, "f0"));
+    for (i = 0; k < 50 && i < 5000; i++) {
+        snprintf(keys[k], sizeof keys[k], "f%d", i);
+        ldl_redis_cluster_master(&rc, keys[k], addr, sizeof addr);
+        if (node_of_addr(addr) != victim) continue;
+        if (s.acquire(s.ctx, keys[k], 30000, &tok[k]) == 1) { if (tok[k] > maxold) maxold = tok[k]; k++; }
+    }
+    ST_CHECK(k == 50, "50 leases held on master %d", victim);
+    for (i = 0; i < NN; i++) if (i != victim && node_info_has(i, "NODES", "myself,slave") ) {
+        redisContext *c = conn(i);
+        redisReply *r = c ? rs_cmd(c, "CLUSTER", "NODES", NULL) : NULL;
+        if (r && r->type == REDIS_REPLY_STRING) {
+            char *line = strstr(r->str, "myself");
+            char *ls = line;
+            while (ls && ls > r->str && ls[-1] != '\n') ls--;
+            if (line && strstr(ls, g_n[victim].id) && strstr(ls, g_n[victim].id) < strchr(ls, '\n')) replica = i;
+        }
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+    }
+    ST_CHECK(replica >= 0, "the victim's replica");
+    if (replica < 0) { ldl_redis_cluster_free(&rc); return; }
+    ST_CHECK(cmd_ok(replica, "CLUSTER", "FAILOVER", NULL, NULL, NULL), "CLUSTER FAILOVER");
+    end = st_now_ms() + 15000;
+    while (st_now_ms() < end && !(promoted = node_info_has(replica, "NODES", "myself,master"))) st_sleep_ms(50);
+    ST_CHECK(promoted, "replica promoted");
+    st_sleep_ms(300);
+    for (i = 0; i < k; i++) {
+        if (s.renew(s.ctx, keys[i], tok[i], 30000) == 1) renewed++;
+        if (s.acquire(s.ctx, keys[i], 30000, &t) == 0) refused++;
+    }
+    ldl_redis_cluster_master(&rc, keys[0], addr, sizeof addr);
+    printf("  failover node %d -> replica %d: after promotion %d of %d held leases renewed on the new master "
+           "(%s), %d of %d rival acquires refused, moved %llu refreshes %llu\n", victim, replica, renewed, k, addr,
+           refused, k, (unsigned long long)ldl_redis_cluster_stats_get(&rc)->moved,
+           (unsigned long long)ldl_redis_cluster_stats_get(&rc)->refreshes);
+    ST_CHECK(renewed == k && refused == k && node_of_addr(addr) == replica,
+             "a manual (graceful) failover keeps every lease: %s", ldl_redis_cluster_why(&rc));
+    for (i = 0; i < k; i++) s.release(s.ctx, keys[i], tok[i]);
+    ST_CHECK(s.acquire(s.ctx, keys[0], 1000, &t) == 1 && t > tok[0], "the fence kept rising across the failover");
+    ldl_redis_cluster_free(&rc);
+}
+
+int main(void)
+{
+    uint64_t t0 = st_now_ms();
+    st_ignore_sigpipe();
+    if (start_cluster() != 0) {
+        ST_CHECK(0, "the cluster did not start");
+        stop_cluster();
+        return st_report();
+    }
+    printf("  cluster up in %llu ms\n", (unsigned long long)(st_now_ms() - t0));
+    test_keyslot();
+    test_control();
+    test_sync1000();
+    test_async1000();
+    test_migrate();
+    test_amoved();
+    test_contention();
+    test_sigstop();
+    test_failover();
+    stop_cluster();
+    printf("  total %llu ms\n", (unsigned long long)(st_now_ms() - t0));
+    return st_report();
+}
