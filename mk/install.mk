@@ -27,7 +27,9 @@ UNINSTALL_TARGETS += uninstall-headers
 
 # what install-headers writes, relative to nothing: every path below is final
 LDL_I_HDRS  := $(INCLUDEDIR)/lite_di_lock.h
-LDL_I_ADPS  := $(INCLUDEDIR)/lite_di_lock/lite_di_lock_redis.h $(INCLUDEDIR)/lite_di_lock/lite_di_lock_pg.h
+# every adapter header in the tree (a new adapter is installed without an edit here)
+LDL_I_ADPH  := $(sort $(wildcard adapters/lite_di_lock_*.h))
+LDL_I_ADPS  := $(addprefix $(INCLUDEDIR)/lite_di_lock/,$(notdir $(LDL_I_ADPH)))
 LDL_I_PCS   := $(addprefix $(PKGCONFIGDIR)/,lite_di_lock.pc lite_di_lock_redis.pc lite_di_lock_pg.pc)
 LDL_I_CMAKE := $(addprefix $(CMAKEDIR)/,lite_di_lockConfig.cmake lite_di_lockConfigVersion.cmake lite_di_lockDeps.cmake)
 LDL_I_SRC   := $(DATADIR)/lite_di_lock/lite_di_lock.c
@@ -60,7 +62,7 @@ install-headers:
 	  $(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/lite_di_lock $(DESTDIR)$(PKGCONFIGDIR) \
 	    $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DATADIR)/lite_di_lock; \
 	  $(INSTALL) -m 644 $(HDR) $(DESTDIR)$(INCLUDEDIR)/; \
-	  $(INSTALL) -m 644 adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h $(DESTDIR)$(INCLUDEDIR)/lite_di_lock/; \
+	  $(INSTALL) -m 644 $(LDL_I_ADPH) $(DESTDIR)$(INCLUDEDIR)/lite_di_lock/; \
 	  $(INSTALL) -m 644 $$gen/lite_di_lock.pc $$gen/lite_di_lock_redis.pc $$gen/lite_di_lock_pg.pc $(DESTDIR)$(PKGCONFIGDIR)/; \
 	  $(INSTALL) -m 644 $$gen/lite_di_lockConfig.cmake $$gen/lite_di_lockConfigVersion.cmake \
 	    cmake/lite_di_lockDeps.cmake $(DESTDIR)$(CMAKEDIR)/; \
