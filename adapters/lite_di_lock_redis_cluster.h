@@ -54,11 +54,14 @@
                            to the new owner. A second MOVED is LDL_ESTORE.
      ASK slot host:port    (a slot being migrated, the key already moved):
                            synchronous view: ASKING then the call, once, on the
-                           target. Non-blocking view: not followed (the base
-                           adapter's pipeline has no room for ASKING; see
-                           docs/redis-cluster.md): LDL_ESTORE.
-     TRYAGAIN              (a multi-key script during a migration when only one
-                           of the two keys has moved): LDL_ESTORE, never retried.
+                           target. Non-blocking view: the base adapter's
+                           pipeline has no room for ASKING, so the request is
+                           PARKED until a map read (every 50 ms) names a new
+                           owner for the slot, then sent once to it; after 2 x
+                           timeout_ms it completes with LDL_ESTORE.
+     TRYAGAIN              (acquire's two keys during a migration when they are
+                           not all on one side): synchronous view LDL_ESTORE;
+                           non-blocking view parked like ASK.
    A redirect is an error reply, so it is never a grant; every answer that is
    taken is the nonce-checked answer of the node that ran the script.
 
@@ -189,7 +192,7 @@ typedef struct ldl_redis_cluster_async {
     size_t                 _nreqs, _free;
     redisContext          *_ctl;     /* non-blocking CLUSTER SLOTS read, NULL when none */
     int                    _ctl_node;
-    uint64_t               _ctl_start, _gen, _want;
+    uint64_t               _ctl_start, _gen, _want, _ctl_after;
 } ldl_redis_cluster_async;
 
 /* as ldl_redis_cluster_init (BLOCKS while it reads the first map, then opens
@@ -801,10 +804,12 @@ static void ldl__rc_ctl(ldl_redis_cluster_async *ra) {
     void *rep = NULL;
     if (!ra->_ctl) {
         int k;
-        if (!m->_stale && ra->_want <= ra->_gen) return;
-        for (k = 1; k <= m->_nn; k++) {               /* next node in turn */
-            int i = (ra->_ctl_node + k + m->_nn) % m->_nn;
-            redisContext *c = redisConnectNonBlock(m->_n[i]._host, m->_n[i]._port);
+        if ((!m->_stale && ra->_want <= ra->_gen) || now < ra->_ctl_after) return;
+        for (k = 1; k <= 2 * m->_nn; k++) {           /* next master in turn, else any node */
+            int i = (ra->_ctl_node + k + 2 * m->_nn) % m->_nn;
+            redisContext *c;
+            if (k <= m->_nn && !m->_n[i]._master) continue;
+            c = redisConnectNonBlock(m->_n[i]._host, m->_n[i]._port);
             if (!c) return;
             if (c->err || redisAppendCommand(c, "CLUSTER SLOTS") != REDIS_OK) { redisFree(c); continue; }
             ra->_ctl = c;
@@ -866,8 +871,9 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *
             if (strstr(why, "MOVED")) m->_stats.moved++;
             else if (strstr(why, "ASK ")) m->_stats.ask++;
             else if (strstr(why, "TRYAGAIN")) m->_stats.tryagain++;
-            if (!nd->_c->err && q->_tries == 0 && strncmp(why, "server: ", 8) == 0) {
-                q->_tries = 1;                       /* an error reply: one more try on a fresh map */
+            if (!nd->_c->err && q->_tries == 0 &&
+                (strstr(why, "MOVED") || strstr(why, "ASK ") || strstr(why, "TRYAGAIN"))) {
+                q->_tries = 1;                       /* a redirect: one more try on a fresh map */
                 q->_state = 2;
                 q->_gen = ra->_gen;
                 q->_parked_ms = ldl__rc_now_ms();
@@ -884,11 +890,20 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *
     for (i = 1; i <= ra->_nreqs; i++) {           /* parked requests: a newer map, or give up */
         ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
         if (q->_state != 2) continue;
-        if (ra->_gen > q->_gen) {
+        if (now - q->_parked_ms < 2u * m->_timeout_ms) {
+            int slot;
+            if (ra->_gen <= q->_gen) continue;          /* no newer map yet */
+            slot = ldl__rc_slot(m, q->_key);
+            if (slot >= 0 && m->_slot[slot] == q->_node + 1) {
+                /* same owner (ASK / TRYAGAIN: the slot is being migrated): wait for a
+                   map that names the new owner, read again every 50 ms */
+                q->_gen = ra->_gen;
+                ra->_want = ra->_gen + 1;
+                ra->_ctl_after = now + 50;
+                continue;
+            }
             m->_stats.retries++;
             if (ldl__rc_send(ra, i) == LDL_OK) continue;
-        } else if (now - q->_parked_ms < 2u * m->_timeout_ms) {
-            continue;
         }
         ldl_op_complete(q->_op, LDL_ESTORE, 0);
         ldl__rc_req_free(ra, i);

@@ -10,6 +10,7 @@
  *   migrate     a slot migrated (SETSLOT MIGRATING/IMPORTING + MIGRATE) while its key is held
  *               and renewed: ASK followed with ASKING, then MOVED; tokens keep rising
  *   amoved      non-blocking view: a held lock's slot moved, renewals follow MOVED
+ *   aask        non-blocking view: renewals in the ASK window wait for the new owner
  *   contention  4 processes x 3 fenced resources (one per master), synchronous view
  *   sigstop     a master SIGSTOPped 2.5 s under 300 non-blocking locks: its leases LOST at
  *               their deadlines with LEASE_EXPIRED, the others held; pump time printed
@@ -500,6 +501,45 @@ static void test_amoved(void)
     ldl_redis_cluster_async_free(&ra);
 }
 
+/* non-blocking: renewals that land in the ASK window (keys moved, slot not handed over yet)
+   wait for the new owner instead of failing */
+static void test_aask(void)
+{
+    static ldl_redis_cluster_req reqs[64];
+    static ldl_redis_cluster_async ra;
+    ldl_async_store as;
+    ldl_lock lk;
+    int slot, a, b, held0, held1;
+    int64_t t0;
+    const ldl_redis_cluster_stats *st;
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "ak", 1000, reqs, 64) == LDL_OK, "init");
+    as = ldl_redis_cluster_async_store(&ra);
+    tick();
+    lock_init(&lk, NULL, &as, "asked", 3000);               /* renewals every ~1 s */
+    ldl_lock_acquire(&lk);
+    frames(&ra, &lk, 1, 200, NULL);
+    held0 = ldl_lock_state(&lk) == LDL_HELD;
+    t0 = ldl_lock_fencing_token(&lk);
+    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, "asked");
+    a = master_of_slot(slot);
+    b = other_master(a);
+    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, "{ak:asked}:lease", "{ak:asked}:fence"), "keys moved");
+    frames(&ra, &lk, 1, 1200, NULL);                        /* a renewal answered ASK: parked */
+    ST_CHECK(migrate_end(slot, b), "slot handed over");
+    frames(&ra, &lk, 1, 2500, NULL);
+    held1 = ldl_lock_state(&lk) == LDL_HELD && ldl_lock_fencing_token(&lk) == t0;
+    st = ldl_redis_cluster_async_stats(&ra);
+    printf("  aask: held before %d, after the ASK window %d; ask %llu moved %llu retries %llu refreshes %llu\n", held0,
+           held1, (unsigned long long)st->ask, (unsigned long long)st->moved, (unsigned long long)st->retries,
+           (unsigned long long)st->refreshes);
+    ST_CHECK(held0 && held1 && st->ask >= 1 && st->retries >= 1, "non-blocking renewals wait out the ASK window: %s",
+             ldl_redis_cluster_async_why(&ra));
+    ldl_lock_release(&lk);
+    frames(&ra, &lk, 1, 100, NULL);
+    ldl_lock_dispose(&lk);
+    ldl_redis_cluster_async_free(&ra);
+}
+
 /* ------------------------------------------------------------ contention */
 static char g_res[3][300];
 static const char *g_ckeys[3];
@@ -706,6 +746,7 @@ int main(void)
     test_async1000();
     test_migrate();
     test_amoved();
+    test_aask();
     test_contention();
     test_sigstop();
     test_failover();
