@@ -81,8 +81,10 @@
 
    FAILOVER (read docs/redis-cluster.md): replication is asynchronous, so a
    promoted replica may miss the latest lease and fence writes: a lease can
-   be granted twice and a token can repeat. OPTION LDL_REDIS_CLUSTER_WAIT is
-   not offered; see the doc for why and for the measured cost of WAIT.
+   be granted twice and a token can repeat. ldl_redis_cluster_set_wait()
+   (synchronous view) makes every grant and renewal wait for replicas with
+   WAIT: it narrows that window, it does not close it (measured cost in the
+   doc).
 
    OPTIONS
      LDL_REDIS_CLUSTER_IMPLEMENTATION  in exactly one .c/.cpp file, after
@@ -117,6 +119,7 @@ typedef struct ldl_redis_cluster_stats {
     uint64_t refreshes;      /* slot maps read */
     uint64_t retries;        /* calls sent a second time after a redirect */
     uint64_t reconnects;     /* master connections opened again */
+    uint64_t wait_short;     /* WAIT answered fewer replicas than asked (call failed) */
 } ldl_redis_cluster_stats;
 
 typedef struct ldl__rc_node {       /* private */
@@ -140,6 +143,8 @@ typedef struct ldl__rc_map {        /* private */
     uint32_t      _timeout_ms;
     int           _stale;
     int           _async;
+    int           _wait_n;          /* synchronous view: WAIT after grants and renewals */
+    uint32_t      _wait_ms;
     ldl_redis_cluster_stats _stats;
     char          _why[LDL_REDIS_CLUSTER_WHY_MAX];
 } ldl__rc_map;
@@ -168,6 +173,12 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_slot(const ldl_redis_cluster *rc, co
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_master(const ldl_redis_cluster *rc, const char *key,
                                                            char *buf, size_t n);
 LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_stats_get(const ldl_redis_cluster *rc);
+/* Synchronous view only, off by default (replicas 0). After a grant or a renewal,
+   send WAIT replicas timeout_ms on the master's connection; when fewer replicas
+   acknowledged, a grant is released again and the call answers LDL_ESTORE (why
+   says so), a renewal answers LDL_ESTORE (the lock goes LOST). Narrows the
+   failover window, does not close it: read docs/redis-cluster.md. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_set_wait(ldl_redis_cluster *rc, int replicas, uint32_t timeout_ms);
 /* closes every connection; the struct may be init'ed again */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc);
 
@@ -226,6 +237,7 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
 #define LITE_DI_LOCK_REDIS_CLUSTER_C
 
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -506,6 +518,32 @@ LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_stats_get
     return rc ? &rc->_m._stats : NULL;
 }
 
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_set_wait(ldl_redis_cluster *rc, int replicas, uint32_t timeout_ms) {
+    if (!rc || replicas < 0 || replicas > 16 || (replicas > 0 && timeout_ms == 0)) return LDL_EINVAL;
+    rc->_m._wait_n = replicas;
+    rc->_m._wait_ms = timeout_ms;
+    return LDL_OK;
+}
+
+/* WAIT on node i's connection; 1 enough replicas acknowledged, 0 not (why set) */
+static int ldl__rc_wait(ldl__rc_map *m, int i) {
+    char n[16], t[16];
+    redisReply *rep;
+    int ok;
+    snprintf(n, sizeof n, "%d", m->_wait_n);
+    snprintf(t, sizeof t, "%lu", (unsigned long)m->_wait_ms);
+    rep = (redisReply *)redisCommand(m->_n[i]._c, "WAIT %s %s", n, t);
+    ok = rep && rep->type == REDIS_REPLY_INTEGER && rep->integer >= m->_wait_n;
+    if (!ok) {
+        m->_stats.wait_short++;
+        ldl__rc_say(m, "WAIT: ", rep && rep->type == REDIS_REPLY_ERROR ? rep->str :
+                    rep && rep->type == REDIS_REPLY_INTEGER ? "fewer replicas than asked acknowledged "
+                    "the write within the timeout" : "call failed", NULL);
+    }
+    if (rep) freeReplyObject(rep);
+    return ok;
+}
+
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc) {
     int i;
     if (!rc) return;
@@ -583,6 +621,10 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
         if (kind == LDL_OP_ACQUIRE) rc_ = s.acquire(s.ctx, key, ttl_ms, tok);
         else if (kind == LDL_OP_RENEW) rc_ = s.renew(s.ctx, key, token, ttl_ms);
         else rc_ = s.release(s.ctx, key, token);
+        if (rc_ == 1 && kind != LDL_OP_RELEASE && m->_wait_n > 0 && !ldl__rc_wait(m, node)) {
+            if (kind == LDL_OP_ACQUIRE && !m->_n[node]._c->err) s.release(s.ctx, key, *tok);
+            return LDL_ESTORE;
+        }
         if (rc_ >= 0 || rc_ == LDL_EINVAL) return rc_;
         ldl__rc_addr(&m->_n[node], where, sizeof where);
         ldl__rc_say(m, where, " ", ldl_redis_why(r));

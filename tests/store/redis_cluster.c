@@ -14,6 +14,8 @@
  *   contention  4 processes x 3 fenced resources (one per master), synchronous view
  *   sigstop     a master SIGSTOPped 2.5 s under 300 non-blocking locks: its leases LOST at
  *               their deadlines with LEASE_EXPIRED, the others held; pump time printed
+ *   wait        ldl_redis_cluster_set_wait(1 replica): granted with the replica up; with it
+ *               SIGSTOPped, no grant and the unacknowledged lease handed back
  *   failover    CLUSTER FAILOVER of a master with 50 held leases: what happens is printed
  * Run through tests/store/with_redis_cluster.sh. */
 #define _POSIX_C_SOURCE 200809L
@@ -25,173 +27,7 @@
 #include "adapters/lite_di_lock_redis_cluster.h"
 #include "tests/store/redis_server.h"
 
-#define NN 6
-typedef struct cnode { char dir[256], pidfile[300], log[300], portstr[16]; int port; pid_t pid; char id[48]; } cnode;
-static cnode g_n[NN];
-static char g_seeds[64];
-
-static int port_free(int p)
-{
-    struct sockaddr_in a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-    if (fd < 0) return 0;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((uint16_t)p);
-    ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-    close(fd);
-    return ok;
-}
-
-static int pick_port(void)
-{
-    int k;
-    for (k = 0; k < 200; k++) {
-        int p = st_free_port(), j, dup = 0;
-        if (p <= 0 || p + 10000 > 65535 || !port_free(p + 10000)) continue;
-        for (j = 0; j < NN; j++) dup |= g_n[j].port == p || g_n[j].port + 10000 == p || g_n[j].port == p + 10000;
-        if (!dup) return p;
-    }
-    return -1;
-}
-
-static int launch(cnode *n)
-{
-    char *argv[32];
-    int a = 0;
-    uint64_t end;
-    argv[a++] = (char *)"redis-server";
-    argv[a++] = (char *)"--port"; argv[a++] = n->portstr;
-    argv[a++] = (char *)"--bind"; argv[a++] = (char *)"127.0.0.1";
-    argv[a++] = (char *)"--dir"; argv[a++] = n->dir;
-    argv[a++] = (char *)"--save"; argv[a++] = (char *)"";
-    argv[a++] = (char *)"--appendonly"; argv[a++] = (char *)"no";
-    argv[a++] = (char *)"--cluster-enabled"; argv[a++] = (char *)"yes";
-    argv[a++] = (char *)"--cluster-config-file"; argv[a++] = (char *)"nodes.conf";
-    argv[a++] = (char *)"--cluster-node-timeout"; argv[a++] = (char *)"15000";
-    argv[a++] = (char *)"--cluster-require-full-coverage"; argv[a++] = (char *)"no";
-    argv[a++] = (char *)"--daemonize"; argv[a++] = (char *)"no";
-    argv[a] = NULL;
-    n->pid = st_spawn(argv, n->log, n->pidfile);
-    if (n->pid <= 0) return -1;
-    end = st_now_ms() + 10000;
-    while (st_now_ms() < end) if (st_wait_port(n->port, 50)) return 0;
-    return -1;
-}
-
-static redisContext *conn(int i) { return rs_connect_port(g_n[i].port, 2000); }
-
-/* text reply of a command on node i (freed by the caller), NULL on failure */
-static int node_info_has(int i, const char *section, const char *needle)
-{
-    redisContext *c = conn(i);
-    redisReply *r = c ? rs_cmd(c, "CLUSTER", section, NULL) : NULL;
-    int ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, needle) != NULL;
-    if (r) freeReplyObject(r);
-    if (c) redisFree(c);
-    return ok;
-}
-
-static int cluster_ok_everywhere(uint32_t ms)
-{
-    uint64_t end = st_now_ms() + ms;
-    while (st_now_ms() < end) {
-        int i, ok = 1;
-        for (i = 0; i < NN; i++) ok &= node_info_has(i, "INFO", "cluster_state:ok");
-        if (ok) return 1;
-        st_sleep_ms(100);
-    }
-    return 0;
-}
-
-static int start_cluster(void)
-{
-    int i, att;
-    char *argv[16];
-    char addr[NN][32];
-    pid_t p;
-    int status;
-    char log[300];
-    for (i = 0; i < NN; i++) {
-        cnode *n = &g_n[i];
-        char d[256];
-        if (st_tmpdir(d, sizeof d, "cl") != 0) return -1;
-        memcpy(n->dir, d, sizeof d);
-        snprintf(n->pidfile, sizeof n->pidfile, "%s.pid", d);
-        snprintf(n->log, sizeof n->log, "%s/redis.log", d);
-        for (att = 0; att < 5; att++) {
-            n->port = pick_port();
-            snprintf(n->portstr, sizeof n->portstr, "%d", n->port);
-            if (n->port > 0 && launch(n) == 0) break;
-            if (n->pid > 0) st_stop(n->pid, SIGKILL, 2000);
-            n->pid = 0;
-        }
-        if (!n->pid) return -1;
-        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%d", n->port);
-    }
-    argv[0] = (char *)"redis-cli";
-    argv[1] = (char *)"--cluster"; argv[2] = (char *)"create";
-    for (i = 0; i < NN; i++) argv[3 + i] = addr[i];
-    argv[3 + NN] = (char *)"--cluster-replicas"; argv[4 + NN] = (char *)"1";
-    argv[5 + NN] = (char *)"--cluster-yes"; argv[6 + NN] = NULL;
-    snprintf(log, sizeof log, "%s/create.log", g_n[0].dir);
-    p = st_spawn(argv, log, NULL);
-    if (p <= 0 || !st__reap(p, 60000, &status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "redis-cli --cluster create failed, see %s\n", log);
-        return -1;
-    }
-    if (!cluster_ok_everywhere(30000)) return -1;
-    for (i = 0; i < NN; i++) {
-        redisContext *c = conn(i);
-        redisReply *r = c ? rs_cmd(c, "CLUSTER", "MYID", NULL) : NULL;
-        if (r && r->type == REDIS_REPLY_STRING) snprintf(g_n[i].id, sizeof g_n[i].id, "%s", r->str);
-        if (r) freeReplyObject(r);
-        if (c) redisFree(c);
-    }
-    snprintf(g_seeds, sizeof g_seeds, "127.0.0.1:%d,127.0.0.1:%d", g_n[0].port, g_n[1].port);
-    return 0;
-}
-
-static void stop_cluster(void)
-{
-    int i;
-    for (i = 0; i < NN; i++) if (g_n[i].pid > 0) { kill(g_n[i].pid, SIGCONT); st_stop(g_n[i].pid, SIGTERM, 5000); remove(g_n[i].pidfile); }
-}
-
-/* node index of "127.0.0.1:port" */
-static int node_of_addr(const char *a)
-{
-    int i;
-    const char *c = strrchr(a, ':');
-    if (!c) return -1;
-    for (i = 0; i < NN; i++) if (g_n[i].port == atoi(c + 1)) return i;
-    return -1;
-}
-
-/* node index that is master of slot s (asks node 0..) */
-static int master_of_slot(int s)
-{
-    int i;
-    for (i = 0; i < NN; i++) {
-        redisContext *c = conn(i);
-        redisReply *r = c ? rs_cmd(c, "CLUSTER", "SLOTS", NULL) : NULL;
-        int found = -1;
-        size_t k;
-        if (r && r->type == REDIS_REPLY_ARRAY)
-            for (k = 0; k < r->elements; k++) {
-                redisReply *e = r->element[k];
-                if (e->element[0]->integer <= s && s <= e->element[1]->integer) {
-                    int j;
-                    for (j = 0; j < NN; j++) if (g_n[j].port == e->element[2]->element[1]->integer) found = j;
-                }
-            }
-        if (r) freeReplyObject(r);
-        if (c) redisFree(c);
-        if (found >= 0) return found;
-    }
-    return -1;
-}
+#include "tests/store/redis_cluster_server.h"
 
 /* ------------------------------------------------------------ lock plumbing */
 static uint64_t g_now;
@@ -674,6 +510,62 @@ static void test_sigstop(void)
     ldl_redis_cluster_async_free(&ra);
 }
 
+/* the replica of master node m, -1 when none */
+static int replica_of(int m)
+{
+    int i, replica = -1;
+    for (i = 0; i < NN; i++) if (i != m && node_info_has(i, "NODES", "myself,slave")) {
+        redisContext *c = conn(i);
+        redisReply *r = c ? rs_cmd(c, "CLUSTER", "NODES", NULL) : NULL;
+        if (r && r->type == REDIS_REPLY_STRING) {
+            char *line = strstr(r->str, "myself");
+            char *ls = line;
+            while (ls && ls > r->str && ls[-1] != '\n') ls--;
+            if (line && strstr(ls, g_n[m].id) && strstr(ls, g_n[m].id) < strchr(ls, '\n')) replica = i;
+        }
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+    }
+    return replica;
+}
+
+/* ------------------------------------------------------------ WAIT */
+static void test_wait(void)
+{
+    static ldl_redis_cluster rc, plain;
+    ldl_store s, p;
+    int m, r, i, k = 0, got_with = 0, got_frozen, free_after;
+    int64_t t = 0, t2 = 0;
+    char keys[2][16], addr[80];
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "wt", 1000) == LDL_OK, "init");
+    ST_CHECK(ldl_redis_cluster_init(&plain, g_seeds, "wt", 1000) == LDL_OK, "init");
+    ST_CHECK(ldl_redis_cluster_set_wait(&rc, 1, 300) == LDL_OK, "set_wait");
+    s = ldl_redis_cluster_store(&rc);
+    p = ldl_redis_cluster_store(&plain);
+    m = master_of_slot(ldl_redis_cluster_slot(&rc, "w0"));
+    for (i = 0; k < 2 && i < 5000; i++) {                   /* two keys on the same master */
+        snprintf(keys[k], sizeof keys[k], "w%d", i);
+        ldl_redis_cluster_master(&rc, keys[k], addr, sizeof addr);
+        if (node_of_addr(addr) == m) k++;
+    }
+    r = replica_of(m);
+    ST_CHECK(k == 2 && r >= 0, "wait: keys and replica");
+    if (r < 0) return;
+    got_with = s.acquire(s.ctx, keys[0], 5000, &t);
+    ST_CHECK(got_with == 1 && s.renew(s.ctx, keys[0], t, 5000) == 1, "WAIT 1 with the replica up: granted, renewed");
+    kill(g_n[r].pid, SIGSTOP);
+    got_frozen = s.acquire(s.ctx, keys[1], 5000, &t2);
+    free_after = p.acquire(p.ctx, keys[1], 1000, &t2);       /* the unacknowledged grant was released */
+    ST_CHECK(s.renew(s.ctx, keys[0], t, 5000) == LDL_ESTORE, "renewal without the replica: refused");
+    kill(g_n[r].pid, SIGCONT);
+    printf("  wait: replica %d frozen: acquire %d (wait_short %llu, \"%s\"), key free again %d\n", r, got_frozen,
+           (unsigned long long)ldl_redis_cluster_stats_get(&rc)->wait_short, ldl_redis_cluster_why(&rc), free_after);
+    ST_CHECK(got_frozen == LDL_ESTORE && free_after == 1, "WAIT 1 with the replica frozen: no grant, lease handed back");
+    s.release(s.ctx, keys[0], t);
+    ldl_redis_cluster_free(&rc);
+    ldl_redis_cluster_free(&plain);
+}
+
 /* ------------------------------------------------------------ CLUSTER FAILOVER */
 static void test_failover(void)
 {
@@ -695,18 +587,7 @@ static void test_failover(void)
         if (s.acquire(s.ctx, keys[k], 30000, &tok[k]) == 1) { if (tok[k] > maxold) maxold = tok[k]; k++; }
     }
     ST_CHECK(k == 50, "50 leases held on master %d", victim);
-    for (i = 0; i < NN; i++) if (i != victim && node_info_has(i, "NODES", "myself,slave") ) {
-        redisContext *c = conn(i);
-        redisReply *r = c ? rs_cmd(c, "CLUSTER", "NODES", NULL) : NULL;
-        if (r && r->type == REDIS_REPLY_STRING) {
-            char *line = strstr(r->str, "myself");
-            char *ls = line;
-            while (ls && ls > r->str && ls[-1] != '\n') ls--;
-            if (line && strstr(ls, g_n[victim].id) && strstr(ls, g_n[victim].id) < strchr(ls, '\n')) replica = i;
-        }
-        if (r) freeReplyObject(r);
-        if (c) redisFree(c);
-    }
+    replica = replica_of(victim);
     ST_CHECK(replica >= 0, "the victim's replica");
     if (replica < 0) { ldl_redis_cluster_free(&rc); return; }
     ST_CHECK(cmd_ok(replica, "CLUSTER", "FAILOVER", NULL, NULL, NULL), "CLUSTER FAILOVER");
@@ -749,6 +630,7 @@ int main(void)
     test_aask();
     test_contention();
     test_sigstop();
+    test_wait();
     test_failover();
     stop_cluster();
     printf("  total %llu ms\n", (unsigned long long)(st_now_ms() - t0));
