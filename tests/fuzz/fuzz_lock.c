@@ -600,7 +600,7 @@ static void fz_pump(uint8_t b) {
 /* what an applying call does first (SPEC Precisions): the recorded answer,
    or the ACQUIRING / RELEASING timeout. Updates the oracle's grant and
    returns the state the lock must be in before the call's own work. */
-static int fz_a_preapply(int drop_renew) {
+static int fz_a_preapply(int drop_renew) {   /* 1: release/dispose, 2: acquire */
     int st = ldl_lock_state(&H.lock);
     fz_req *rq = fz_attached_req();
     H.rel_ans = 0; H.rel_applied = 0; H.ans_applied = 0; H.reason_keep = 0;
@@ -615,7 +615,11 @@ static int fz_a_preapply(int drop_renew) {
             return H.ans_want ? LDL_HELD : LDL_IDLE;
         case LDL_OP_RENEW:
             FZ_CHECK(st == LDL_HELD, "a recorded renew answer while not HELD");
-            if (drop_renew) return LDL_HELD;
+            if (drop_renew == 1) return LDL_HELD;
+            if (drop_renew == 2 && H.rec.rc == 1) {   /* acquire: no deadline check, and a */
+                if (fz_within(H.rec.pre, H.clock)) H.start = H.rec.pre;   /* late yes changes nothing */
+                return LDL_HELD;
+            }
             fz_eval_renew(H.rec.rc, H.rec.pre);
             return H.rec.rc == 1 && fz_within(H.rec.pre, H.clock) ? LDL_HELD : LDL_LOST;
         default:
@@ -849,7 +853,7 @@ static void fz_aop(int op) {
     uint64_t now0, start1;
     FZ_TRACE("aop %d state=%s clock=%llu nested=%d\n", op, ldl_state_name(st0), (unsigned long long)H.clock, nested);
     H.depth++;
-    if (applies) st1 = fz_a_preapply(op == OP_RELEASE || op == OP_DISPOSE);
+    if (applies) st1 = fz_a_preapply(op == OP_RELEASE || op == OP_DISPOSE ? 1 : op == OP_ACQUIRE ? 2 : 0);
     att = fz_attached_req();
     now0 = H.clock;
     start1 = H.start;
