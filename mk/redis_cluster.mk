@@ -25,10 +25,10 @@ $(B)/rcluster/redis_cluster: tests/store/redis_cluster.c $(RC_THDRS)
 
 $(B)/rcluster/build_c99: tests/store/redis_cluster_build.c $(RC_HDRS)
 	@mkdir -p $(B)/rcluster
-	$(CC) -std=c99 $(WARN) -Wshadow -Wstrict-prototypes -I. $< -lhiredis -o $@
+	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes -I. $< -lhiredis -o $@
 $(B)/rcluster/build_clang: tests/store/redis_cluster_build.c $(RC_HDRS)
 	@mkdir -p $(B)/rcluster
-	$(CLANG) -std=c99 $(WARN) -Wshadow -I. $< -lhiredis -o $@
+	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow -Wsign-conversion -I. $< -lhiredis -o $@
 $(B)/rcluster/build_cxx17: tests/store/redis_cluster_build.c $(RC_HDRS)
 	@mkdir -p $(B)/rcluster
 	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow -I. $< -x none -lhiredis -o $@
