@@ -4,16 +4,17 @@
 #     DESTDIR, none outside, the generated files carry the header's version and no
 #     staging path; then the staged tree is moved to PREFIX, as a package manager would.
 #  2. consumers (tests/pkg/consumer_*.c, all -Wall -Wextra -Wpedantic -Werror, C99) built
-#     four ways: pkg-config, CMake find_package (with the version file asked to refuse
-#     a newer major or minor), CMake add_subdirectory, Meson subproject; each way builds
-#     the core (header-only, and the library target where the way has one) and both
-#     adapters (the Redis one also against the library target).
+#     four ways: pkg-config, CMake find_package, CMake add_subdirectory, Meson subproject;
+#     each way builds the core (header-only, and the library target where the way has
+#     one) and both adapters (the Redis one also against the library target). The CMake
+#     package is also asked for a newer major / 0.x minor / unknown component (refused),
+#     used without COMPONENTS and from a C++-only project (tests/pkg/nolang, cxx).
 #  3. the core consumers run; the adapter consumers run one lifecycle each against a
 #     real redis-server / PostgreSQL started here on 127.0.0.1 (tests/store/with_*.sh).
 #  4. the source tree as a top-level CMake project builds its CTest suites and runs four.
 #  5. make uninstall with the same PREFIX and DESTDIR leaves only the files it did not
 #     install (two planted ones); a second uninstall still succeeds.
-# Last line: "N passed, N failed". Runs in about a minute.
+# Last line: "N passed, N failed". About 30 s.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -102,6 +103,12 @@ printf 'cmake_minimum_required(VERSION 3.14)\nproject(pos LANGUAGES NONE)\nfind_
 rm -rf "$tmp/neg/b"
 check "CMake find_package(lite_di_lock $major.$minor) is accepted" cmake -S "$tmp/neg" -B "$tmp/neg/b" -DCMAKE_PREFIX_PATH="$prefix"
 
+check "CMake find_package without COMPONENTS, no language: core and adapter targets, no lib" \
+  cmake -S tests/pkg/nolang -B "$tmp/nolang" -DCMAKE_PREFIX_PATH="$prefix"
+check "CMake find_package in a C++-only project: configure" \
+  cmake -S tests/pkg/cxx -B "$tmp/cxx" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+check "CMake find_package in a C++-only project: build (lib compiled as C++)" cmake --build "$tmp/cxx"
+
 # ------------------------------------------------------------------ 2c. CMake add_subdirectory
 echo "-- CMake add_subdirectory($repo)"
 check "CMake add_subdirectory: configure" \
@@ -120,7 +127,7 @@ check "Meson subproject: build" ninja -C "$tmp/meson"
 
 # ------------------------------------------------------------------ 3. run them
 echo "-- the core consumers"
-for b in pc/core_hdr find/core_hdr find/core_lib subdir/core_hdr subdir/core_lib meson/core_hdr meson/core_lib; do
+for b in pc/core_hdr find/core_hdr find/core_lib cxx/core_hdr cxx/core_lib subdir/core_hdr subdir/core_lib meson/core_hdr meson/core_lib; do
   case $b in *_lib) what=core-lib ;; *) what=core ;; esac
   out=$("$tmp/$b" 2>&1); rc=$?
   if [ $rc = 0 ] && [ "$out" = "$what ok version=$ver fences=1,2" ]; then ok "$b: $out"
