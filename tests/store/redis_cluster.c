@@ -504,7 +504,9 @@ static void test_sigstop(void)
            "longest frame %u ms\n", victim, (unsigned long long)(st_now_ms() - stop_at), lost_ok, nv, others_ok,
            ZN - nv, max_pump);
     ST_CHECK(nv > 0 && lost_ok == nv && others_ok == ZN - nv, "sigstop: only the frozen master's leases are lost");
-    ST_CHECK(max_pump < 500, "no frame blocked on the frozen master (longest %u ms)", max_pump);
+    /* not a speed target: a frame that waited on the frozen master would last at least the
+       command timeout (1000 ms) */
+    ST_CHECK(max_pump < 1000, "no frame blocked on the frozen master (longest %u ms)", max_pump);
     frames(&ra, g_zl, ZN, 500, NULL);
     for (i = 0; i < ZN; i++) ldl_lock_release(&g_zl[i]);
     frames(&ra, g_zl, ZN, 300, NULL);
