@@ -135,6 +135,12 @@ typedef struct ldl__rc_node {       /* private */
 #endif
 } ldl__rc_node;
 
+typedef struct ldl__rc_budget {     /* private: bounds one CLUSTER SLOTS reply */
+    const void *_dflt;              /* hiredis' own reply builders */
+    long        _left;              /* objects still allowed */
+    int         _refused;
+} ldl__rc_budget;
+
 typedef struct ldl__rc_map {        /* private */
     ldl__rc_node  _n[LDL_REDIS_CLUSTER_NODES];
     int           _nn;
@@ -202,6 +208,7 @@ typedef struct ldl_redis_cluster_async {
     ldl_redis_cluster_req *_reqs;
     size_t                 _nreqs, _free;
     redisContext          *_ctl;     /* non-blocking CLUSTER SLOTS read, NULL when none */
+    ldl__rc_budget         _ctl_budget;
     int                    _ctl_node;
     uint64_t               _ctl_start, _gen, _want, _ctl_after;
 } ldl_redis_cluster_async;
@@ -252,14 +259,65 @@ static uint64_t ldl__rc_now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void ldl__rc_say(ldl__rc_map *m, const char *a, const char *b, const char *c) {
+static void ldl__rc_say4(ldl__rc_map *m, const char *a, const char *b, const char *c, const char *d) {
     size_t n = 0;
-    const char *p[3];
+    const char *p[4];
     int i;
-    p[0] = a; p[1] = b; p[2] = c;
-    for (i = 0; i < 3; i++)
+    p[0] = a; p[1] = b; p[2] = c; p[3] = d;
+    for (i = 0; i < 4; i++)
         for (; p[i] && *p[i] && n + 1 < sizeof m->_why; p[i]++) m->_why[n++] = *p[i];
     m->_why[n] = 0;
+}
+
+static void ldl__rc_say(ldl__rc_map *m, const char *a, const char *b, const char *c) {
+    ldl__rc_say4(m, a, b, c, NULL);
+}
+
+/* the slot table stores node index + 1 in a byte */
+typedef char ldl__rc_check_nodes[(LDL_REDIS_CLUSTER_NODES >= 1 && LDL_REDIS_CLUSTER_NODES <= 255) ? 1 : -1];
+
+/* ------------------------------------------------------------ bounded map replies
+   A map read goes through short-lived contexts of our own, whose reader gets these
+   builders: hiredis' own ones, refusing (before allocating) an array of more than 16384
+   elements, a string of more than 256 bytes, or more than LDL__RC_OBJECTS objects in one
+   reply. (hiredis 0.14 sets no limit of its own.) */
+#define LDL__RC_OBJECTS 300000L
+static const redisReplyObjectFunctions *ldl__rc_dflt(const redisReadTask *t) {
+    return (const redisReplyObjectFunctions *)((ldl__rc_budget *)t->privdata)->_dflt;
+}
+static int ldl__rc_spend(const redisReadTask *t, int ok) {
+    ldl__rc_budget *b = (ldl__rc_budget *)t->privdata;
+    if (!ok || --b->_left < 0) { b->_refused = 1; return 0; }
+    return 1;
+}
+static void *ldl__rc_mk_str(const redisReadTask *t, char *str, size_t len) {
+    return ldl__rc_spend(t, len <= 256) ? ldl__rc_dflt(t)->createString(t, str, len) : NULL;
+}
+static void *ldl__rc_mk_array(const redisReadTask *t, int n) {
+    return ldl__rc_spend(t, n <= LDL_REDIS_CLUSTER_SLOTS) ? ldl__rc_dflt(t)->createArray(t, n) : NULL;
+}
+static void *ldl__rc_mk_int(const redisReadTask *t, long long v) {
+    return ldl__rc_spend(t, 1) ? ldl__rc_dflt(t)->createInteger(t, v) : NULL;
+}
+static void *ldl__rc_mk_nil(const redisReadTask *t) {
+    return ldl__rc_spend(t, 1) ? ldl__rc_dflt(t)->createNil(t) : NULL;
+}
+static void ldl__rc_free_obj(void *o) { freeReplyObject(o); }
+static const redisReplyObjectFunctions ldl__rc_fns = {
+    ldl__rc_mk_str, ldl__rc_mk_array, ldl__rc_mk_int, ldl__rc_mk_nil, ldl__rc_free_obj
+};
+
+/* install the bounded builders on a context of our own; 0 ok, -1 out of memory */
+static int ldl__rc_bound(redisContext *c, ldl__rc_budget *b) {
+    redisReader *fresh = redisReaderCreate();
+    if (!fresh || !c->reader) { if (fresh) redisReaderFree(fresh); return -1; }
+    b->_dflt = fresh->fn;                     /* hiredis' static table: outlives the reader */
+    redisReaderFree(fresh);
+    b->_left = LDL__RC_OBJECTS;
+    b->_refused = 0;
+    c->reader->fn = (redisReplyObjectFunctions *)&ldl__rc_fns;
+    c->reader->privdata = b;
+    return 0;
 }
 
 /* ------------------------------------------------------------ CRC16 / slots */
@@ -352,7 +410,9 @@ static redisContext *ldl__rc_block_connect(ldl__rc_map *m, int i) {
     struct timeval tv = ldl__rc_tv(m->_timeout_ms);
     redisContext *c = redisConnectWithTimeout(m->_n[i]._host, m->_n[i]._port, tv);
     if (!c || c->err) {
-        ldl__rc_say(m, "connect ", m->_n[i]._host, c ? c->errstr : ": out of memory");
+        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
+        ldl__rc_addr(&m->_n[i], where, sizeof where);
+        ldl__rc_say4(m, "connect ", where, ": ", c ? c->errstr : "out of memory");
         if (c) redisFree(c);
         return NULL;
     }
@@ -375,8 +435,15 @@ static int ldl__rc_hostport(const char *s, size_t n, size_t *hlen, int *port) {
     return v > 0 && v <= 65535;
 }
 
-/* Apply a CLUSTER SLOTS reply read from node `from`. 1 when it covers every slot. */
+/* Apply a CLUSTER SLOTS reply read from node `from`. 1 when it covers every slot; a map
+   refused leaves the node list as it was. */
+static int ldl__rc_apply2(ldl__rc_map *m, const redisReply *rep, int from);
 static int ldl__rc_apply(ldl__rc_map *m, const redisReply *rep, int from) {
+    int nn = m->_nn, ok = ldl__rc_apply2(m, rep, from);
+    if (!ok) m->_nn = nn;                      /* nodes named only by a refused map */
+    return ok;
+}
+static int ldl__rc_apply2(ldl__rc_map *m, const redisReply *rep, int from) {
     unsigned char fresh[LDL_REDIS_CLUSTER_SLOTS];
     size_t i, covered = 0;
     int k;
@@ -434,6 +501,7 @@ static int ldl__rc_read_map(ldl__rc_map *m, redisContext *c, int from) {
 /* a map from any node, preferring `first`, through fresh short-lived blocking
    connections (never a lock connection: their stream stays the adapter's) */
 static int ldl__rc_refresh(ldl__rc_map *m, int first) {
+    ldl__rc_budget b;
     int k, i;
     for (k = -1; k < m->_nn; k++) {
         redisContext *c;
@@ -442,7 +510,10 @@ static int ldl__rc_refresh(ldl__rc_map *m, int first) {
         if (i < 0 || (k >= 0 && i == first)) continue;
         c = ldl__rc_block_connect(m, i);
         if (!c) continue;
+        if (ldl__rc_bound(c, &b) != 0) { redisFree(c); continue; }
         rc = ldl__rc_read_map(m, c, i);
+        if (b._refused) ldl__rc_say(m, "CLUSTER SLOTS reply refused: larger than any map (hostile or "
+                                    "foreign server?)", NULL, NULL);
         redisFree(c);
         if (rc == LDL_OK) return LDL_OK;
     }
@@ -853,7 +924,8 @@ static void ldl__rc_ctl(ldl_redis_cluster_async *ra) {
             if (k <= m->_nn && !m->_n[i]._master) continue;
             c = redisConnectNonBlock(m->_n[i]._host, m->_n[i]._port);
             if (!c) return;
-            if (c->err || redisAppendCommand(c, "CLUSTER SLOTS") != REDIS_OK) { redisFree(c); continue; }
+            if (c->err || ldl__rc_bound(c, &ra->_ctl_budget) != 0 ||
+                redisAppendCommand(c, "CLUSTER SLOTS") != REDIS_OK) { redisFree(c); continue; }
             ra->_ctl = c;
             ra->_ctl_node = i;
             ra->_ctl_start = now;
@@ -877,7 +949,7 @@ static void ldl__rc_ctl(ldl_redis_cluster_async *ra) {
         redisFree(ra->_ctl); ra->_ctl = NULL; return;
     }
     if (!rep) {
-        if (ra->_ctl->reader->len > 65536) { redisFree(ra->_ctl); ra->_ctl = NULL; }
+        if (ra->_ctl->reader->len > ((size_t)1 << 22)) { redisFree(ra->_ctl); ra->_ctl = NULL; }
         return;
     }
     if (ldl__rc_apply(m, (redisReply *)rep, ra->_ctl_node)) ra->_gen++;

@@ -3,6 +3,7 @@
  * bus port + 10000 free too), `redis-cli --cluster create ... --cluster-replicas 1
  * --cluster-yes` (3 masters, one replica each), stopped at the end.
  *   keyslot     client CRC16 slots == CLUSTER KEYSLOT for 3,000 names (braces, empty tags)
+ *   hostile     a seed answering "*2147483647" or a map with holes: init refuses, no crash
  *   control     one plain ldl_redis on one master: most keys answer MOVED (LDL_ESTORE)
  *   sync1000    1,000 keys over all masters, synchronous: acquire, second acquire refused,
  *               renew, release; every master served a share
@@ -666,6 +667,55 @@ static void test_takeover(void)
     ldl_redis_cluster_free(&h2);
 }
 
+/* ------------------------------------------------------------ a hostile seed
+   A "node" that answers CLUSTER SLOTS with "*2147483647" (hiredis 0.14 would reserve 16 GB)
+   or with a map that leaves slots uncovered: init refuses, nothing crashes (ASan). */
+static int hostile_child(void *arg, int in, int out)
+{
+    int lfd = (int)(intptr_t)arg, k;
+    (void)in; (void)out;
+    for (k = 0; k < 2; k++) {
+        char buf[512];
+        int fd = accept(lfd, NULL, NULL);
+        const char *ans;
+        if (fd < 0) return 1;
+        if (read(fd, buf, sizeof buf) <= 0) { close(fd); continue; }
+        ans = k == 0 ? "*2147483647\r\n"
+                                 : "*1\r\n*3\r\n:0\r\n:99\r\n*2\r\n$9\r\n127.0.0.1\r\n:7000\r\n";
+        rs__write_all(fd, ans, strlen(ans));
+        st_sleep_ms(300);
+        close(fd);
+    }
+    return 0;
+}
+
+static void test_hostile(void)
+{
+    static ldl_redis_cluster rc;
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    st_child ch;
+    char seed[32];
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), r1, r2;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ST_CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 4) == 0 &&
+             getsockname(lfd, (struct sockaddr *)&a, &len) == 0, "hostile listener");
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", ntohs(a.sin_port));
+    st_fork(&ch, hostile_child, (void *)(intptr_t)lfd);
+    close(lfd);
+    r1 = ldl_redis_cluster_init(&rc, seed, NULL, 1000);
+    printf("  hostile seed: huge array -> %d (%s)\n", r1, ldl_redis_cluster_why(&rc));
+    ST_CHECK(r1 == LDL_ESTORE && strstr(ldl_redis_cluster_why(&rc), "refused"), "a huge CLUSTER SLOTS reply is refused");
+    ldl_redis_cluster_free(&rc);
+    r2 = ldl_redis_cluster_init(&rc, seed, NULL, 1000);
+    printf("  hostile seed: map of 100 slots -> %d (%s)\n", r2, ldl_redis_cluster_why(&rc));
+    ST_CHECK(r2 == LDL_ESTORE && strstr(ldl_redis_cluster_why(&rc), "cover"), "a map that leaves slots uncovered is refused");
+    ldl_redis_cluster_free(&rc);
+    st_join(&ch, 5000);
+}
+
 int main(void)
 {
     uint64_t t0 = st_now_ms();
@@ -677,6 +727,7 @@ int main(void)
     }
     printf("  cluster up in %llu ms\n", (unsigned long long)(st_now_ms() - t0));
     test_keyslot();
+    test_hostile();
     test_control();
     test_sync1000();
     test_async1000();
