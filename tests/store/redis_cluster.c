@@ -4,6 +4,7 @@
  * --cluster-yes` (3 masters, one replica each), stopped at the end.
  *   keyslot     client CRC16 slots == CLUSTER KEYSLOT for 3,000 names (braces, empty tags)
  *   hostile     a seed answering "*2147483647" or a map with holes: init refuses, no crash
+ *   conformance the shared store conformance body (tests/store/conformance.h), synchronous
  *   control     one plain ldl_redis on one master: most keys answer MOVED (LDL_ESTORE)
  *   sync1000    1,000 keys over all masters, synchronous: acquire, second acquire refused,
  *               renew, release; every master served a share
@@ -29,6 +30,7 @@
 #define LDL_REDIS_CLUSTER_IMPLEMENTATION
 #include "adapters/lite_di_lock_redis_cluster.h"
 #include "tests/store/redis_server.h"
+#include "tests/store/conformance.h"
 
 #include "tests/store/redis_cluster_server.h"
 
@@ -88,6 +90,26 @@ static void test_keyslot(void)
     ST_CHECK(n == 3500 && bad == 0, "keyslot: %d of %d names differ from CLUSTER KEYSLOT", bad, n);
     ldl_redis_cluster_free(&rc);
     if (c) redisFree(c);
+}
+
+/* the shared store conformance body, two cluster adapters as the two clients (its awkward
+   keys, braces included, land on every master) */
+static void test_conformance(void)
+{
+    static ldl_redis_cluster ca, cb;
+    conf_env e;
+    ST_CHECK(ldl_redis_cluster_init(&ca, g_seeds, "conf", 1000) == LDL_OK &&
+             ldl_redis_cluster_init(&cb, g_seeds, "conf", 1000) == LDL_OK, "conformance init");
+    memset(&e, 0, sizeof e);
+    e.name = "redis-cluster";
+    e.a = ldl_redis_cluster_store(&ca);
+    e.b = ldl_redis_cluster_store(&cb);
+    e.ttl_ms = 300;
+    e.sleep_ms = conf_real_sleep;
+    e.tokens_per_key = 1;
+    conf_run(&e);
+    ldl_redis_cluster_free(&ca);
+    ldl_redis_cluster_free(&cb);
 }
 
 /* a plain single-node adapter on a cluster: the symptom, the control */
@@ -729,6 +751,7 @@ int main(void)
     test_keyslot();
     test_hostile();
     test_control();
+    test_conformance();
     test_sync1000();
     test_async1000();
     test_migrate();
