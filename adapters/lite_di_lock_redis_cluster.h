@@ -149,6 +149,7 @@ typedef struct ldl__rc_map {        /* private */
     uint32_t      _timeout_ms;
     int           _stale;
     int           _async;
+    uint64_t      _refresh_ms;      /* last map read started (synchronous view) */
     int           _wait_n;          /* synchronous view: WAIT after grants and renewals */
     uint32_t      _wait_ms;
     ldl_redis_cluster_stats _stats;
@@ -503,11 +504,17 @@ static int ldl__rc_read_map(ldl__rc_map *m, redisContext *c, int from) {
 static int ldl__rc_refresh(ldl__rc_map *m, int first) {
     ldl__rc_budget b;
     int k, i;
-    for (k = -1; k < m->_nn; k++) {
+    m->_refresh_ms = ldl__rc_now_ms();
+    /* `first`, then masters whose lock connection has not failed, then the rest (a
+       frozen node costs a timeout: it is asked last) */
+    for (k = -1; k < 3 * m->_nn; k++) {
         redisContext *c;
-        int rc;
-        i = k < 0 ? first : k;
+        int rc, pass = k < 0 ? 0 : k / m->_nn + 1, bad;
+        i = k < 0 ? first : k % m->_nn;
         if (i < 0 || (k >= 0 && i == first)) continue;
+        bad = m->_n[i]._c && m->_n[i]._c->err;
+        if ((pass == 1 && (!m->_n[i]._master || bad)) || (pass == 2 && (m->_n[i]._master || bad)) ||
+            (pass == 3 && !bad)) continue;
         c = ldl__rc_block_connect(m, i);
         if (!c) continue;
         if (ldl__rc_bound(c, &b) != 0) { redisFree(c); continue; }
@@ -670,7 +677,8 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
         ldl__rc_say(m, "bad argument (key empty or too long, ttl 0)", NULL, NULL);
         return LDL_EINVAL;
     }
-    if (m->_stale || !m->_slot[slot]) ldl__rc_refresh(m, -1);
+    if (!m->_slot[slot] || (m->_stale && ldl__rc_now_ms() - m->_refresh_ms >= 1000))
+        ldl__rc_refresh(m, -1);                       /* after a link failure: at most once a second */
     node = m->_slot[slot] - 1;
     for (;;) {
         ldl_redis *r;
@@ -706,7 +714,7 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
         if (red == 1) {
             m->_stats.moved++;
             if (moved++) return rc_;                      /* bounded: one retry */
-            if (ldl__rc_refresh(m, node) == LDL_OK) node = m->_slot[slot] - 1;
+            if (ldl__rc_refresh(m, node) == LDL_OK && m->_slot[slot] - 1 != node) node = m->_slot[slot] - 1;
             else node = ldl__rc_add(m, addr, hl, port);   /* the redirect's own word */
             asking = 0;
         } else {

@@ -16,6 +16,7 @@
  *   contention  4 processes x 3 fenced resources (one per master), synchronous view
  *   sigstop     a master SIGSTOPped 2.5 s under 300 non-blocking locks: its leases LOST at
  *               their deadlines with LEASE_EXPIRED, the others held; pump time printed
+ *   syncstop    the same with the synchronous view (30 locks, 4 s): only its leases lost
  *   wait        ldl_redis_cluster_set_wait(1 replica): granted with the replica up; with it
  *               SIGSTOPped, no grant and the unacknowledged lease handed back
  *   failover    CLUSTER FAILOVER of a master with 50 held leases: what happens is printed
@@ -593,6 +594,48 @@ static void test_wait(void)
     ldl_redis_cluster_free(&plain);
 }
 
+/* synchronous view: a frozen master costs its own calls a timeout each; locks on the other
+   masters keep their leases (the map is read from the healthy masters first) */
+static void test_sync_sigstop(void)
+{
+    static ldl_redis_cluster rc;
+    static ldl_lock lk[30];
+    static char keys[30][16];
+    static int on_victim[30];
+    ldl_store s;
+    int i, victim, nv = 0, victims_held = 0, others_held = 0;
+    uint64_t end;
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "ss", 200) == LDL_OK, "init");
+    s = ldl_redis_cluster_store(&rc);
+    victim = -1;
+    for (i = 0; i < 30; i++) {
+        char addr[80];
+        snprintf(keys[i], sizeof keys[i], "ss%d", i);
+        lock_init(&lk[i], &s, NULL, keys[i], 3000);
+        ST_CHECK(ldl_lock_acquire(&lk[i]) == 1, "sync sigstop: acquire %s", keys[i]);
+        ldl_redis_cluster_master(&rc, keys[i], addr, sizeof addr);
+        if (victim < 0) victim = node_of_addr(addr);
+        on_victim[i] = node_of_addr(addr) == victim;
+        nv += on_victim[i];
+    }
+    kill(g_n[victim].pid, SIGSTOP);
+    end = st_now_ms() + 4000;
+    while (st_now_ms() < end) {
+        for (i = 0; i < 30; i++) ldl_lock_poll(&lk[i]);
+        st_sleep_ms(20);
+    }
+    for (i = 0; i < 30; i++) {
+        if (on_victim[i]) victims_held += ldl_lock_state(&lk[i]) == LDL_HELD;
+        else others_held += ldl_lock_state(&lk[i]) == LDL_HELD;
+    }
+    kill(g_n[victim].pid, SIGCONT);
+    printf("  sync sigstop node %d for 4 s: %d of %d leases on it still held, %d of %d others held\n", victim,
+           victims_held, nv, others_held, 30 - nv);
+    ST_CHECK(nv > 0 && victims_held == 0 && others_held == 30 - nv, "sync view: only the frozen master's leases are lost");
+    for (i = 0; i < 30; i++) { ldl_lock_release(&lk[i]); ldl_lock_dispose(&lk[i]); }
+    ldl_redis_cluster_free(&rc);
+}
+
 /* ------------------------------------------------------------ CLUSTER FAILOVER */
 static void test_failover(void)
 {
@@ -759,6 +802,7 @@ int main(void)
     test_aask();
     test_contention();
     test_sigstop();
+    test_sync_sigstop();
     test_wait();
     test_failover();
     test_takeover();
