@@ -637,12 +637,19 @@ static void test_sync_sigstop(void)
 }
 
 /* ------------------------------------------------------------ CLUSTER FAILOVER */
+#define FA 50
+static ldl_lock g_fl[FA];
+static ldl_redis_cluster_req g_freq[2 * FA + 16];
+
 static void test_failover(void)
 {
     static ldl_redis_cluster rc;
-    static int64_t tok[50];
-    static char keys[50][16];
+    static ldl_redis_cluster_async ra;
+    static int64_t tok[50], atok[FA];
+    static char keys[50][16], akeys[FA][16];
     ldl_store s;
+    ldl_async_store as;
+    int na = 0, aheld0 = 0, aheld1 = 0;
     int i, k = 0, victim, replica = -1, renewed = 0, refused = 0, promoted = 0;
     int64_t maxold = 0, t;
     char addr[80];
@@ -657,14 +664,40 @@ static void test_failover(void)
         if (s.acquire(s.ctx, keys[k], 30000, &tok[k]) == 1) { if (tok[k] > maxold) maxold = tok[k]; k++; }
     }
     ST_CHECK(k == 50, "50 leases held on master %d", victim);
+    /* and FA non-blocking locks on the same master, kept alive by frames throughout */
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "fa", 1000, g_freq, 2 * FA + 16) == LDL_OK, "async init");
+    as = ldl_redis_cluster_async_store(&ra);
+    tick();
+    for (i = 0; na < FA && i < 5000; i++) {
+        snprintf(akeys[na], sizeof akeys[na], "fa%d", i);
+        ldl_redis_cluster_master(&rc, akeys[na], addr, sizeof addr);
+        if (node_of_addr(addr) != victim) continue;
+        lock_init(&g_fl[na], NULL, &as, akeys[na], 1500);
+        ldl_lock_acquire(&g_fl[na]);
+        na++;
+    }
+    frames(&ra, g_fl, na, 300, NULL);
+    for (i = 0; i < na; i++) { atok[i] = ldl_lock_fencing_token(&g_fl[i]); aheld0 += ldl_lock_state(&g_fl[i]) == LDL_HELD; }
     replica = replica_of(victim);
     ST_CHECK(replica >= 0, "the victim's replica");
     if (replica < 0) { ldl_redis_cluster_free(&rc); return; }
     ST_CHECK(cmd_ok(replica, "CLUSTER", "FAILOVER", NULL, NULL, NULL), "CLUSTER FAILOVER");
     end = st_now_ms() + 15000;
-    while (st_now_ms() < end && !(promoted = node_info_has(replica, "NODES", "myself,master"))) st_sleep_ms(50);
+    while (st_now_ms() < end && !(promoted = node_info_has(replica, "NODES", "myself,master")))
+        frames(&ra, g_fl, na, 50, NULL);
     ST_CHECK(promoted, "replica promoted");
-    st_sleep_ms(300);
+    frames(&ra, g_fl, na, 2000, NULL);                       /* >= 2 renewals after the promotion */
+    for (i = 0; i < na; i++) aheld1 += ldl_lock_state(&g_fl[i]) == LDL_HELD && ldl_lock_fencing_token(&g_fl[i]) == atok[i];
+    printf("  failover, non-blocking: %d of %d held before, %d still held with the same token 2 s after the "
+           "promotion (moved %llu, retries %llu)\n", aheld0, na, aheld1,
+           (unsigned long long)ldl_redis_cluster_async_stats(&ra)->moved,
+           (unsigned long long)ldl_redis_cluster_async_stats(&ra)->retries);
+    ST_CHECK(na == FA && aheld0 == na && aheld1 == na, "non-blocking locks survive a graceful failover: %s",
+             ldl_redis_cluster_async_why(&ra));
+    for (i = 0; i < na; i++) ldl_lock_release(&g_fl[i]);
+    frames(&ra, g_fl, na, 200, NULL);
+    for (i = 0; i < na; i++) ldl_lock_dispose(&g_fl[i]);
+    ldl_redis_cluster_async_free(&ra);
     for (i = 0; i < k; i++) {
         if (s.renew(s.ctx, keys[i], tok[i], 30000) == 1) renewed++;
         if (s.acquire(s.ctx, keys[i], 30000, &t) == 0) refused++;
