@@ -22,7 +22,7 @@
        #define LDL_REDIS_CLUSTER_IMPLEMENTATION
        #include "adapters/lite_di_lock_redis_cluster.h"
 
-       static ldl_redis_cluster rc;          (about 17 KiB + 2 KiB per node: keep it static)
+       static ldl_redis_cluster rc;          (about 29 KiB: the slot table and 16 nodes)
        if (ldl_redis_cluster_init(&rc, "10.0.0.1:7000,10.0.0.2:7000", "myapp", 500) != LDL_OK)
            puts(ldl_redis_cluster_why(&rc));
        ldl_store store = ldl_redis_cluster_store(&rc);
@@ -85,6 +85,21 @@
    (synchronous view) makes every grant and renewal wait for replicas with
    WAIT: it narrows that window, it does not close it (measured cost in the
    doc).
+
+   MAP READS go through short-lived connections of the adapter's own (never a
+   lock connection), whose reader refuses an array of more than 16384
+   elements, a string of more than 256 bytes or more than 300,000 objects
+   before allocating; a map that leaves a slot uncovered is refused.
+
+   MEMORY: hiredis allocates the contexts; the non-blocking view also mallocs,
+   per master, a pool of nreqs ldl_redis_req for its ldl_redis_async. Both are
+   freed by _free / _async_free.
+
+   THE CORE'S OP. The non-blocking view gives each master's ldl_redis_async an
+   ldl_op of its own per request and reads its answer after each pump; the
+   core has no public call for that, so it copies the lock op's in-flight mark
+   at submit and reads the op's recorded answer fields (decision 0103). Submit
+   only ops that come from an ldl_lock (as the core does).
 
    OPTIONS
      LDL_REDIS_CLUSTER_IMPLEMENTATION  in exactly one .c/.cpp file, after
