@@ -134,7 +134,8 @@
    fire-and-forget; after it returns no store holds a pointer into the lock.
    ldl_memstore_async_store() is the MemoryStore as a non-blocking store (it
    answers inside every submit). Network adapters live in adapters/:
-   lite_di_lock_redis.h (hiredis) and lite_di_lock_pg.h (libpq), each with a
+   lite_di_lock_redis.h (hiredis), lite_di_lock_redis_cluster.h (Redis
+   Cluster routing over it) and lite_di_lock_pg.h (libpq), each with a
    synchronous store and a pumped non-blocking view.
 
    TIMERS
@@ -302,6 +303,9 @@ typedef struct ldl_async_store {
 LDL_API void ldl_op_complete(ldl_op *op, int rc, int64_t token);
 #endif
 
+/* the op's phase (private values; a store never writes them itself) */
+enum { LDL__OP_IDLE = 0, LDL__OP_FLYING = 1, LDL__OP_ANSWERED = 2 };
+
 /* ------------------------------------------------------------ container */
 typedef struct ldl_container {
     void *(*scope)(void *self);                                   /* new child, NULL = failed */
@@ -460,6 +464,22 @@ LDL__INLINE int64_t ldl_lock_fencing_token(const ldl_lock *lock) { return lock->
 LDL__INLINE int     ldl_lock_reason(const ldl_lock *lock)        { return lock->_reason; }
 LDL__INLINE int     ldl_lock_pending(const ldl_lock *lock)       { return lock->_op._phase != 0; }
 LDL__INLINE int     ldl_lock_answer(const ldl_lock *lock)        { return lock->_answer; }
+
+#ifndef LDL_NO_ASYNC
+/* For a store built on other non-blocking stores (a router such as the Redis
+   Cluster view): its own ldl_op, submitted to the store below. ldl_op_begin
+   marks it in flight (so that store's ldl_op_complete records into it);
+   ldl_op_result is 1 once it was answered, with the answer in *rc / *token. */
+LDL__INLINE void ldl_op_begin(ldl_op *op) {
+    op->_phase = LDL__OP_FLYING; op->_kind = 0; op->_rc = 0; op->_token = 0; op->_start = 0;
+}
+LDL__INLINE int ldl_op_result(const ldl_op *op, int *rc, int64_t *token) {
+    if (op->_phase != LDL__OP_ANSWERED) return 0;
+    if (rc) *rc = op->_rc;
+    if (token) *token = op->_token;
+    return 1;
+}
+#endif
 
 #ifdef __cplusplus
 }
@@ -952,7 +972,6 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
    returns, cancels its request if still in flight, hands back whatever it
    was granted, and ldl__settle hands back _owed. Exactly once per token. */
 enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2 };
-enum { LDL__OP_IDLE = 0, LDL__OP_FLYING = 1, LDL__OP_ANSWERED = 2 };
 
 /* LDL_NO_ASYNC: a build without non-blocking stores (decision 0006). The two
    reads below become constants, so the compiler drops every async branch;

@@ -211,7 +211,7 @@ typedef struct ldl_redis_cluster_req {      /* one request; private */
     ldl_op   *_op;                  /* the lock's op */
     size_t    _next;                /* free list, index + 1 */
     int       _state;               /* 0 free, 1 sent, 2 parked (waits for a map) */
-    int       _kind, _node, _tries, _fly;
+    int       _kind, _node, _tries;
     uint64_t  _gen;                 /* parked: waits for a map read after this generation */
     uint64_t  _parked_ms;
     uint32_t  _ttl_ms;
@@ -828,7 +828,7 @@ static int ldl__rc_send(ldl_redis_cluster_async *ra, size_t i) {
         return LDL_ESTORE;
     }
     memset(&q->_inner, 0, sizeof q->_inner);
-    q->_inner._phase = q->_fly;              /* "in flight", as the core wrote it */
+    ldl_op_begin(&q->_inner);                /* in flight: the master's store records into it */
     q->_node = node;
     q->_state = 1;
     s = ldl_redis_async_store(&m->_n[node]._ra);
@@ -859,7 +859,6 @@ static int ldl__rc_submit(ldl_redis_cluster_async *ra, ldl_op *op, int kind, con
     q->_op = op;
     q->_kind = kind;
     q->_tries = 0;
-    q->_fly = op->_phase;
     q->_token = token;
     q->_ttl_ms = ttl_ms;
     memcpy(q->_key, key, k + 1);
@@ -996,8 +995,8 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *
     for (i = 1; i <= ra->_nreqs; i++) {
         ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
         int rc;
-        if (q->_state != 1 || q->_inner._phase == q->_fly) continue;
-        rc = q->_inner._rc;
+        int64_t tok;
+        if (q->_state != 1 || !ldl_op_result(&q->_inner, &rc, &tok)) continue;
         if (rc == LDL_ESTORE) {
             ldl__rc_node *nd = &m->_n[q->_node];
             const char *why = ldl_redis_async_why(&nd->_ra);
@@ -1018,7 +1017,7 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *
                 continue;
             }
         }
-        ldl_op_complete(q->_op, rc, q->_inner._token);
+        ldl_op_complete(q->_op, rc, tok);
         ldl__rc_req_free(ra, i);
         done++;
     }
