@@ -2782,6 +2782,30 @@ static void t_strerror_einprogress(void) {
     CHECK(strcmp(ldl_strerror(LDL_EINPROGRESS), ldl_strerror(LDL_ESTORE)) != 0);
 }
 
+/* ldl_op_begin / ldl_op_result: a store's own op, handed to a store below it
+   (a router), records that store's answer exactly like a lock's slot does.
+   M: ldl_op_result answering before the op was answered; ldl_op_begin not
+   arming the op (ldl_op_complete then ignores the answer). */
+static void t_op_begin_result(void) {
+    ldl_op op;
+    int rc = 99;
+    int64_t tok = 99;
+    memset(&op, 0, sizeof op);
+    ldl_op_complete(&op, 1, 5);                       /* never armed: ignored */
+    CHECK_EQ(ldl_op_result(&op, &rc, &tok), 0);
+    ldl_op_begin(&op);
+    CHECK_EQ(ldl_op_result(&op, &rc, &tok), 0);       /* in flight: no answer yet */
+    CHECK_EQ(rc, 99);
+    ldl_op_complete(&op, 1, 42);
+    ldl_op_complete(&op, 0, 7);                       /* the first answer stands */
+    CHECK_EQ(ldl_op_result(&op, &rc, &tok), 1);
+    CHECK_EQ(rc, 1);
+    CHECK_EQ(tok, 42);
+    CHECK_EQ(ldl_op_result(&op, NULL, NULL), 1);
+    ldl_op_begin(&op);                                /* re-armed: the old answer is gone */
+    CHECK_EQ(ldl_op_result(&op, &rc, &tok), 0);
+}
+
 void suite_async(void) {
     /* [options] */
     RUN(t_init_async_with_store_einval);
@@ -2895,5 +2919,6 @@ void suite_async(void) {
     RUN(t_acquire_applies_late_renew_without_deadline);
     RUN(t_release_timeout_cancel_reenters);
     RUN(t_strerror_einprogress);
+    RUN(t_op_begin_result);
     RUN(t_seeded_walk);
 }
