@@ -52,3 +52,8 @@ install-cli: $(B)/cli/ldl-run
 
 uninstall-cli:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ldl-run
+
+# each broken copy of the tool must turn the Redis suite red (not in `make test`)
+.PHONY: test-cli-mutants
+test-cli-mutants:
+	@CC="$(CC)" sh tests/cli/mutants.sh $(B)/cli/mutants
