@@ -107,7 +107,7 @@ static const char usage_text[] =
 "  COMMAND's own exit status; 128+N when it was killed by signal N\n"
 "  1     KEY not acquired (-n, or -w expired; change it with -E)\n"
 "  64    usage: bad option, key, TTL or heartbeat\n"
-"  69    store error: unreachable, or it failed while acquiring KEY\n"
+"  69    store error: unreachable, failing, or silent while acquiring KEY\n"
 "  71    system error (fork, pipe, poll)\n"
 "  75    the lease was lost while COMMAND ran: it was terminated (or, if it had\n"
 "        already exited, its work may not have been exclusive)\n"
@@ -509,13 +509,35 @@ static void attempt_begin(run *r) {
 static int acquire_loop(run *r, const opts *o, int *code) {
     uint64_t t0 = now_ms();
     uint32_t seed = (uint32_t)getpid() * 2654435761u ^ (uint32_t)t0;
+    uint64_t abound, attempt_t0;
     for (;;) {
         int rc;
         unsigned sigs;
         attempt_begin(r);
+        attempt_t0 = now_ms();
         rc = ldl_lock_acquire(&r->lock);
+        /* how long this attempt may wait for the store's answer: TTL/2 (the lock's own
+           timeout, TTL - drift, comes later), cut to the -w deadline but never below 1 s
+           (a slow answer is not a silent store) */
+        abound = now_ms() + o->ttl_ms / 2u;
+        if (o->wait_set) {
+            uint64_t wend = t0 + o->wait_ms, floor1 = now_ms() + 1000u;
+            if (wend < floor1) wend = floor1;
+            if (wend < abound) abound = wend;
+        }
         while (rc == LDL_EINPROGRESS) {
-            sigs = wait_events(r, clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000));
+            uint64_t t = now_ms();
+            int tmo = clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000);
+            if (t >= abound) {
+                char ms[24];
+                (void)ldl_lock_release(&r->lock);    /* cancels; the adapter hands back a late grant */
+                snprintf(ms, sizeof ms, "%llu", (unsigned long long)(abound - attempt_t0));
+                say("store error while acquiring: no answer within %s ms%s", ms, NULL);
+                *code = EXIT_STORE;
+                return 0;
+            }
+            if ((uint64_t)tmo > abound - t) tmo = (int)(abound - t);
+            sigs = wait_events(r, tmo);
             if (sigs) {
                 int j;
                 for (j = 0; j < NFWD; j++) if (sigs & (1u << j)) r->signal_seen = fwd_sigs[j];

@@ -28,6 +28,16 @@ check() { if eval "$2"; then ok; else bad "$1"; fi; }
 # wait_for FILE: up to 15 s for FILE to exist and be non-empty
 wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
 alive() { kill -0 "$1" 2>/dev/null; }
+# bwait PID [GROUP]: wait for a signalled ldl-run, at most 20 s (a bound, not a timing
+# check); past it: a failure, and ldl-run and the command's GROUP are SIGKILLed. rc in $rc.
+bwait() {
+  i=0; while alive "$1" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+  if alive "$1"; then
+    bad "ldl-run $1 still running 20 s after its signal"
+    kill -9 "$1" 2>/dev/null; [ -n "${2:-}" ] && kill -9 -- "-$2" 2>/dev/null
+  fi
+  wait "$1"; rc=$?
+}
 
 # ---------------------------------------------------------------- the store
 case $kind in
@@ -147,27 +157,27 @@ check "fences rise in run order" \
 [ $fail = 0 ] || { echo "--- log"; cat log; } >&2
 
 # ---------------------------------------------------------------- signals forwarded
-xrun SK -- sh -c 'trap "echo got TERM >> sig; exit 3" TERM; echo $$ > sig.ready; while :; do sleep 0.05; done' &
+xrun SK -- sh -c 'exec 2>/dev/null; trap "echo got TERM >> sig; exit 3" TERM; echo $$ > sig.ready; while :; do sleep 0.05; done' &
 l=$!
-wait_for sig.ready; kill -TERM $l; wait $l; rc=$?
+wait_for sig.ready; kill -TERM $l; bwait $l "$(cat sig.ready)"
 check "TERM forwarded: the child's trap ran, its exit 3 passes through (got $rc)" \
   '[ $rc = 3 ] && grep -q "got TERM" sig'
 run -n SK -- true;                            rc=$?
 check "released after the forwarded TERM: -n gets it (got $rc)" '[ $rc = 0 ]'
-xrun SK -- sh -c 'trap "echo got INT >> sig; exit 4" INT; echo $$ > int.ready; while :; do sleep 0.05; done' &
+xrun SK -- sh -c 'exec 2>/dev/null; trap "echo got INT >> sig; exit 4" INT; echo $$ > int.ready; while :; do sleep 0.05; done' &
 l=$!
-wait_for int.ready; kill -INT $l; wait $l; rc=$?
+wait_for int.ready; kill -INT $l; bwait $l "$(cat int.ready)"
 check "INT forwarded: exit 4 passes through (got $rc)" '[ $rc = 4 ] && grep -q "got INT" sig'
 # the grandchild shrugs off the SIGTERM that ends a group's leftovers (it may come first)
 printf 'trap "echo gc USR1 >> gusr1; exit 0" USR1\ntrap : TERM\necho $$ > gu.pid\nwhile :; do sleep 0.05; done\n' > gu.sh
-xrun --grace 2 SK -- sh -c 'sh gu.sh & wait' &
+xrun --grace 2 SK -- sh -c 'echo $$ > gu.grp; sh gu.sh 2>/dev/null & wait' &
 l=$!
-wait_for gu.pid; kill -USR1 $l; wait $l; rc=$?
+wait_for gu.pid; kill -USR1 $l; bwait $l "$(cat gu.grp)"
 check "USR1 forwarded to the whole group: the grandchild's trap ran, the child died of it: 138 (got $rc)" \
   '[ $rc = 138 ] && grep -q "gc USR1" gusr1'
-xrun SK -- sh -c 'sleep 60 & echo $! > gc.pid; wait' &
+xrun SK -- sh -c 'echo $$ > gc.grp; sleep 60 & echo $! > gc.pid; wait' &
 l=$!
-wait_for gc.pid; kill -TERM $l; wait $l; rc=$?
+wait_for gc.pid; kill -TERM $l; bwait $l "$(cat gc.grp)"
 check "TERM to ldl-run reaches the grandchild too: 143 (got $rc)" '[ $rc = 143 ] && ! alive "$(cat gc.pid)"'
 run SK -- sh -c 'sleep 60 & echo $! > left.pid; exit 0';   rc=$?
 check "a process left in the group when the command exits is terminated (rc $rc)" \
@@ -181,7 +191,7 @@ printf 'trap "echo gc >> gterm; exit 0" TERM\nwhile :; do sleep 0.05; done\n' > 
 lost_case() {
   name=$1; prologue=$2
   rm -f c.pid g.pid lf lf2 gterm
-  body="$prologue"' echo $LDL_FENCE > lf; sh gc.sh & echo $! > g.pid; echo $$ > c.pid; wait'
+  body="$prologue"' echo $LDL_FENCE > lf; sh gc.sh 2>/dev/null & echo $! > g.pid; echo $$ > c.pid; wait'
   if [ "$kind" = pg ]; then
     exec "$bin" --pg "$SV application_name=ldlrun_stop" --ttl 1500 --grace 0.5 LK -- \
       sh -c "$body" 2>lost.err &
@@ -214,6 +224,12 @@ lost_case() {
   check "$name: taken again after the TTL with a higher fence ($(cat lf) -> $(cat lf2 2>/dev/null))" \
     '[ $rc = 0 ] && [ "$(cat lf2)" -gt "$(cat lf)" ]'
 }
+if [ "$kind" = redis ]; then
+  kill -STOP $rpid; stopped=$rpid
+  run -w 0.3 NK -- touch silent.ran 2>silent.err; rc=$?
+  kill -CONT $rpid; stopped=
+  check "a stopped store while acquiring: exit 69, command not run (got $rc)" '[ $rc = 69 ] && [ ! -e silent.ran ]'
+fi
 lost_case "loss, TERM obeyed" ''
 check "loss, TERM obeyed: the SIGTERM reached the grandchild" '[ -s gterm ]'
 check "loss, TERM obeyed: no SIGKILL was needed" '! grep -q SIGKILL lost.err'
