@@ -28,13 +28,13 @@ check() { if eval "$2"; then ok; else bad "$1"; fi; }
 # wait_for FILE: up to 15 s for FILE to exist and be non-empty
 wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
 alive() { kill -0 "$1" 2>/dev/null; }
-# bwait PID [GROUP]: wait for a signalled ldl-run, at most 20 s (a bound, not a timing
-# check); past it: a failure, and ldl-run and the command's GROUP are SIGKILLed. rc in $rc.
+# bwait PID [PIDS...]: wait for a signalled ldl-run, at most 20 s (a bound, not a timing
+# check); past it: a failure, and ldl-run, PIDS and their groups are SIGKILLed. rc in $rc.
 bwait() {
   i=0; while alive "$1" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
   if alive "$1"; then
     bad "ldl-run $1 still running 20 s after its signal"
-    kill -9 "$1" 2>/dev/null; [ -n "${2:-}" ] && kill -9 -- "-$2" 2>/dev/null
+    for p in "$@"; do [ -n "$p" ] && kill -9 "-$p" "$p" 2>/dev/null; done
   fi
   wait "$1"; rc=$?
 }
@@ -172,12 +172,12 @@ check "INT forwarded: exit 4 passes through (got $rc)" '[ $rc = 4 ] && grep -q "
 printf 'trap "echo gc USR1 >> gusr1; exit 0" USR1\ntrap : TERM\necho $$ > gu.pid\nwhile :; do sleep 0.05; done\n' > gu.sh
 xrun --grace 2 SK -- sh -c 'echo $$ > gu.grp; sh gu.sh 2>/dev/null & wait' &
 l=$!
-wait_for gu.pid; kill -USR1 $l; bwait $l "$(cat gu.grp)"
+wait_for gu.pid; kill -USR1 $l; bwait $l "$(cat gu.grp)" "$(cat gu.pid)"
 check "USR1 forwarded to the whole group: the grandchild's trap ran, the child died of it: 138 (got $rc)" \
   '[ $rc = 138 ] && grep -q "gc USR1" gusr1'
 xrun SK -- sh -c 'echo $$ > gc.grp; sleep 60 & echo $! > gc.pid; wait' &
 l=$!
-wait_for gc.pid; kill -TERM $l; bwait $l "$(cat gc.grp)"
+wait_for gc.pid; kill -TERM $l; bwait $l "$(cat gc.grp)" "$(cat gc.pid)"
 check "TERM to ldl-run reaches the grandchild too: 143 (got $rc)" '[ $rc = 143 ] && ! alive "$(cat gc.pid)"'
 run SK -- sh -c 'sleep 60 & echo $! > left.pid; exit 0';   rc=$?
 check "a process left in the group when the command exits is terminated (rc $rc)" \
