@@ -7,25 +7,8 @@ set -u
 bin=$1
 d=${LDL_TEST_DIR:?run me through tests/store/with_redis.sh}/leader
 mkdir -p "$d"
-pass=0; fail=0
-ok()   { pass=$((pass + 1)); }
-bad()  { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-port=
-for try in 1 2 3 4 5; do
-  p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 ))
-  redis-server --port "$p" --bind 127.0.0.1 --dir "$d" --save '' --appendonly no \
-    --daemonize no --logfile "$d/redis.log" & echo $! > "$LDL_TEST_DIR/leader-redis.pid"
-  i=0
-  while [ $i -lt 100 ]; do
-    redis-cli -h 127.0.0.1 -p "$p" ping 2>/dev/null | grep -q PONG && { port=$p; break; }
-    kill -0 "$(cat "$LDL_TEST_DIR/leader-redis.pid")" 2>/dev/null || break
-    sleep 0.05; i=$((i + 1))
-  done
-  [ -n "$port" ] && break
-  kill -9 "$(cat "$LDL_TEST_DIR/leader-redis.pid")" 2>/dev/null
-done
-[ -n "$port" ] || { bad "redis-server did not start"; echo "$pass passed, $fail failed"; exit 1; }
+. "$(dirname "$0")/redis_smoke_lib.sh"
+smoke_redis leader
 
 export LDL_TTL_MS=600 LDL_KEY=smoke
 "$bin" 127.0.0.1 "$port" 2 > "$d/a.log" 2>&1 &
