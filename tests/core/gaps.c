@@ -252,6 +252,17 @@ static void t_same_hash_chain_of_three(void) {
     }
 }
 
+/* two locks on the colliding keys gap_a and gap_b, sharing g's MemoryStore */
+static void gap_two_locks(gms *g, ldl_lock *la, ldl_lock *lb, fake_container *fca, fake_container *fcb) {
+    ldl_lock_desc d;
+    desc_for(&d, fca, NULL, &g->c, gap_a, 300);
+    desc_use_memstore(&d, &g->ms);
+    CHECK_EQ(ldl_lock_init(la, &d), LDL_OK);
+    desc_for(&d, fcb, NULL, &g->c, gap_b, 300);
+    desc_use_memstore(&d, &g->ms);
+    CHECK_EQ(ldl_lock_init(lb, &d), LDL_OK);
+}
+
 /* the same through two locks sharing one MemoryStore (in the async pass
    through its non-blocking view): acquire, heartbeat, release, dispose
    M: as t_same_hash_keys_memstore (hash-only compare: the second lock's
@@ -259,19 +270,13 @@ static void t_same_hash_chain_of_three(void) {
 static void t_same_hash_keys_through_locks(void) {
     gms g;
     ldl_lock la, lb;
-    ldl_lock_desc d;
     fake_container fca, fcb;
     size_t n;
     gap_search();
     if (!gap_found) { CHECK(gap_found); return; }
     for (n = 2; n <= 8; n += 6) {
         gms_init(&g, n);
-        desc_for(&d, &fca, NULL, &g.c, gap_a, 300);
-        desc_use_memstore(&d, &g.ms);
-        CHECK_EQ(ldl_lock_init(&la, &d), LDL_OK);
-        desc_for(&d, &fcb, NULL, &g.c, gap_b, 300);
-        desc_use_memstore(&d, &g.ms);
-        CHECK_EQ(ldl_lock_init(&lb, &d), LDL_OK);
+        gap_two_locks(&g, &la, &lb, &fca, &fcb);
         CHECK_EQ(ldl_lock_acquire(&la), 1);
         CHECK_EQ(ldl_lock_acquire(&lb), 1);
         CHECK_EQ(ldl_lock_fencing_token(&la), 1);
@@ -296,12 +301,7 @@ static void t_same_hash_keys_through_locks(void) {
     }
     /* one slot: the second lock is refused (the store is full), never granted */
     gms_init(&g, 1);
-    desc_for(&d, &fca, NULL, &g.c, gap_a, 300);
-    desc_use_memstore(&d, &g.ms);
-    CHECK_EQ(ldl_lock_init(&la, &d), LDL_OK);
-    desc_for(&d, &fcb, NULL, &g.c, gap_b, 300);
-    desc_use_memstore(&d, &g.ms);
-    CHECK_EQ(ldl_lock_init(&lb, &d), LDL_OK);
+    gap_two_locks(&g, &la, &lb, &fca, &fcb);
     CHECK_EQ(ldl_lock_acquire(&la), 1);
     CHECK_EQ(ldl_lock_acquire(&lb), 0);
     CHECK_EQ(ldl_lock_state(&lb), LDL_IDLE);
