@@ -718,8 +718,10 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
     p->_flags = flags;
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
     /* create when missing; two processes racing on CREATE may see a unique
-       violation (23505) or duplicate table (42P07): look again. (Not IF NOT
-       EXISTS: its NOTICE would reach the caller's notice processor.) */
+       violation (23505), duplicate table (42P07) or, when the loser's catalog
+       check sees the winner's row type first, duplicate object (42710, "type
+       ... already exists"): look again. (Not IF NOT EXISTS: its NOTICE would
+       reach the caller's notice processor, and it races the same way.) */
     for (i = 0; i < 3; i++) {
         PGresult *r;
         int ok;
@@ -732,7 +734,8 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         r = PQexec(conn, sql);
         ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok) ldl__pg_err_res(p, "create", r);
-        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")) {
+        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
+            && !ldl__pg_sqlstate_is(r, "42710")) {
             PQclear(r);
             return LDL_ESTORE;
         }
