@@ -258,12 +258,33 @@ typedef struct ldl_timers {         /* one-shot timers; all-zero = manual mode *
 } ldl_timers;
 
 /* ------------------------------------------------------------ the store */
+#ifndef LDL_OWNER_MAX
+#define LDL_OWNER_MAX 64            /* bytes of a holder identity, including the NUL */
+#endif
+
+typedef struct ldl_holder {         /* what ldl_store_inspect reports about a key */
+    int64_t  token;                 /* the holder's fencing token */
+    uint32_t ttl_left_ms;           /* until the store's lease ends (the store's clock) */
+    char     owner[LDL_OWNER_MAX];  /* the identity stored with the lease; "" = none */
+} ldl_holder;
+
 typedef struct ldl_store {
     int (*acquire)(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out);
     int (*renew)  (void *ctx, const char *key, int64_t token, uint32_t ttl_ms);
     int (*release)(void *ctx, const char *key, int64_t token);
     void *ctx;
+    /* optional (v0.2; a three-function initialiser leaves them NULL):
+       acquire_owned: acquire, storing `owner` with the lease (used when the
+       lock's desc.owner is set). inspect: who holds `key`, without taking it:
+       1 held (*out filled), 0 free, negative = store error. */
+    int (*acquire_owned)(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                         int64_t *token_out);
+    int (*inspect)(void *ctx, const char *key, ldl_holder *out);
 } ldl_store;
+
+/* who holds `key` in `store`: 1 held (*out filled), 0 free (*out zeroed),
+   LDL_EUNSUPPORTED (no inspect method), LDL_EINVAL, or a store error */
+LDL_API int ldl_store_inspect(const ldl_store *store, const char *key, ldl_holder *out);
 
 /* ------------------------------------------------------------ the non-blocking store (v0.2)
    One request slot per lock. A submit method queues the request and returns
@@ -293,6 +314,9 @@ typedef struct ldl_async_store {
     int  (*release)(void *ctx, ldl_op *op, const char *key, int64_t token);
     void (*cancel) (void *ctx, ldl_op *op);
     void *ctx;
+    /* optional: acquire storing `owner` with the lease (desc.owner) */
+    int  (*acquire_owned)(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                          const char *owner);
 } ldl_async_store;
 
 /* store -> lock: record the answer (rc as the synchronous method would answer;
@@ -381,6 +405,58 @@ LDL_API void  *ldl_scope_get(ldl_scope *s, const char *name);  /* through the ch
 LDL_API int    ldl_scope_shutdown(ldl_scope *s);  /* children first, then teardowns in reverse */
 LDL_API size_t ldl_scope_live_children(const ldl_scope *s);
 
+/* ------------------------------------------------------------ leader election (all optional)
+   See LEADER ELECTION in the top doc. All-zero = off: the v0.1 behaviour. */
+typedef struct ldl_retry {          /* the acquire retry schedule */
+    uint32_t base_ms;               /* first backoff ceiling; 0 = off (acquire tries once) */
+    uint32_t cap_ms;                /* largest ceiling; 0 = ttl_ms */
+    uint32_t give_up_ms;            /* stop this long after a round began; 0 = never
+                                       (ldl_lock_run: its wait budget; 0 = no wait) */
+    uint64_t seed;                  /* per-lock PRNG seed; 0 = from the lock's address
+                                       and the clock */
+    void   (*sleep_ms)(void *ctx, uint32_t ms);  /* ldl_lock_run's wait only; NULL =
+                                       built-in (nanosleep / Sleep) */
+    void    *sleep_ctx;
+} ldl_retry;
+
+typedef enum ldl_event_kind {
+    LDL_EV_ATTEMPT = 1,     /* an acquire request went to the store */
+    LDL_EV_GRANTED = 2,     /* HELD: token = the fence */
+    LDL_EV_REFUSED = 3,     /* no grant: raw 0 = contention, < 0 = store error; a yes the
+                               lock refused has its token and reason (FENCE_REGRESSED,
+                               LEASE_EXPIRED); next_ms = the next attempt, or UINT32_MAX */
+    LDL_EV_RENEWED = 4,     /* a renew answered 1 and was applied */
+    LDL_EV_RENEW_ERROR = 5, /* ride-out: a renew answered an error; still HELD; next_ms */
+    LDL_EV_LOST = 6,        /* reason; token = the lost lease */
+    LDL_EV_RELEASED = 7,    /* the caller's release was answered: raw, token */
+    LDL_EV_HANDED_BACK = 8, /* a lease this lock will not use went back: token */
+    LDL_EV_GAVE_UP = 9      /* the retry schedule reached give_up_ms (or could not arm
+                               its timer): no more attempts */
+} ldl_event_kind;
+
+typedef struct ldl_event {
+    int      kind;          /* ldl_event_kind */
+    int      raw;           /* the store's raw answer (0 where there is none) */
+    int      reason;        /* LDL_REASON_* where one applies, else 0 */
+    int64_t  token;
+    uint32_t latency_ms;    /* clock from the request to the answer being applied */
+    uint32_t next_ms;       /* REFUSED / RENEW_ERROR: ms to the next try; else 0 */
+} ldl_event;
+
+typedef struct ldl_counters {       /* since init; plain reads at any time */
+    uint32_t attempts;              /* acquire requests sent */
+    uint32_t grants;                /* acquires that made the lock HELD */
+    uint32_t contention;            /* acquire answered a clean 0 (someone holds it) */
+    uint32_t refused;               /* a yes the lock refused (fence, window) */
+    uint32_t renewals;              /* renews answered 1 and applied */
+    uint32_t store_errors;          /* answers negative or malformed (acquire, renew,
+                                       release), and acquires that timed out in flight */
+    uint32_t releases;              /* the caller's release requests sent */
+    uint32_t handbacks;             /* leases handed back */
+    uint32_t losses[8];             /* lost leases, by LDL_REASON_* */
+    uint32_t worst_latency_ms;      /* the slowest answer applied */
+} ldl_counters;
+
 /* ------------------------------------------------------------ the lock */
 typedef struct ldl_lock_desc {
     ldl_container  container;     /* REQUIRED: scope, value, shutdown non-NULL */
@@ -397,6 +473,16 @@ typedef struct ldl_lock_desc {
     void          *user;          /* passed to on_lost */
     const ldl_async_store *async_store; /* v0.2: NULL = use `store`. Non-NULL: store NULL,
                                            all four methods, timers all-zero (manual mode) */
+    /* leader election (v0.2; all zero = off, see LEADER ELECTION) */
+    ldl_retry      retry;         /* acquire retry schedule (base_ms 0 = try once) */
+    uint32_t       ride_out_ms;   /* 0 = a renew store error loses the lease; > 0: retry
+                                     the renew this often while the lease is trusted */
+    int            campaign;      /* 1 = compete again after a loss, until release */
+    void         (*on_leading)(void *user, int64_t fence);   /* each grant */
+    void         (*on_event)(void *user, const ldl_event *ev); /* observe only: calls
+                                     into the lock from it answer LDL_ESTATE */
+    const char    *owner;         /* identity stored with the lease (the store's
+                                     acquire_owned); kept as a pointer */
 } ldl_lock_desc;
 
 typedef struct ldl_lock ldl_lock;
@@ -435,6 +521,23 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     void         *_user;
     ldl_memstore  _own;           /* the default store, when desc.store is NULL */
     ldl_memstore_slot _own_slot[1];
+    /* leader election */
+    uint64_t      _next;          /* clock ms of the next try: an acquire attempt
+                                     (retrying) or a ride-out renew */
+    uint64_t      _give_up;       /* clock ms the round gives up at; 0 = never */
+    uint64_t      _rng;           /* xorshift64* state */
+    int           _retrying;      /* 1: an acquire attempt is scheduled at _next */
+    int           _competing;     /* campaign: 1 from acquire until release/dispose */
+    uint32_t      _round;         /* attempts in this round */
+    int64_t       _rel_tok;       /* the token of the last release request */
+    int           _raw;           /* the last store answer applied */
+    ldl_retry     _retry;
+    uint32_t      _ride_out_ms;
+    int           _campaign;
+    void        (*_on_leading)(void *user, int64_t fence);
+    void        (*_on_event)(void *user, const ldl_event *ev);
+    const char   *_owner;
+    ldl_counters  _counters;
 };
 
 typedef struct ldl_run_result {
@@ -464,6 +567,12 @@ LDL__INLINE int64_t ldl_lock_fencing_token(const ldl_lock *lock) { return lock->
 LDL__INLINE int     ldl_lock_reason(const ldl_lock *lock)        { return lock->_reason; }
 LDL__INLINE int     ldl_lock_pending(const ldl_lock *lock)       { return lock->_op._phase != 0; }
 LDL__INLINE int     ldl_lock_answer(const ldl_lock *lock)        { return lock->_answer; }
+/* leader election: the last store answer the lock applied (raw, so a store
+   error is never mistaken for contention), whether an acquire attempt is
+   scheduled, and the counters */
+LDL__INLINE int     ldl_lock_raw_answer(const ldl_lock *lock)    { return lock->_raw; }
+LDL__INLINE int     ldl_lock_retrying(const ldl_lock *lock)      { return lock->_retrying; }
+LDL__INLINE const ldl_counters *ldl_lock_counters(const ldl_lock *lock) { return &lock->_counters; }
 
 #ifndef LDL_NO_ASYNC
 /* For a store built on other non-blocking stores (a router such as the Redis
@@ -714,7 +823,46 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
     s->_expires = ldl__expiry(now, ttl_ms);
     s->_hash = h;
     for (k = 0; k <= len; k++) s->_key[k] = key[k];
+    if (len + 1 < LDL_KEY_MAX) s->_key[len + 1] = 0;          /* no owner */
     *token_out = s->_token;
+    return 1;
+}
+
+/* the owner lives in the slot's key buffer, after the key's NUL: at most
+   LDL_KEY_MAX - 2 - strlen(key) bytes of it are kept (decision 0009) */
+static int ldl__ms_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                                 int64_t *token_out) {
+    ldl_memstore *ms = (ldl_memstore *)ctx;
+    int rc = ldl__ms_acquire(ctx, key, ttl_ms, token_out);
+    if (rc == 1 && owner) {
+        size_t len, i, k;
+        char *b;
+        i = ldl__ms_find(ms, key, ldl__hashlen(key, &len));
+        b = ms->_slots[i]._key;
+        k = len + 1;
+        while (k + 1 < LDL_KEY_MAX && *owner) b[k++] = *owner++;
+        if (k < LDL_KEY_MAX) b[k] = 0;
+    }
+    return rc;
+}
+
+static int ldl__ms_inspect(void *ctx, const char *key, ldl_holder *out) {
+    ldl_memstore *ms = (ldl_memstore *)ctx;
+    size_t i, len, k, o = 0;
+    uint64_t now, left;
+    uint32_t h;
+    if (!ms || !key || !out) return LDL_EINVAL;
+    h = ldl__hashlen(key, &len);
+    if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    i = ldl__ms_find(ms, key, h);
+    now = ms->_clock.now_ms(ms->_clock.ctx);
+    if (i == (size_t)-1 || now >= ms->_slots[i]._expires) return 0;
+    left = ms->_slots[i]._expires - now;
+    out->token = ms->_slots[i]._token;
+    out->ttl_left_ms = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+    for (k = len + 1; k < LDL_KEY_MAX && ms->_slots[i]._key[k] && o + 1 < LDL_OWNER_MAX; k++)
+        out->owner[o++] = ms->_slots[i]._key[k];
+    out->owner[o] = 0;
     return 1;
 }
 
@@ -755,7 +903,24 @@ LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms) {
     s.renew = ldl__ms_renew;
     s.release = ldl__ms_release;
     s.ctx = ms;
+    s.acquire_owned = ldl__ms_acquire_owned;
+    s.inspect = ldl__ms_inspect;
     return s;
+}
+
+LDL_API int ldl_store_inspect(const ldl_store *st, const char *key, ldl_holder *out) {
+    size_t len;
+    int rc;
+    if (!st || !key || !out) return LDL_EINVAL;
+    len = ldl__keylen(key);
+    if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    if (!st->inspect) return LDL_EUNSUPPORTED;
+    out->token = 0; out->ttl_left_ms = 0; out->owner[0] = 0;
+    rc = st->inspect(st->ctx, key, out);
+    out->owner[LDL_OWNER_MAX - 1] = 0;
+    if (rc == 1 && out->token >= 1) return 1;
+    out->token = 0; out->ttl_left_ms = 0; out->owner[0] = 0;
+    return rc == 0 ? 0 : rc < 0 ? rc : LDL_ESTORE;       /* 1 without a token: malformed */
 }
 
 #ifndef LDL_NO_ASYNC
@@ -765,6 +930,15 @@ static int ldl__msa_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl
     int rc;
     if (!op) return LDL_EINVAL;
     rc = ldl__ms_acquire(ctx, key, ttl_ms, &tok);
+    ldl_op_complete(op, rc, tok);
+    return LDL_OK;
+}
+static int ldl__msa_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                                  const char *owner) {
+    int64_t tok = 0;
+    int rc;
+    if (!op) return LDL_EINVAL;
+    rc = ldl__ms_acquire_owned(ctx, key, ttl_ms, owner, &tok);
     ldl_op_complete(op, rc, tok);
     return LDL_OK;
 }
@@ -787,6 +961,7 @@ LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms) {
     s.release = ldl__msa_release;
     s.cancel = ldl__msa_cancel;
     s.ctx = ms;
+    s.acquire_owned = ldl__msa_acquire_owned;
     return s;
 }
 #endif /* LDL_NO_ASYNC */
@@ -954,24 +1129,29 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
                        ACQUIRING/RELEASING timeouts, then works from the state
                        that results (by state and the op's phase)
 
-   call          DEAD         INSIDE                      FREE
-   acquire       LDL_ESTATE   LDL_ESTATE                  apply; IDLE|RELEASED: submit
-   run (sync)    LDL_ESTATE   LDL_ESTATE                  acquire, body, release
+              HOOKED = desc.on_event is running: it observes only, so every
+                       call answers as below and changes nothing
+
+   call          DEAD         INSIDE                   HOOKED       FREE
+   acquire       LDL_ESTATE   LDL_ESTATE               LDL_ESTATE   apply; IDLE|RELEASED: submit
+   run (sync)    LDL_ESTATE   LDL_ESTATE               LDL_ESTATE   acquire, body, release
    run (async)   LDL_EUNSUPPORTED in every situation (only a NULL lock comes first)
-   release       0            cut: RELEASED now, 0        apply (renew dropped); by state
-   dispose       nothing      dead + cut                  apply (renew dropped); cancel;
-                                                          hand back; RELEASED, dead
-   tick, poll    0            LDL_ESTATE                  apply; deadline; renew if due
-                                                          and nothing in flight
-   valid_ms      0            read only                   apply; deadline
-   due_in_ms     UINT32_MAX   pure                        pure
-   timer fire    nothing      nothing                     tick if HELD
+   release       0            cut: RELEASED now, 0     LDL_ESTATE   apply (renew dropped); by state
+   dispose       nothing      dead + cut               nothing      apply (renew dropped); cancel;
+                                                                    hand back; RELEASED, dead
+   tick, poll    0            LDL_ESTATE               LDL_ESTATE   apply; deadline; renew if due
+                                                                    and nothing in flight; a
+                                                                    retry attempt if due
+   valid_ms      0            read only                read only    apply; deadline
+   due_in_ms     UINT32_MAX   pure                     pure         pure
+   timer fire    nothing      nothing                  nothing      HELD: tick; retrying: attempt
 
    "cut" (a re-entrant release or dispose): the state becomes RELEASED at
    once; a held token moves to _owed; the store call on the stack, when it
    returns, cancels its request if still in flight, hands back whatever it
    was granted, and ldl__settle hands back _owed. Exactly once per token. */
-enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2 };
+enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2, LDL__HOOKED = 3 };
+#define LDL__HOOK 0x10000                /* _busy while on_event runs */
 
 /* LDL_NO_ASYNC: a build without non-blocking stores (decision 0006). The two
    reads below become constants, so the compiler drops every async branch;
@@ -986,7 +1166,8 @@ enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2 };
 
 static int ldl__situation(const ldl_lock *l) {
     if (!l || l->_dead) return LDL__DEAD;
-    return l->_busy ? LDL__INSIDE : LDL__FREE;
+    if (!l->_busy) return LDL__FREE;
+    return l->_busy >= LDL__HOOK ? LDL__HOOKED : LDL__INSIDE;
 }
 
 static uint64_t ldl__now(ldl_lock *l) { return l->_clock.now_ms(l->_clock.ctx); }
@@ -1007,6 +1188,85 @@ static void ldl__disarm(ldl_lock *l) {
     }
 }
 
+/* ------------------------------------------------------------ [election] events, counters, the schedule
+   Events go out through one function; the hook runs HOOKED (see the guard). */
+static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, uint32_t lat,
+                      uint32_t next) {
+    ldl_event ev;
+    if (!l->_on_event) return;
+    ev.kind = kind; ev.raw = raw; ev.reason = reason; ev.token = tok;
+    ev.latency_ms = lat; ev.next_ms = next;
+    l->_busy += LDL__HOOK;
+    l->_on_event(l->_user, &ev);
+    l->_busy -= LDL__HOOK;
+}
+
+/* ms from `start` to `now`, for latency (0 for a clock that went back) */
+static uint32_t ldl__lat(ldl_lock *l, uint64_t start, uint64_t now) {
+    uint64_t d = now >= start ? now - start : 0;
+    uint32_t ms = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    if (ms > l->_counters.worst_latency_ms) l->_counters.worst_latency_ms = ms;
+    return ms;
+}
+
+/* xorshift64* over per-lock state (never 0) */
+static uint64_t ldl__rand(ldl_lock *l) {
+    uint64_t x = l->_rng;
+    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    l->_rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* full jitter: uniform in [1, min(cap, base * 2^round)] (decision 0009) */
+static uint32_t ldl__backoff(ldl_lock *l) {
+    uint64_t ceil = l->_retry.base_ms, cap = l->_retry.cap_ms;
+    uint32_t n = l->_round;
+    while (n-- && ceil < cap) ceil <<= 1;
+    if (ceil > cap) ceil = cap;
+    return 1u + (uint32_t)(ldl__rand(l) % ceil);
+}
+
+static void ldl__fire(void *arg);
+
+/* a new round of attempts begins at `now` */
+static void ldl__round(ldl_lock *l, uint64_t now) {
+    l->_round = 0;
+    l->_give_up = l->_retry.give_up_ms ? now + l->_retry.give_up_ms : 0;
+}
+
+/* after an attempt that did not grant (or a campaign's loss): schedule the
+   next one. The ms until it, or UINT32_MAX when none (off, not competing,
+   or given up: then *gave_up = 1). Timer mode arms the one timer for it. */
+static uint32_t ldl__schedule(ldl_lock *l, uint64_t now, int *gave_up) {
+    uint32_t d;
+    *gave_up = 0;
+    l->_retrying = 0;
+    if (!l->_competing || l->_dead) return UINT32_MAX;
+    d = ldl__backoff(l);
+    if (l->_round < UINT32_MAX) l->_round++;
+    if (l->_give_up) {
+        if (now + 1 >= l->_give_up) { *gave_up = 1; l->_competing = 0; return UINT32_MAX; }
+        if (now + d >= l->_give_up) d = (uint32_t)(l->_give_up - 1 - now);
+    }
+    if (l->_timers.set_timeout) {
+        ldl__disarm(l);
+        l->_timer = l->_timers.set_timeout(l->_timers.ctx, ldl__fire, l, d);
+        if (!l->_timer) { *gave_up = 1; l->_competing = 0; return UINT32_MAX; }
+    }
+    l->_next = now + d;
+    l->_retrying = 1;
+    return d;
+}
+
+/* stop competing: no more attempts (release, dispose, run that does not wait) */
+static void ldl__stop(ldl_lock *l) {
+    l->_competing = 0;
+    if (l->_retrying) {
+        l->_retrying = 0;
+        ldl__disarm(l);
+    }
+}
+
 /* ------------------------------------------------------------ [async] store calls, the slot, apply
    Every store call goes through ldl__call (acquire, renew, the user's
    release), ldl__hand_back (releases the lock owes) or ldl__cancel. Each marks
@@ -1020,7 +1280,11 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
     l->_busy++;
     if (!LDL__ASYNC(l)) {
         switch (kind) {
-        case LDL_OP_ACQUIRE: *tok = 0; rc = l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok); break;
+        case LDL_OP_ACQUIRE:
+            *tok = 0;
+            rc = l->_owner ? l->_st.s.acquire_owned(l->_st.s.ctx, l->_key, l->_ttl_ms, l->_owner, tok)
+                           : l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok);
+            break;
         case LDL_OP_RENEW:   rc = l->_st.s.renew(l->_st.s.ctx, l->_key, *tok, l->_ttl_ms); break;
         default:             rc = l->_st.s.release(l->_st.s.ctx, l->_key, *tok); break;
         }
@@ -1028,7 +1292,11 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         ldl_op *op = &l->_op;
         op->_phase = LDL__OP_FLYING; op->_kind = kind; op->_rc = 0; op->_token = 0; op->_start = start;
         switch (kind) {
-        case LDL_OP_ACQUIRE: *tok = 0; rc = l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms); break;
+        case LDL_OP_ACQUIRE:
+            *tok = 0;
+            rc = l->_owner ? l->_st.a.acquire_owned(l->_st.a.ctx, op, l->_key, l->_ttl_ms, l->_owner)
+                           : l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms);
+            break;
         case LDL_OP_RENEW:   rc = l->_st.a.renew(l->_st.a.ctx, op, l->_key, *tok, l->_ttl_ms); break;
         default:             rc = l->_st.a.release(l->_st.a.ctx, op, l->_key, *tok); break;
         }
@@ -1070,6 +1338,8 @@ static void ldl__cancel(ldl_lock *l) {
    Non-blocking stores: fire-and-forget (submitted, then cancelled at once). */
 static void ldl__hand_back(ldl_lock *l, int64_t tok) {
     if (tok < 1) return;
+    l->_counters.handbacks++;
+    ldl__emit(l, LDL_EV_HANDED_BACK, 0, 0, tok, 0, 0);
     l->_busy++;
     if (!LDL__ASYNC(l)) {
         (void)l->_st.s.release(l->_st.s.ctx, l->_key, tok);
@@ -1110,6 +1380,7 @@ static void ldl__cut(ldl_lock *l, int reason) {
    THE loss funnel: state LOST first (the token owed to the next release),
    cancel a renew in flight, hand back (if asked), then on_lost once. */
 static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
+    int64_t lost = l->_token;
     ldl__disarm(l);
     l->_owed = l->_token;
     l->_token = 0;
@@ -1117,63 +1388,116 @@ static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     l->_reason = reason;
     l->_losses++;
     l->_loss_reason = reason;
+    l->_counters.losses[reason & 7]++;
     ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
-    if (hand_back && l->_owed) {
-        int64_t t = l->_owed;
+    ldl__emit(l, LDL_EV_LOST, 0, reason, lost, 0, 0);
+    if ((hand_back || l->_competing) && l->_owed && l->_state == LDL_LOST) {
+        int64_t t = l->_owed;                /* a campaign hands back at once */
         l->_owed = 0;
         ldl__hand_back(l, t);
+    }
+    if (l->_competing && l->_state == LDL_LOST) {   /* campaign: compete again */
+        int gave_up;
+        uint64_t now = ldl__now(l);
+        ldl__round(l, now);
+        (void)ldl__schedule(l, now, &gave_up);
+        if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
     }
     if (l->_on_lost) l->_on_lost(l->_user, reason);
 }
 
-static void ldl__fire(void *arg);
-
-/* arm the one heartbeat timer; 0 = could not (the lock is LOST then) */
-static int ldl__arm(ldl_lock *l) {
+/* arm the one heartbeat timer for `ms`; 0 = could not (the lock is LOST then) */
+static int ldl__arm_in(ldl_lock *l, uint32_t ms) {
     uintptr_t h;
     if (!l->_timers.set_timeout) return 1;
-    h = l->_timers.set_timeout(l->_timers.ctx, ldl__fire, l, l->_heartbeat_ms);
+    h = l->_timers.set_timeout(l->_timers.ctx, ldl__fire, l, ms);
     if (h == 0) { ldl__lose(l, LDL_REASON_TIMER_UNARMABLE, 1); return 0; }
     l->_timer = h;
     return 1;
 }
 
+#define ldl__arm(l) ldl__arm_in((l), (l)->_heartbeat_ms)
+
+/* an attempt that did not grant (state IDLE): the event, then the next try */
+static int ldl__refused(ldl_lock *l, int raw, int reason, int64_t tok, uint32_t lat, uint64_t now) {
+    int gave_up;
+    uint32_t next = ldl__schedule(l, now, &gave_up);
+    ldl__emit(l, LDL_EV_REFUSED, raw, reason, tok, lat, next);
+    if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
+    return 0;
+}
+
 /* apply an acquire answer (state ACQUIRING, nothing in flight): the whitelist
    shape, then the fence advance, then the window. 1 = HELD. */
 static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
+    uint64_t now = ldl__now(l);
+    uint32_t lat = ldl__lat(l, start, now);
     l->_state = LDL_IDLE;
-    if (rc != 1 || tok < 1) return 0;        /* no grant; the reason is untouched */
-    if (tok <= l->_last) {                   /* fence did not advance */
-        l->_reason = LDL_REASON_FENCE_REGRESSED;
-        ldl__hand_back(l, tok);
-        return 0;
+    l->_raw = rc;
+    if (rc != 1 || tok < 1) {                /* no grant; the reason is untouched */
+        if (rc == 0) l->_counters.contention++; else l->_counters.store_errors++;
+        return ldl__refused(l, rc, 0, 0, lat, now);
     }
-    if (!ldl__within(start, ldl__now(l), l->_window)) {   /* late: its window closed */
-        l->_reason = LDL_REASON_LEASE_EXPIRED;
+    if (tok <= l->_last || !ldl__within(start, now, l->_window)) {
+        /* the fence did not advance, or late: its window closed */
+        l->_reason = tok <= l->_last ? LDL_REASON_FENCE_REGRESSED : LDL_REASON_LEASE_EXPIRED;
+        l->_counters.refused++;
         ldl__hand_back(l, tok);
-        return 0;
+        return ldl__refused(l, rc, l->_reason, tok, lat, now);
     }
     l->_last = tok;
     l->_token = tok;
     l->_start = start;
+    l->_next = 0;
     l->_reason = LDL_REASON_NONE;
     l->_state = LDL_HELD;
-    return ldl__arm(l);
+    l->_counters.grants++;
+    if (!l->_campaign) l->_competing = 0;    /* a retry round ends at its grant */
+    ldl__emit(l, LDL_EV_GRANTED, rc, 0, tok, lat, 0);
+    if (!ldl__arm(l)) return 0;
+    if (l->_on_leading) l->_on_leading(l->_user, tok);
+    return l->_state == LDL_HELD;
 }
 
-/* apply a renew answer (state HELD, nothing in flight). 1 = still HELD. */
+/* apply a renew answer (state HELD, nothing in flight). 1 = still HELD.
+   Ride-out: an error answer while the lease is trusted keeps it HELD and
+   tries again after ride_out_ms (never past the deadline, which still
+   loses it); a clean 0 loses it at once. */
 static int ldl__renewed(ldl_lock *l, int rc, uint64_t start, int deadline) {
+    uint64_t now = ldl__now(l);
+    uint32_t lat = ldl__lat(l, start, now);
+    l->_raw = rc;
     if (rc != 1) {
+        if (rc != 0) l->_counters.store_errors++;
+        if (rc != 0 && l->_ride_out_ms && ldl__within(l->_start, now, l->_window)) {
+            uint32_t left = (uint32_t)(l->_window - (now - l->_start));
+            uint32_t next = l->_ride_out_ms < left ? l->_ride_out_ms : left;
+            l->_next = now + next;
+            ldl__emit(l, LDL_EV_RENEW_ERROR, rc, 0, l->_token, lat, next);
+            return ldl__arm_in(l, next);
+        }
         ldl__lose(l, rc == 0 ? LDL_REASON_HEARTBEAT_FAILED : LDL_REASON_STORE_ERROR, 0);
         return 0;
     }
-    if (!ldl__within(start, ldl__now(l), l->_window)) {   /* a late yes changes nothing */
+    if (!ldl__within(start, now, l->_window)) {   /* a late yes changes nothing */
         if (!deadline) return 1;             /* acquire: no deadline check; poll/tick/valid_ms lose it */
         ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
         return 0;
     }
     l->_start = start;
+    l->_next = 0;
+    l->_counters.renewals++;
+    ldl__emit(l, LDL_EV_RENEWED, rc, 0, l->_token, lat, 0);
     return ldl__arm(l);
+}
+
+/* a release answer (sync, or applied from the slot): state RELEASED */
+static int ldl__released(ldl_lock *l, int rc, int64_t tok) {
+    l->_state = LDL_RELEASED;
+    l->_raw = rc;
+    if (rc != 1 && rc != 0) l->_counters.store_errors++;
+    ldl__emit(l, LDL_EV_RELEASED, rc, 0, tok, 0, 0);
+    return ldl__mapped(rc);
 }
 
 /* apply what the slot holds: a recorded answer, or the ACQUIRING/RELEASING
@@ -1189,16 +1513,21 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
         } else if (op->_kind == LDL_OP_RENEW) {
             if (drop_renew != 1) (void)ldl__renewed(l, rc, op->_start, drop_renew == 0);
         } else {
-            l->_state = LDL_RELEASED;
-            l->_answer = ldl__mapped(rc);
+            l->_answer = ldl__released(l, rc, l->_rel_tok);
         }
     } else if (LDL__PHASE(l) == LDL__OP_FLYING) {
-        if (l->_state == LDL_ACQUIRING && !ldl__within(op->_start, ldl__now(l), l->_window)) {
+        uint64_t now;
+        if (l->_state == LDL_ACQUIRING && !ldl__within(op->_start, now = ldl__now(l), l->_window)) {
             l->_state = LDL_IDLE;
             l->_answer = 0;
+            l->_raw = LDL_EINPROGRESS;       /* no answer came */
+            l->_counters.store_errors++;
             ldl__cancel(l);                  /* the store hands back a late grant */
+            if (l->_state == LDL_IDLE) (void)ldl__refused(l, LDL_EINPROGRESS, 0, 0, ldl__lat(l, op->_start, now), now);
         } else if (l->_state == LDL_RELEASING && !ldl__within(op->_start, ldl__now(l), l->_ttl_ms)) {
             l->_state = LDL_RELEASED;
+            l->_raw = LDL_EINPROGRESS;
+            l->_counters.store_errors++;
             ldl__cancel(l);                  /* may re-enter (a re-entrant release sets 0) */
             l->_answer = LDL_ESTORE;         /* the answer that ends the pending release */
         }
@@ -1212,6 +1541,7 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
 typedef struct ldl__resolved {
     uint32_t heartbeat_ms, drift_ms;
     const char *token_name, *holder_name;
+    ldl_retry retry;
 } ldl__resolved;
 
 static ldl__resolved ldl__desc_defaults(const ldl_lock_desc *d) {
@@ -1220,6 +1550,8 @@ static ldl__resolved ldl__desc_defaults(const ldl_lock_desc *d) {
     r.drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
     r.token_name = d->token_name ? d->token_name : "lock:fence";
     r.holder_name = d->holder_name ? d->holder_name : "lock:holder";
+    r.retry = d->retry;
+    if (r.retry.base_ms && !r.retry.cap_ms) r.retry.cap_ms = d->ttl_ms > r.retry.base_ms ? d->ttl_ms : r.retry.base_ms;
     return r;
 }
 
@@ -1264,6 +1596,26 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
             return "async_store: acquire, renew, release and cancel are all required";
         if (has_timers) return "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)";
     }
+    if (!r->retry.base_ms && (r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed))
+        return "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0";
+    if (r->retry.cap_ms < r->retry.base_ms) return "retry.cap_ms: must be >= base_ms";
+    if (r->retry.sleep_ctx && !r->retry.sleep_ms) return "retry: sleep_ctx given without sleep_ms";
+    if ((uint64_t)d->ride_out_ms >= ttl - r->drift_ms)
+        return "ride_out_ms: must be < ttl_ms - drift_ms (the trust window)";
+    if (d->campaign && d->campaign != 1) return "campaign: 0 or 1";
+    if (d->campaign && !r->retry.base_ms) return "campaign: needs retry.base_ms (the back-off between rounds)";
+    if (d->owner) {
+        len = 0;
+        while (len < LDL_OWNER_MAX && d->owner[len]) len++;
+        if (len == 0) return "owner: empty (NULL = none)";
+        if (len >= LDL_OWNER_MAX) return "owner: longer than LDL_OWNER_MAX - 1 bytes";
+        for (i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)d->owner[i];
+            if (c < 0x20 || c == 0x7F) return "owner: contains a control byte";
+        }
+        if (as ? !as->acquire_owned : (d->store && !d->store->acquire_owned))
+            return "owner: the store has no acquire_owned";
+    }
     /* names are the container's business: a name it refuses makes run() answer
        LDL_EFENCE (the body never runs), so init does not second-guess them */
     return NULL;
@@ -1286,6 +1638,22 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_holder_name = r->holder_name;
     l->_on_lost = d->on_lost;
     l->_user = d->user;
+    l->_retry = r->retry;
+    l->_ride_out_ms = d->ride_out_ms;
+    l->_campaign = d->campaign;
+    l->_on_leading = d->on_leading;
+    l->_on_event = d->on_event;
+    l->_owner = d->owner;
+    l->_next = 0; l->_give_up = 0; l->_round = 0; l->_rel_tok = 0;
+    {   /* splitmix64 of the seed (or of the lock's address and the clock): never 0 */
+        uint64_t z = r->retry.seed ? r->retry.seed
+                                   : (uint64_t)(uintptr_t)l ^ (ldl__now(l) << 20);
+        z += 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        l->_rng = z ? z : 1;
+    }
     for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
     if (d->async_store) {
         l->_st.a = *d->async_store;
@@ -1308,7 +1676,12 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     l->_state = LDL_RELEASED; l->_dead = 1; l->_busy = 0; l->_async = 0;
     l->_op._phase = LDL__OP_IDLE; l->_reason = LDL_REASON_NONE; l->_answer = 0;
     l->_token = 0; l->_owed = 0; l->_timer = 0; l->_losses = 0; l->_loss_reason = 0;
-    l->_key[0] = 0;
+    l->_key[0] = 0; l->_raw = 0; l->_retrying = 0; l->_competing = 0; l->_on_event = NULL;
+    {
+        unsigned char *c = (unsigned char *)&l->_counters;
+        size_t k;
+        for (k = 0; k < sizeof l->_counters; k++) c[k] = 0;
+    }
     l->_why = "desc: NULL";
     if (!d) return LDL_EINVAL;
     r = ldl__desc_defaults(d);
@@ -1337,6 +1710,8 @@ static int ldl__acquire(ldl_lock *l) {
     int64_t tok = 0;
     uint64_t start = ldl__now(l);
     int rc;
+    l->_counters.attempts++;
+    ldl__emit(l, LDL_EV_ATTEMPT, 0, 0, 0, 0, 0);
     l->_state = LDL_ACQUIRING;
     rc = ldl__call(l, LDL_OP_ACQUIRE, &tok, start);
     if (l->_state != LDL_ACQUIRING) {        /* cut from inside the store call */
@@ -1353,6 +1728,21 @@ LDL_API int ldl_lock_acquire(ldl_lock *l) {
     if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
     ldl__apply(l, 2);                        /* 2: apply, but acquire checks no deadline */
     if (l->_dead || (l->_state != LDL_IDLE && l->_state != LDL_RELEASED)) return LDL_ESTATE;
+    if (l->_retry.base_ms) {                 /* a new round of attempts, from now */
+        ldl__stop(l);
+        l->_competing = 1;
+        ldl__round(l, ldl__now(l));
+    }
+    rc = ldl__acquire(l);
+    l->_answer = rc;
+    return rc;
+}
+
+/* the scheduled attempt (FREE, not HELD, retrying) */
+static int ldl__try(ldl_lock *l) {
+    int rc;
+    l->_retrying = 0;
+    ldl__disarm(l);
     rc = ldl__acquire(l);
     l->_answer = rc;
     return rc;
@@ -1382,7 +1772,8 @@ static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
         return 0;
     }
     if (LDL__PHASE(l) != LDL__OP_IDLE) return 1;
-    if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms))
+    if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms &&
+                      now >= l->_next))      /* _next: a ride-out retry waits */
         return ldl__renew(l, now);
     return 1;                                /* timer mode: the timer renews */
 }
@@ -1401,7 +1792,8 @@ static int ldl__heartbeat(ldl_lock *l, int renew_now) {
     case LDL_ACQUIRING:
     case LDL_RELEASING:
         return LDL_EINPROGRESS;
-    default:
+    default:                                 /* a scheduled attempt, when due (manual mode) */
+        if (l->_retrying && !l->_timers.set_timeout && ldl__now(l) >= l->_next) return ldl__try(l);
         return 0;
     }
 }
@@ -1423,6 +1815,7 @@ static void ldl__fire(void *arg) {
     if (ldl__situation(l) != LDL__FREE) return;   /* stale or re-entrant fire */
     l->_timer = 0;                           /* this one-shot is spent */
     if (l->_state == LDL_HELD) (void)ldl_lock_tick(l);
+    else if (l->_retrying) (void)ldl__try(l);
 }
 
 /* ------------------------------------------------------------ [lifecycle] release */
@@ -1451,6 +1844,8 @@ static int ldl__release(ldl_lock *l) {
     }
     if (!tok) { l->_state = LDL_RELEASED; return 0; }
     l->_state = LDL_RELEASING;
+    l->_rel_tok = tok;
+    l->_counters.releases++;
     rc = ldl__call(l, LDL_OP_RELEASE, &tok, 0);
     if (rc == LDL_EINPROGRESS) {
         /* the RELEASING timeout counts from a read just after the submit, and only
@@ -1459,13 +1854,14 @@ static int ldl__release(ldl_lock *l) {
         ldl__cancel(l);                      /* cut from inside: the answer is not kept */
         return 0;
     }
-    l->_state = LDL_RELEASED;
-    return ldl__mapped(rc);
+    return ldl__released(l, rc, l->_rel_tok);
 }
 
 LDL_API int ldl_lock_release(ldl_lock *l) {
     int rc, sit = ldl__situation(l);
     if (sit == LDL__DEAD) return 0;
+    if (sit == LDL__HOOKED) return LDL_ESTATE;
+    ldl__stop(l);                            /* step down: no more attempts */
     if (sit == LDL__INSIDE) {
         ldl__cut(l, LDL_REASON_RELEASED);
         l->_answer = 0;
@@ -1485,7 +1881,8 @@ LDL_API int ldl_lock_release(ldl_lock *l) {
 LDL_API void ldl_lock_dispose(ldl_lock *l) {
     int sit = ldl__situation(l);
     int64_t tok = 0;
-    if (sit == LDL__DEAD) return;
+    if (sit == LDL__DEAD || sit == LDL__HOOKED) return;
+    ldl__stop(l);
     l->_dead = 1;
     if (sit == LDL__INSIDE) { ldl__cut(l, LDL_REASON_DISPOSED); return; }
     ldl__apply(l, 1);                        /* a recorded grant becomes HELD first */
@@ -1535,6 +1932,9 @@ LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
     } else if (phase == LDL__OP_FLYING && l->_state != LDL_IDLE) {
         start = l->_op._start;                   /* ACQUIRING or RELEASING: the timeout */
         w = l->_state == LDL_ACQUIRING ? l->_window : l->_ttl_ms;
+    } else if (l->_retrying && !l->_timers.set_timeout) {
+        now = ldl__now(l);                       /* the next scheduled attempt */
+        return now >= l->_next ? 0 : l->_next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(l->_next - now);
     } else {
         return UINT32_MAX;
     }
@@ -1543,12 +1943,40 @@ LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
     if (due && l->_state == LDL_HELD && !l->_timers.set_timeout && phase == LDL__OP_IDLE) {
         uint64_t el = now - start;               /* manual mode, nothing in flight */
         uint32_t beat = el >= l->_heartbeat_ms ? 0 : (uint32_t)(l->_heartbeat_ms - el);
+        if (now < l->_next && l->_next - now > beat) beat = (uint32_t)(l->_next - now); /* ride-out */
         if (beat < due) due = beat;
     }
     return due;
 }
 
 /* ------------------------------------------------------------ [run] */
+/* run's wait sleeps with retry.sleep_ms, else the built-in sleep; without
+   either (LDL_NO_DEFAULT_CLOCK) run tries once */
+static int ldl__can_sleep(const ldl_lock *l) {
+#ifdef LDL_NO_DEFAULT_CLOCK
+    return l->_retry.sleep_ms != NULL;
+#else
+    (void)l;
+    return 1;
+#endif
+}
+
+static void ldl__sleep(ldl_lock *l, uint32_t ms) {
+    if (l->_retry.sleep_ms) { l->_retry.sleep_ms(l->_retry.sleep_ctx, ms); return; }
+#ifndef LDL_NO_DEFAULT_CLOCK
+#if defined(_WIN32)
+    Sleep(ms);
+#else
+    {
+        struct timespec ts;
+        ts.tv_sec = (time_t)(ms / 1000u);
+        ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
+        (void)nanosleep(&ts, NULL);
+    }
+#endif
+#endif
+}
+
 LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void *user,
                          ldl_run_result *res) {
     ldl_run_result r;
@@ -1564,7 +1992,18 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
     rc = ldl_lock_acquire(l);
     if (rc < 0) return rc;
-    if (rc != 1 || l->_state != LDL_HELD) return LDL_ENOTACQUIRED;
+    if (l->_retry.give_up_ms && ldl__can_sleep(l)) {   /* the wait budget */
+        while (rc != 1 && l->_retrying && ldl__situation(l) == LDL__FREE) {
+            uint64_t now = ldl__now(l);
+            if (now < l->_next) ldl__sleep(l, (uint32_t)(l->_next - now));
+            if (ldl__situation(l) != LDL__FREE || !l->_retrying) break;
+            rc = ldl__try(l);
+        }
+    }
+    if (rc != 1 || l->_state != LDL_HELD) {
+        if (ldl__situation(l) == LDL__FREE) ldl__stop(l);   /* run never competes on */
+        return LDL_ENOTACQUIRED;
+    }
     fence = l->_token;
     losses = l->_losses;
     scope = l->_container.scope(l->_container.self);
