@@ -273,18 +273,7 @@ typedef struct ldl_store {
     int (*renew)  (void *ctx, const char *key, int64_t token, uint32_t ttl_ms);
     int (*release)(void *ctx, const char *key, int64_t token);
     void *ctx;
-    /* optional (v0.2; a three-function initialiser leaves them NULL):
-       acquire_owned: acquire, storing `owner` with the lease (used when the
-       lock's desc.owner is set). inspect: who holds `key`, without taking it:
-       1 held (*out filled), 0 free, negative = store error. */
-    int (*acquire_owned)(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
-                         int64_t *token_out);
-    int (*inspect)(void *ctx, const char *key, ldl_holder *out);
 } ldl_store;
-
-/* who holds `key` in `store`: 1 held (*out filled), 0 free (*out zeroed),
-   LDL_EUNSUPPORTED (no inspect method), LDL_EINVAL, or a store error */
-LDL_API int ldl_store_inspect(const ldl_store *store, const char *key, ldl_holder *out);
 
 /* ------------------------------------------------------------ the non-blocking store (v0.2)
    One request slot per lock. A submit method queues the request and returns
@@ -314,10 +303,27 @@ typedef struct ldl_async_store {
     int  (*release)(void *ctx, ldl_op *op, const char *key, int64_t token);
     void (*cancel) (void *ctx, ldl_op *op);
     void *ctx;
-    /* optional: acquire storing `owner` with the lease (desc.owner) */
-    int  (*acquire_owned)(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
-                          const char *owner);
 } ldl_async_store;
+
+/* ------------------------------------------------------------ store extensions (v0.2, optional)
+   Holder identity, beside a store (ldl_store and ldl_async_store stay as they
+   are, so existing initialisers compile unchanged). Every member may be NULL.
+   acquire_owned / submit_owned: acquire (blocking / non-blocking, as the
+   store's own acquire) that stores `owner` with the lease; the lock uses the
+   one its store kind needs when desc.owner is set. inspect: who holds `key`,
+   without taking it: 1 held (*out filled), 0 free, negative = store error. */
+typedef struct ldl_store_ext {
+    int  (*acquire_owned)(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                          int64_t *token_out);
+    int  (*submit_owned)(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                         const char *owner);
+    int  (*inspect)(void *ctx, const char *key, ldl_holder *out);
+    void *ctx;
+} ldl_store_ext;
+
+/* who holds `key`: 1 held (*out filled), 0 free (*out zeroed), LDL_EUNSUPPORTED
+   (no inspect method), LDL_EINVAL, or the store's error (malformed: LDL_ESTORE) */
+LDL_API int ldl_store_inspect(const ldl_store_ext *ext, const char *key, ldl_holder *out);
 
 /* store -> lock: record the answer (rc as the synchronous method would answer;
    token only for ACQUIRE). Safe from anywhere in a store's pump: it only writes
@@ -362,6 +368,7 @@ typedef struct ldl_memstore {
 
 LDL_API int       ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t nslots, ldl_clock clock);
 LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms);
+LDL_API ldl_store_ext ldl_memstore_ext(ldl_memstore *ms);    /* owner + inspect */
 #ifndef LDL_NO_ASYNC
 LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms); /* answers inside every submit */
 #endif
@@ -481,8 +488,9 @@ typedef struct ldl_lock_desc {
     void         (*on_leading)(void *user, int64_t fence);   /* each grant */
     void         (*on_event)(void *user, const ldl_event *ev); /* observe only: calls
                                      into the lock from it answer LDL_ESTATE */
-    const char    *owner;         /* identity stored with the lease (the store's
-                                     acquire_owned); kept as a pointer */
+    const char    *owner;         /* identity stored with the lease; kept as a pointer */
+    const ldl_store_ext *store_ext; /* the store's extensions (owner needs one; NULL with
+                                     the default MemoryStore = its own) */
 } ldl_lock_desc;
 
 typedef struct ldl_lock ldl_lock;
@@ -537,6 +545,7 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     void        (*_on_leading)(void *user, int64_t fence);
     void        (*_on_event)(void *user, const ldl_event *ev);
     const char   *_owner;
+    ldl_store_ext _ext;
     ldl_counters  _counters;
 };
 
@@ -903,20 +912,36 @@ LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms) {
     s.renew = ldl__ms_renew;
     s.release = ldl__ms_release;
     s.ctx = ms;
-    s.acquire_owned = ldl__ms_acquire_owned;
-    s.inspect = ldl__ms_inspect;
     return s;
 }
 
-LDL_API int ldl_store_inspect(const ldl_store *st, const char *key, ldl_holder *out) {
+#ifndef LDL_NO_ASYNC
+static int ldl__msa_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                                  const char *owner);
+#endif
+
+LDL_API ldl_store_ext ldl_memstore_ext(ldl_memstore *ms) {
+    ldl_store_ext x;
+    x.acquire_owned = ldl__ms_acquire_owned;
+#ifndef LDL_NO_ASYNC
+    x.submit_owned = ldl__msa_acquire_owned;
+#else
+    x.submit_owned = NULL;
+#endif
+    x.inspect = ldl__ms_inspect;
+    x.ctx = ms;
+    return x;
+}
+
+LDL_API int ldl_store_inspect(const ldl_store_ext *x, const char *key, ldl_holder *out) {
     size_t len;
     int rc;
-    if (!st || !key || !out) return LDL_EINVAL;
+    if (!x || !key || !out) return LDL_EINVAL;
     len = ldl__keylen(key);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
-    if (!st->inspect) return LDL_EUNSUPPORTED;
+    if (!x->inspect) return LDL_EUNSUPPORTED;
     out->token = 0; out->ttl_left_ms = 0; out->owner[0] = 0;
-    rc = st->inspect(st->ctx, key, out);
+    rc = x->inspect(x->ctx, key, out);
     out->owner[LDL_OWNER_MAX - 1] = 0;
     if (rc == 1 && out->token >= 1) return 1;
     out->token = 0; out->ttl_left_ms = 0; out->owner[0] = 0;
@@ -961,7 +986,6 @@ LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms) {
     s.release = ldl__msa_release;
     s.cancel = ldl__msa_cancel;
     s.ctx = ms;
-    s.acquire_owned = ldl__msa_acquire_owned;
     return s;
 }
 #endif /* LDL_NO_ASYNC */
@@ -1282,7 +1306,7 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         switch (kind) {
         case LDL_OP_ACQUIRE:
             *tok = 0;
-            rc = l->_owner ? l->_st.s.acquire_owned(l->_st.s.ctx, l->_key, l->_ttl_ms, l->_owner, tok)
+            rc = l->_owner ? l->_ext.acquire_owned(l->_ext.ctx, l->_key, l->_ttl_ms, l->_owner, tok)
                            : l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok);
             break;
         case LDL_OP_RENEW:   rc = l->_st.s.renew(l->_st.s.ctx, l->_key, *tok, l->_ttl_ms); break;
@@ -1294,7 +1318,7 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         switch (kind) {
         case LDL_OP_ACQUIRE:
             *tok = 0;
-            rc = l->_owner ? l->_st.a.acquire_owned(l->_st.a.ctx, op, l->_key, l->_ttl_ms, l->_owner)
+            rc = l->_owner ? l->_ext.submit_owned(l->_ext.ctx, op, l->_key, l->_ttl_ms, l->_owner)
                            : l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms);
             break;
         case LDL_OP_RENEW:   rc = l->_st.a.renew(l->_st.a.ctx, op, l->_key, *tok, l->_ttl_ms); break;
@@ -1613,8 +1637,11 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
             unsigned char c = (unsigned char)d->owner[i];
             if (c < 0x20 || c == 0x7F) return "owner: contains a control byte";
         }
-        if (as ? !as->acquire_owned : (d->store && !d->store->acquire_owned))
-            return "owner: the store has no acquire_owned";
+        if ((d->store || as) && !d->store_ext)
+            return "owner: needs store_ext (the store's acquire_owned / submit_owned)";
+        if (d->store_ext && (as ? !d->store_ext->submit_owned : !d->store_ext->acquire_owned))
+            return as ? "owner: store_ext has no submit_owned (non-blocking store)"
+                      : "owner: store_ext has no acquire_owned";
     }
     /* names are the container's business: a name it refuses makes run() answer
        LDL_EFENCE (the body never runs), so init does not second-guess them */
@@ -1664,6 +1691,9 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
         (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
         l->_st.s = ldl_memstore_store(&l->_own);
     }
+    if (d->store_ext) l->_ext = *d->store_ext;
+    else if (!d->store && !d->async_store) l->_ext = ldl_memstore_ext(&l->_own);
+    else { l->_ext.acquire_owned = NULL; l->_ext.submit_owned = NULL; l->_ext.inspect = NULL; l->_ext.ctx = NULL; }
     l->_state = LDL_IDLE;
     l->_dead = 0;
 }
