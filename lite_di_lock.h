@@ -138,6 +138,58 @@
    Cluster routing over it) and lite_di_lock_pg.h (libpq), each with a
    synchronous store and a pumped non-blocking view.
 
+   LEADER ELECTION (v0.2; every option zero = off, decision 0009)
+   ===============
+   desc.retry: ldl_lock_acquire that gets no grant schedules the next attempt
+   instead of giving up: full-jitter exponential backoff (the delay is uniform
+   in [1, min(cap_ms, base_ms * 2^n)] ms for the n-th retry of a round),
+   per-lock xorshift64* state seeded by retry.seed, stopping at give_up_ms
+   after the round began (0 = never). Manual mode: ldl_lock_poll makes the
+   attempt when due and ldl_lock_due_in_ms counts down to it; timer mode: the
+   one timer does. ldl_lock_retrying() is 1 while an attempt is scheduled;
+   ldl_lock_release (or dispose) stops the schedule. ldl_lock_run waits up to
+   give_up_ms (sleeping with retry.sleep_ms, else nanosleep/Sleep), so it
+   is a blocking acquire with a timeout; without give_up_ms it tries once.
+
+   desc.ride_out_ms: a renew answering a store error (negative or malformed)
+   while the lease is still trusted keeps it HELD (event RENEW_ERROR) and
+   tries again after ride_out_ms; the lease is lost at the local deadline
+   (LEASE_EXPIRED) if no renew succeeds, or at once on a clean 0
+   (HEARTBEAT_FAILED). Trust never outlives start + ttl_ms - drift_ms: start
+   moves only on a renew answered 1.
+
+   desc.campaign = 1 (needs retry.base_ms): ldl_lock_acquire starts
+   competing; after any loss the lock hands the lost lease back at once and
+   competes again on the schedule (a new round; state stays LOST until the
+   next attempt). on_leading(user, fence) fires at every grant (campaign or
+   not), after the state is HELD. ldl_lock_release steps down: no attempt is
+   made until ldl_lock_acquire is called again.
+
+       d.retry.base_ms = 50; d.campaign = 1; d.ride_out_ms = 200;
+       d.on_leading = lead; d.on_lost = follow; d.on_event = log_event;
+       ldl_lock_init(&l, &d);
+       ldl_lock_acquire(&l);                 // compete from now on
+       for (;;) { ldl_lock_poll(&l); sleep_ms(ldl_lock_due_in_ms(&l)); }
+
+   desc.on_event(user, ev) observes: ATTEMPT, GRANTED, REFUSED, RENEWED,
+   RENEW_ERROR, LOST, RELEASED, HANDED_BACK, GAVE_UP, each with the store's
+   raw answer, the token, the reason, the latency (clock from the request to
+   the answer being applied: for non-blocking stores, to the lock's next call)
+   and the ms to the next try. It runs with the lock HOOKED: calls into the
+   lock from it answer LDL_ESTATE and change nothing (dispose: nothing).
+   ldl_lock_counters() (attempts, grants, contention, refused, renewals,
+   store_errors, releases, handbacks, losses by reason, worst latency of
+   acquire/renew answers) and ldl_lock_raw_answer() (the last store answer
+   applied: 0 contention vs < 0 store error; LDL_EINPROGRESS = timed out in
+   flight) are plain reads at any time.
+
+   desc.owner (1..LDL_OWNER_MAX-1 bytes, no control bytes; kept as a
+   pointer) is stored with the lease through the store's ldl_store_ext
+   (desc.store_ext; the default MemoryStore brings its own).
+   ldl_store_inspect(ext, key, &holder) asks who holds a key -- token, ms
+   left, owner -- without taking it. The MemoryStore keeps the owner in the
+   key's slot: at most LDL_KEY_MAX - 2 - strlen(key) bytes of it.
+
    TIMERS
    ======
    ldl_timers.set_timeout/clear_timeout only arm and disarm one-shot timers:

@@ -141,5 +141,6 @@ void suite_reentry(void);
 void suite_misc(void);
 void suite_async(void);     /* tests/core/async.c: the non-blocking contract */
 void suite_gaps(void);      /* tests/core/gaps.c: classes an outside mutation run found unpinned */
+void suite_election(void);  /* tests/core/election.c: retry, ride-out, campaign, events, owner */
 
 #endif

@@ -287,6 +287,7 @@ static void all_suites(void) {
     suite_misc();
     suite_async();
     suite_gaps();
+    suite_election();
 }
 
 /* Each pass prints what ran; the last line counts the tests of both passes. */
