@@ -194,6 +194,7 @@
 #define LDL__PG_NAME_MAX 24
 #define LDL__PG_ERR_MAX 320
 #define LDL__PG_SQL_MAX 1024
+#define LDL__PG_NSTMT 5      /* acquire, renew, release, inspect, acquire with owner */
 
 #ifdef __cplusplus
 extern "C" {
@@ -203,10 +204,13 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     PGconn  *_conn;
     int      _ok;                        /* 1 after a successful init */
     int      _pid;                       /* backend pid the statements were prepared on */
+    unsigned _prepared;                  /* which of them (bit per LDL__PG_ACQ ..) */
     unsigned _flags;                     /* LDL_PG_UNNAMED */
+    int      _owner;                     /* 1: the table has the owner column */
+    int      _nstmt;                     /* statements in use: 4, or 5 with owner */
     char     _ident[LDL__PG_IDENT_MAX];  /* "schema"."table", resolved once at init */
-    char     _stmt[3][LDL__PG_NAME_MAX]; /* acquire, renew, release statement names */
-    char     _sql[3][LDL__PG_SQL_MAX];   /* and their text */
+    char     _stmt[LDL__PG_NSTMT][LDL__PG_NAME_MAX]; /* statement names (LDL__PG_ACQ ..) */
+    char     _sql[LDL__PG_NSTMT][LDL__PG_SQL_MAX];   /* and their text */
     char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
 } ldl_pg;
 
@@ -221,6 +225,7 @@ struct ldl_pg_req {                      /* one request; caller-owned storage */
     int64_t     _token;                  /* ACQUIRE: the granted token; else ours */
     uint32_t    _ttl;
     char        _key[LDL_KEY_MAX];
+    char        _owner[LDL_OWNER_MAX];   /* ACQUIRE: "" = none */
 };
 
 typedef struct ldl_pg_async {            /* caller-owned; fields are private */
@@ -231,7 +236,8 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     ldl_pg_req *_qhead, *_qtail;         /* queued, not yet handed to libpq */
     ldl_pg_req *_ahead, *_atail;         /* sent, awaiting their Sync */
     ldl_pg_req  _prep;                   /* marker: the statements' preparation */
-    int         _need_prep;              /* prepare ahead of the next request */
+    unsigned    _need_prep;              /* statements (bits) to prepare ahead of the
+                                            next request */
     int         _dead;                   /* the link failed: submit refuses */
     int         _flush;                  /* libpq still holds unsent bytes */
     int         _gone;                   /* a statement went missing (26000) */
@@ -241,11 +247,13 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
 LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
 LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
 LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
+LDL_PG_API ldl_store_ext ldl_pg_ext(ldl_pg *p);       /* owner + inspect; after init */
 LDL_PG_API const char *ldl_pg_why(const ldl_pg *p);   /* never NULL */
 
 #ifndef LDL_NO_ASYNC
 LDL_PG_API int  ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs, size_t nreqs);
 LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa);
+LDL_PG_API ldl_store_ext ldl_pg_async_ext(ldl_pg_async *pa); /* submit_owned only */
 LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
 LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
 LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
@@ -274,6 +282,9 @@ LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
 #define LDL__PG_ACQ 0
 #define LDL__PG_REN 1
 #define LDL__PG_REL 2
+#define LDL__PG_INS 3       /* inspect */
+#define LDL__PG_OWN 4       /* acquire with an owner (tables with the owner column) */
+#define LDL__PG_TEXTOID 25
 #define LDL__PG_INT8OID 20  /* pg_type.oid of bigint; fixed since 1996 */
 
 #define LDL__PG_FREE   0
@@ -374,32 +385,59 @@ static int ldl__pg_qualify(char *out, size_t cap, size_t *at, const char *nsp, c
     return ldl__pg_put_ident(out, cap, at, rel);
 }
 
-/* the three statements: every operator, function and type exact and qualified */
+/* the statements: every operator, function and type exact and qualified.
+   The owner columns (v0.2) are written only by the owned acquire, with
+   owner_token = the token it grants; inspect reports the owner only while
+   owner_token is the current token, so a grant by any other statement (a
+   plain acquire, a v0.1 client) hides a previous holder's owner by itself.
+   0 ok, -1 too long. */
 #define LDL__PG_TTL(n) "pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) ($" #n \
     "::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval)"
-static void ldl__pg_sql(const char *t, int which, char *buf, size_t cap) {
+static int ldl__pg_sql(const char *t, int which, int owner, char *buf, size_t cap) {
+    int n;
     if (which == LDL__PG_ACQ)
-        snprintf(buf, cap,
+        n = snprintf(buf, cap,
             "INSERT INTO %s AS l (key, token, expires_at) "
             "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ") "
             "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
             "expires_at = " LDL__PG_TTL(2) " "
             "WHERE l.expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
             "RETURNING l.token", t);
+    else if (which == LDL__PG_OWN)
+        n = snprintf(buf, cap,
+            "INSERT INTO %s AS l (key, token, expires_at, owner, owner_token) "
+            "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ", "
+            "$3::pg_catalog.text, 1::pg_catalog.int8) "
+            "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+            "expires_at = " LDL__PG_TTL(2) ", owner = $3::pg_catalog.text, "
+            "owner_token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8 "
+            "WHERE l.expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
+            "RETURNING l.token", t);
     else if (which == LDL__PG_REN)
-        snprintf(buf, cap,
+        n = snprintf(buf, cap,
             "UPDATE %s AS l SET expires_at = " LDL__PG_TTL(3) " "
             "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
             "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
             "AND l.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp() "
             "RETURNING l.token", t);
-    else
-        snprintf(buf, cap,
+    else if (which == LDL__PG_REL)
+        n = snprintf(buf, cap,
             "UPDATE %s AS l SET expires_at = '-infinity'::pg_catalog.timestamptz "
             "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
             "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
             "AND l.expires_at OPERATOR(pg_catalog.>) '-infinity'::pg_catalog.timestamptz "
             "RETURNING l.token", t);
+    else                                        /* inspect: one clock read */
+        n = snprintf(buf, cap,
+            "SELECT l.token, pg_catalog.ceil(pg_catalog.date_part('epoch'::pg_catalog.text, "
+            "l.expires_at OPERATOR(pg_catalog.-) c.now) OPERATOR(pg_catalog.*) "
+            "1000::pg_catalog.float8)::pg_catalog.int8, %s "
+            "FROM %s AS l, (SELECT pg_catalog.clock_timestamp() AS now) AS c "
+            "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+            "AND l.expires_at OPERATOR(pg_catalog.>) c.now",
+            owner ? "CASE WHEN l.owner_token OPERATOR(pg_catalog.=) l.token THEN l.owner "
+                    "ELSE NULL::pg_catalog.text END" : "NULL::pg_catalog.text", t);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
 /* statement name = "ldl_" + FNV-1a 64 of the SQL text: unique per table and
@@ -505,22 +543,31 @@ static int ldl__pg_stmt_is_ours(ldl_pg *p, int which) {
     return out;
 }
 
+static int ldl__pg_prepare_one(ldl_pg *p, int i) {
+    PGresult *r = PQprepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL);
+    int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    /* 42P05: the session already has one of that name: ours (another
+       ldl_pg on the same table) only when its text is exactly ours */
+    if (!ok && ldl__pg_sqlstate_is(r, "42P05")) {
+        PQclear(r);
+        if (ldl__pg_stmt_is_ours(p, i) != 1) return -1;
+        p->_prepared |= 1u << i;
+        return 0;
+    }
+    if (!ok) ldl__pg_err_res(p, "prepare", r);
+    PQclear(r);
+    if (!ok) return -1;
+    p->_prepared |= 1u << i;
+    return 0;
+}
+
+/* the lifecycle's three on a (new) backend; inspect and the owned acquire
+   are prepared at their first use (ldl__pg_exec) */
 static int ldl__pg_prepare_all(ldl_pg *p) {
     int i;
-    for (i = 0; i < 3; i++) {
-        PGresult *r = PQprepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL);
-        int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        /* 42P05: the session already has one of that name: ours (another
-           ldl_pg on the same table) only when its text is exactly ours */
-        if (!ok && ldl__pg_sqlstate_is(r, "42P05")) {
-            PQclear(r);
-            if (ldl__pg_stmt_is_ours(p, i) != 1) return -1;
-            continue;
-        }
-        if (!ok) ldl__pg_err_res(p, "prepare", r);
-        PQclear(r);
-        if (!ok) return -1;
-    }
+    p->_prepared = 0;
+    for (i = 0; i < 3; i++)
+        if (ldl__pg_prepare_one(p, i) != 0) return -1;
     p->_pid = PQbackendPID(p->_conn);
     return 0;
 }
@@ -537,6 +584,7 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
         } else {
             /* a new backend (PQreset, server restart) has none of our statements */
             if (p->_pid != PQbackendPID(p->_conn) && ldl__pg_prepare_all(p) != 0) return NULL;
+            if (!(p->_prepared & (1u << which)) && ldl__pg_prepare_one(p, which) != 0) return NULL;
             r = PQexecPrepared(p->_conn, p->_stmt[which], n, vals, NULL, NULL, 0);
         }
         if (r && PQresultStatus(r) == PGRES_TUPLES_OK) return r;
@@ -600,6 +648,106 @@ static int ldl__pg_release(void *ctx, const char *key, int64_t token) {
     return ldl__pg_update((ldl_pg *)ctx, LDL__PG_REL, key, token, 0);
 }
 
+/* ------------------------------------------------------------ holder identity */
+/* an owner: 1..LDL_OWNER_MAX-1 bytes, no control bytes (< 0x20, 0x7F), as the
+   lock checks desc.owner; 0 ok, -1 bad */
+static int ldl__pg_owner_ok(const char *o) {
+    size_t i;
+    for (i = 0; i < LDL_OWNER_MAX && o[i]; i++)
+        if ((unsigned char)o[i] < 0x20 || (unsigned char)o[i] == 0x7F) return -1;
+    return i >= 1 && i < LDL_OWNER_MAX ? 0 : -1;
+}
+
+/* 0 ok, else why is set and the answer is LDL_EINVAL or LDL_EUNSUPPORTED */
+static int ldl__pg_owner_check(ldl_pg *p, const char *owner) {
+    if (ldl__pg_owner_ok(owner) != 0) {
+        ldl__pg_err(p, "owner", "want 1..LDL_OWNER_MAX-1 bytes without control bytes");
+        return LDL_EINVAL;
+    }
+    if (!p->_owner) {
+        ldl__pg_err(p, "owner", "the table has no owner column (created before v0.2): "
+                    "ALTER TABLE .. ADD COLUMN owner text, ADD COLUMN owner_token bigint (docs/postgres.md)");
+        return LDL_EUNSUPPORTED;
+    }
+    return 0;
+}
+
+static int ldl__pg_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                                 int64_t *token_out) {
+    ldl_pg *p = (ldl_pg *)ctx;
+    char ttl[24];
+    const char *vals[3];
+    PGresult *r;
+    int64_t tok = 0;
+    int rc;
+    if (token_out) *token_out = 0;
+    if (!owner) return ldl__pg_acquire(ctx, key, ttl_ms, token_out);
+    if (!p || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
+    if ((rc = ldl__pg_owner_check(p, owner)) != 0) return rc;
+    snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
+    vals[0] = key; vals[1] = ttl; vals[2] = owner;
+    r = ldl__pg_exec(p, LDL__PG_OWN, 3, vals);
+    if (!r) return LDL_ESTORE;
+    rc = ldl__pg_answer(p, LDL__PG_ACQ, r, 0, &tok);
+    PQclear(r);
+    if (rc == 1) *token_out = tok;
+    return rc;
+}
+
+/* the inspect reply: exactly (token bigint, ms bigint, owner text), 0 or 1
+   row; a NULL or malformed token or ms, or an owner that is not a valid
+   owner, is malformed (-1): never a made-up holder */
+static int ldl__pg_holder(ldl_pg *p, const PGresult *r, ldl_holder *out) {
+    const char *ms, *o;
+    int64_t tok = 0, left = 0;
+    size_t i;
+    if (PQnfields(r) != 3 || PQftype(r, 0) != LDL__PG_INT8OID || PQftype(r, 1) != LDL__PG_INT8OID ||
+        PQftype(r, 2) != LDL__PG_TEXTOID || PQfformat(r, 0) != 0 || PQfformat(r, 1) != 0 ||
+        PQfformat(r, 2) != 0) {
+        ldl__pg_err(p, "reply", "unexpected columns");
+        return -1;
+    }
+    if (PQntuples(r) == 0) return 0;
+    if (PQntuples(r) != 1 || PQgetisnull(r, 0, 0) || PQgetisnull(r, 0, 1)) {
+        ldl__pg_err(p, "reply", "unexpected rows");
+        return -1;
+    }
+    ms = PQgetvalue(r, 0, 1);
+    if (ldl__pg_parse_token(PQgetvalue(r, 0, 0), &tok) != 0 || ldl__pg_parse_token(ms, &left) != 0) {
+        ldl__pg_err(p, "reply", "token or ms not a decimal in [1, INT64_MAX]");
+        return -1;
+    }
+    o = PQgetisnull(r, 0, 2) ? "" : PQgetvalue(r, 0, 2);
+    if (*o && ldl__pg_owner_ok(o) != 0) {
+        ldl__pg_err(p, "reply", "owner too long or with control bytes");
+        return -1;
+    }
+    out->token = tok;
+    out->ttl_left_ms = left > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+    for (i = 0; o[i]; i++) out->owner[i] = o[i];
+    out->owner[i] = '\0';
+    return 1;
+}
+
+static int ldl__pg_inspect(void *ctx, const char *key, ldl_holder *out) {
+    ldl_pg *p = (ldl_pg *)ctx;
+    const char *vals[1];
+    PGresult *r;
+    size_t n;
+    int rc;
+    if (!p || !key || !out) return LDL_EINVAL;
+    n = strlen(key);
+    if (n == 0 || n >= LDL_KEY_MAX) return LDL_EINVAL;
+    out->token = 0; out->ttl_left_ms = 0; out->owner[0] = '\0';
+    vals[0] = key;
+    r = ldl__pg_exec(p, LDL__PG_INS, 1, vals);
+    if (!r) return LDL_ESTORE;
+    rc = ldl__pg_holder(p, r, out);
+    PQclear(r);
+    if (rc < 0) { out->token = 0; out->ttl_left_ms = 0; out->owner[0] = '\0'; return LDL_ESTORE; }
+    return rc;
+}
+
 /* ------------------------------------------------------------ init: the table */
 /* resolve p->_ident once; writes the qualified name and the table's oid.
    1 found and acceptable, 0 missing, -1 refused or error (why set) */
@@ -647,7 +795,9 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
     return out;
 }
 
-/* columns exactly the adapter's, primary key (key), no foreign constraint kinds */
+/* columns exactly the adapter's -- the v0.1 three, or those and the two
+   nullable owner columns (v0.2) -- primary key (key), no foreign constraint
+   kinds; sets p->_owner */
 static int ldl__pg_shape(ldl_pg *p, const char *oid) {
     const char *vals[1];
     PGresult *r;
@@ -670,15 +820,19 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
         if (strcmp(n, "key") == 0 && strcmp(t, "text") == 0 && det) seen |= 1;
         else if (strcmp(n, "token") == 0 && strcmp(t, "bigint") == 0 && nn) seen |= 2;
         else if (strcmp(n, "expires_at") == 0 && strcmp(t, "timestamp with time zone") == 0 && nn) seen |= 4;
+        else if (strcmp(n, "owner") == 0 && strcmp(t, "text") == 0 && !nn) seen |= 8;
+        else if (strcmp(n, "owner_token") == 0 && strcmp(t, "bigint") == 0 && !nn) seen |= 16;
         else ok = 0;
     }
-    if (PQntuples(r) != 3 || seen != 7) ok = 0;
+    if (!((PQntuples(r) == 3 && seen == 7) || (PQntuples(r) == 5 && seen == 31))) ok = 0;
     PQclear(r);
     if (!ok) {
         ldl__pg_err(p, "table", "columns are not exactly key text, token bigint NOT NULL, "
-                    "expires_at timestamptz NOT NULL (deterministic key collation)");
+                    "expires_at timestamptz NOT NULL (deterministic key collation), and "
+                    "optionally both owner text and owner_token bigint (nullable)");
         return -1;
     }
+    p->_owner = seen == 31;
     r = PQexecParams(p->_conn,
         "SELECT co.contype::pg_catalog.text, pg_catalog.pg_get_constraintdef(co.oid) "
         "FROM pg_catalog.pg_constraint co WHERE co.conrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
@@ -730,7 +884,8 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         snprintf(sql, sizeof sql,
             "CREATE TABLE %s (key pg_catalog.text PRIMARY KEY, "
             "token pg_catalog.int8 NOT NULL CHECK (token OPERATOR(pg_catalog.>=) 1::pg_catalog.int8), "
-            "expires_at pg_catalog.timestamptz NOT NULL)", p->_ident);
+            "expires_at pg_catalog.timestamptz NOT NULL, owner pg_catalog.text, "
+            "owner_token pg_catalog.int8)", p->_ident);
         r = PQexec(conn, sql);
         ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok) ldl__pg_err_res(p, "create", r);
@@ -746,8 +901,12 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         return LDL_ESTORE;
     }
     if (ldl__pg_shape(p, oid) != 0) return LDL_ESTORE;
-    for (i = 0; i < 3; i++) {
-        ldl__pg_sql(p->_ident, i, p->_sql[i], sizeof p->_sql[i]);
+    p->_nstmt = p->_owner ? 5 : 4;
+    for (i = 0; i < p->_nstmt; i++) {
+        if (ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
+            ldl__pg_err(p, "init", "statement text too long");
+            return LDL_ESTORE;
+        }
         ldl__pg_stmt_name(p->_sql[i], p->_stmt[i], sizeof p->_stmt[i]);
     }
     if (!(flags & LDL_PG_UNNAMED) && ldl__pg_prepare_all(p) != 0) return LDL_ESTORE;
@@ -769,6 +928,19 @@ LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p) {
     s.release = ldl__pg_release;
     s.ctx = p;
     return s;
+}
+
+/* inspect for any initialised table; acquire_owned only when the table has
+   the owner column (so a lock with desc.owner over an older table fails at
+   ldl_lock_init instead of at every acquire) */
+LDL_PG_API ldl_store_ext ldl_pg_ext(ldl_pg *p) {
+    ldl_store_ext x;
+    memset(&x, 0, sizeof x);
+    if (!p || !p->_ok) return x;
+    x.acquire_owned = p->_owner ? ldl__pg_acquire_owned : NULL;
+    x.inspect = ldl__pg_inspect;
+    x.ctx = p;
+    return x;
 }
 
 #ifndef LDL_NO_ASYNC
@@ -819,10 +991,15 @@ static int ldl__pg_link_failed(ldl_pg_async *pa, const char *what) {
 }
 
 static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *key,
-                          int64_t token, uint32_t ttl_ms) {
+                          int64_t token, uint32_t ttl_ms, const char *owner) {
     ldl_pg_req *r;
-    size_t n;
+    size_t n, m = 0;
     if (!pa || !op || !key || !pa->_pg) return LDL_EINVAL;
+    if (owner) {
+        int rc = ldl__pg_owner_check(pa->_pg, owner);
+        if (rc != 0) return rc;
+        m = strlen(owner);
+    }
     if ((kind != LDL_OP_RELEASE && ttl_ms == 0)) return LDL_EINVAL;
     n = strlen(key);
     if (n >= LDL_KEY_MAX) return LDL_EINVAL;
@@ -842,21 +1019,27 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
     r->_token = token;
     r->_ttl = ttl_ms;
     memcpy(r->_key, key, n + 1);
+    if (owner) memcpy(r->_owner, owner, m + 1); else r->_owner[0] = '\0';
     op->store_data = (uintptr_t)r;
     ldl__pg_push(&pa->_qhead, &pa->_qtail, r);
     return LDL_OK;
 }
 
 static int ldl__pg_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
-    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms);
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms, NULL);
+}
+
+static int ldl__pg_a_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                                   const char *owner) {
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms, owner);
 }
 
 static int ldl__pg_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
-    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms);
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms, NULL);
 }
 
 static int ldl__pg_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
-    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_RELEASE, key, token, 0);
+    return ldl__pg_submit((ldl_pg_async *)ctx, op, LDL_OP_RELEASE, key, token, 0, NULL);
 }
 
 static void ldl__pg_a_cancel(void *ctx, ldl_op *op) {
@@ -905,7 +1088,12 @@ LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
     }
     /* named statements: prepared in the pipeline ahead of the first request
        unless this very backend already has them from ldl_pg_init */
-    pa->_need_prep = !(p->_flags & LDL_PG_UNNAMED) && p->_pid != PQbackendPID(conn);
+    pa->_need_prep = 0;
+    if (!(p->_flags & LDL_PG_UNNAMED)) {
+        unsigned have = p->_pid == PQbackendPID(conn) ? p->_prepared : 0u;
+        unsigned want = 7u | (p->_owner ? 1u << LDL__PG_OWN : 0u);
+        pa->_need_prep = want & ~have;
+    }
     p->_pid = 0;                /* the synchronous path must never trust this backend */
     pa->_dead = 0;
     pa->_flush = 0;
@@ -923,6 +1111,17 @@ LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa) {
     s.cancel = ldl__pg_a_cancel;
     s.ctx = pa;
     return s;
+}
+
+/* submit_owned when the table has the owner column; inspect is synchronous
+   (ldl_pg_ext of another ldl_pg on another connection): not in this view */
+LDL_PG_API ldl_store_ext ldl_pg_async_ext(ldl_pg_async *pa) {
+    ldl_store_ext x;
+    memset(&x, 0, sizeof x);
+    if (!pa || !pa->_pg || !pa->_pg->_ok) return x;
+    x.submit_owned = pa->_pg->_owner ? ldl__pg_a_acquire_owned : NULL;
+    x.ctx = pa;
+    return x;
 }
 
 LDL_PG_API int ldl_pg_async_drop(ldl_pg_async *pa) {
@@ -946,12 +1145,14 @@ static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
     ldl_pg *p = pa->_pg;
     char tok[24], ttl[24];
     const char *vals[3];
-    int which = r->_kind == LDL_OP_ACQUIRE ? LDL__PG_ACQ : r->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
+    int which = r->_kind == LDL_OP_ACQUIRE ? (r->_owner[0] ? LDL__PG_OWN : LDL__PG_ACQ)
+              : r->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
     int n = 2, ok;
     vals[0] = r->_key;
-    if (which == LDL__PG_ACQ) {
+    if (which == LDL__PG_ACQ || which == LDL__PG_OWN) {
         snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
         vals[1] = ttl;
+        if (which == LDL__PG_OWN) { vals[2] = r->_owner; n = 3; }
     } else {
         snprintf(tok, sizeof tok, "%lld", (long long)r->_token);
         vals[1] = tok;
@@ -985,8 +1186,9 @@ static int ldl__pg_send(ldl_pg_async *pa) {
         if (!corked) { ldl__pg_cork(p->_conn, 1); corked = 1; }
         if (pa->_need_prep) {
             int i;
-            for (i = 0; i < 3 && rc == 0; i++)
-                if (PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
+            for (i = 0; i < LDL__PG_NSTMT && rc == 0; i++)
+                if ((pa->_need_prep & (1u << i)) &&
+                    PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
             if (rc == 0 && PQpipelineSync(p->_conn) != 1) rc = -1;
             pa->_prep._rc = LDL_OK;
             pa->_prep._phase = LDL__PG_SENT;
