@@ -12,7 +12,7 @@
  *   ./build/examples/elector --redis 127.0.0.1:6379 --name charlie --async     --async)
  *   ./build/examples/elector --memory                 (no Redis: three electors in one process)
  *
- * Options: --redis HOST:PORT (numeric address), --name NAME (default: the pid), --key KEY
+ * Options: --redis HOST:PORT (numeric address), --name NAME (default: pid-<pid>), --key KEY
  * (default "elector"), --ttl MS (default 3000), --async (the non-blocking Redis view: one
  * loop that pumps, polls and waits in poll(2) on the socket), --memory (no Redis: see
  * run_memory below). SIGINT/SIGTERM: step down (release), dispose, exit 0.
@@ -133,22 +133,28 @@ static void election_desc(ldl_lock_desc *d, elector *e, const char *key, uint32_
 
 /* once a second: the leader's fenced work (fence = what poll found, 0 = not
    leading), or a follower's view */
-static void every_second(elector *e, uint64_t t, int64_t fence, const ldl_store_ext *ext,
-                         const char *key)
+static void every_second(elector *e, int64_t fence, const ldl_store_ext *ext, const char *key)
 {
     ldl_holder h;
+    uint64_t t = e->clock.now_ms(e->clock.ctx);
     if (t < e->next_line) return;
     e->next_line = t + 1000;
     if (fence) {                            /* a real leader passes the fence downstream */
+        /* t was read BEFORE valid_ms, which reads the clock again: a non-zero answer
+           means the lease was still trusted at t, so the line stamped t is inside it */
         uint32_t left = ldl_lock_valid_ms(&e->lock);
         if (left == 0) return;              /* lost since poll (a pause): no work */
         say_at(e, t, "working with fence %lld (lease valid %u ms more)", (long long)fence,
                (unsigned)left);
-    } else if (ext && ext->inspect && ldl_store_inspect(ext, key, &h) == 1) {
-        say_at(e, t, "following %s (fence %lld, %u ms left)", h.owner[0] ? h.owner : "?",
-               (long long)h.token, (unsigned)h.ttl_left_ms);
-    } else {                                /* raw 0 = someone leads, < 0 = store error */
-        say_at(e, t, "following (last store answer %d)", ldl_lock_raw_answer(&e->lock));
+    } else {                                /* who leads: ask the store, without taking it */
+        int rc = ext ? ldl_store_inspect(ext, key, &h) : LDL_EUNSUPPORTED;
+        if (rc == 1)
+            say_at(e, t, "following %s (fence %lld, %u ms left)", h.owner[0] ? h.owner : "?",
+                   (long long)h.token, (unsigned)h.ttl_left_ms);
+        else if (rc == 0)
+            say_at(e, t, "following: nobody leads right now");
+        else                                /* no inspect: raw 0 = someone leads, < 0 = error */
+            say_at(e, t, "following (last store answer %d)", ldl_lock_raw_answer(&e->lock));
     }
 }
 
@@ -239,7 +245,7 @@ static int run_memory(void)
             if (el[i].down) continue;
             fence = poll_fence(&el[i]);
             if (fence && i != crashed && !second && first) second = fence;
-            every_second(&el[i], t.now, fence, &ext, "elector");
+            every_second(&el[i], fence, &ext, "elector");
         }
     }
     for (i = 0; i < 3; i++) {
@@ -256,6 +262,18 @@ static int run_memory(void)
 }
 
 /* ------------------------------------------------------------ Redis */
+/* --async: wait until the socket is ready for what the pump wants, at most ms */
+static void wait_socket(const ldl_redis_async *ra, int ms)
+{
+    int events, fd = ldl_redis_async_fd(ra, &events);   /* -1: the link failed */
+    struct pollfd p;
+    p.fd = fd;
+    p.events = (short)(((events & LDL_WANT_READ) ? POLLIN : 0) |
+                       ((events & LDL_WANT_WRITE) ? POLLOUT : 0));
+    p.revents = 0;
+    (void)poll(&p, fd >= 0 ? 1 : 0, ms);     /* a signal ends it early */
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: elector --redis HOST:PORT [--name NAME] [--key KEY] [--ttl MS] [--async]\n"
@@ -265,9 +283,10 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *addr = NULL, *name = NULL, *key = "elector";
-    char host[64], pidname[32];
+    char host[64], pidname[32], why[256];
     long ttl_arg = 3000;
     uint32_t ttl, nap;
+    uint64_t redial = 0;
     int i, port, async = 0, memory = 0;
     struct timeval tv;
     redisContext *c;
@@ -327,6 +346,8 @@ int main(int argc, char **argv)
             return 1;
         }
         store = ldl_redis_store(&r);
+        if (ldl_redis_check_durability(&r, why, sizeof why) != 1)
+            printf("warning: %s\n", why);  /* e.g. no AOF: a restart resets the fence */
     }
 
     memset(&e, 0, sizeof e);
@@ -344,31 +365,26 @@ int main(int argc, char **argv)
     (void)ldl_lock_acquire(&e.lock);        /* once: from now on poll competes */
 
     while (!g_stop) {
-        uint64_t t;
+        uint64_t t = mono_ms(NULL);
+        /* a failed connection answers errors (the lock rides them out while the lease
+           is trusted): redial, at most every 250 ms */
         if (async) {                        /* the store's own I/O, never waits */
-            if (ldl_redis_async_pump(&ra) < 0) {
+            if (ldl_redis_async_pump(&ra) < 0 && t >= redial) {
                 say(&e, "link failed (%s): reconnecting", ldl_redis_async_why(&ra));
                 (void)ldl_redis_async_reconnect(&ra);
+                redial = t + 250;
             }
-        } else if (c->err) {                /* a failed connection answers errors: redial */
+        } else if (c->err && t >= redial) {
             say(&e, "connection failed (%s): reconnecting", ldl_redis_why(&r));
             if (redisReconnect(c) == REDIS_OK) redisSetTimeout(c, tv);
+            redial = t + 250;
         }
-        /* read the clock BEFORE poll: when poll answers 1 the lease was still
-           trusted at t, so the work line stamped t is inside the lease */
-        t = e.clock.now_ms(NULL);
-        every_second(&e, t, poll_fence(&e), NULL, key);
+        every_second(&e, poll_fence(&e), NULL, key);
 
         nap = ldl_lock_due_in_ms(&e.lock);  /* UINT32_MAX: nothing due (stepped down) */
         if (nap > 100) nap = 100;           /* wake for the once-a-second line and signals */
-        if (async) {                        /* wait on the socket, at most until due */
-            int events, fd = ldl_redis_async_fd(&ra, &events);
-            struct pollfd p;
-            p.fd = fd;
-            p.events = (short)(((events & LDL_WANT_READ) ? POLLIN : 0) |
-                               ((events & LDL_WANT_WRITE) ? POLLOUT : 0));
-            p.revents = 0;
-            (void)poll(&p, fd >= 0 ? 1 : 0, (int)nap);
+        if (async) {
+            wait_socket(&ra, (int)nap);
         } else {
             struct timespec ts;
             ts.tv_sec = 0;
@@ -383,13 +399,7 @@ int main(int argc, char **argv)
         uint64_t until = mono_ms(NULL) + ttl;
         while ((ldl_lock_pending(&e.lock) || ldl_redis_async_stats(&ra)->live) &&
                mono_ms(NULL) < until && ldl_redis_async_pump(&ra) >= 0) {
-            struct pollfd p;
-            int events;
-            p.fd = ldl_redis_async_fd(&ra, &events);
-            p.events = (short)(((events & LDL_WANT_READ) ? POLLIN : 0) |
-                               ((events & LDL_WANT_WRITE) ? POLLOUT : 0));
-            p.revents = 0;
-            (void)poll(&p, 1, 10);
+            wait_socket(&ra, 10);
             (void)ldl_lock_poll(&e.lock);   /* applies the release answer */
         }
     }
