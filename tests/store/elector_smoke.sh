@@ -10,7 +10,8 @@
 #   4. across all three outputs, ordered by their shared CLOCK_MONOTONIC stamps, the fences
 #      of LEADING and work lines never go backwards, and no fence is granted twice;
 #   5. SIGINT: the survivors step down (the leader's release answered 1) and exit 0.
-# Then --memory: one hand-over to a higher fence, the crashed leader sees LEASE_EXPIRED.
+# Then --memory: one hand-over to a higher fence, followers name the leader and its fence
+# (owner + inspect), the crashed leader sees LEASE_EXPIRED.
 # Every wait is bounded (4 TTLs + 3 s, generous for a loaded machine) and polls the logs:
 # nothing here depends on how fast a step happens, only on it happening within the bound.
 set -u
@@ -114,6 +115,10 @@ lead=$(echo "$out" | sed -n 's/^ *[0-9.]* \([a-z]*\) *LEADING with fence \([0-9]
 echo "$lead" | awk 'NR == 1 { n1 = $1; f1 = $2 } NR == 2 { n2 = $1; f2 = $2 }
   END { exit !(NR == 2 && n1 != n2 && f2 > f1) }' && ok ||
   bad "--memory: not one hand-over to a higher fence: $(echo "$lead" | tr '\n' ' ')"
+for nf in $(echo "$lead" | tr ' ' ':'); do   # followers inspect the store: owner and fence
+  echo "$out" | grep -q "following ${nf%%:*} (fence ${nf#*:}, " && ok ||
+    bad "--memory: no follower saw ${nf%%:*} lead with fence ${nf#*:}"
+done
 crashed=$(echo "$out" | sed -n 's/^ *[0-9.]* \([a-z]*\) *CRASH.*/\1/p')
 echo "$out" | grep -q " $crashed *EVENT LOST .*reason=LEASE_EXPIRED" && ok ||
   bad "--memory: the crashed leader ($crashed) saw no LEASE_EXPIRED"
