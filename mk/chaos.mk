@@ -1,0 +1,27 @@
+# mk/chaos.mk -- the randomized fault campaign (issue 14; tests/chaos/, docs/TESTING.md
+# "Chaos campaign", decision 0402). Real redis-server and PostgreSQL, started by the run.
+#   make chaos        >= 1,000 fault rounds per store (CHAOS_ROUNDS), seed printed,
+#                     replay with CHAOS_SEED=N
+#   make test-chaos   the short slice `make test` runs (CHAOS_SLICE_ROUNDS per store)
+
+# (test-chaos joins TEST_TARGETS once the slice has run green repeatedly)
+DEPS_PKGS    += python3 redis-server libhiredis-dev postgresql libpq-dev
+DEPS_CMDS    += python3
+
+CHAOS_ROUNDS       ?= 1000
+CHAOS_SLICE_ROUNDS ?= 60
+CHAOS_BIN := $(B)/chaos/chaos
+
+.PHONY: chaos test-chaos
+chaos: $(CHAOS_BIN)
+	tests/chaos/run.sh redis $(CHAOS_ROUNDS) $(CHAOS_SEED)
+	tests/chaos/run.sh pg $(CHAOS_ROUNDS) $(CHAOS_SEED)
+
+test-chaos: $(CHAOS_BIN)
+	tests/chaos/run.sh redis $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
+	tests/chaos/run.sh pg $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
+
+$(CHAOS_BIN): tests/chaos/chaos.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h \
+              tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq -o $@

@@ -1,0 +1,1116 @@
+/* tests/chaos/chaos.c -- a randomized fault campaign against a real store (issue 14).
+ *
+ *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the three planted controls
+ *
+ * One program, three roles, all forked from the orchestrator:
+ *   clients   NCLIENT processes, each driving NKEYS locks (the same keys for everybody) over
+ *             ONE store connection: kind 0 the synchronous adapter in manual mode, kind 1 the
+ *             non-blocking view (manual mode, the only one SPEC allows), kind 2 the synchronous
+ *             adapter in timer mode. Each grant is held for a random while, with fenced writes
+ *             to the resource while ldl_lock_poll() == 1 and ldl_lock_valid_ms() > 0.
+ *   resource  one process on a unix datagram socket: per key it keeps the highest fence and
+ *             rejects lower ones; it logs every write it accepted or rejected.
+ *   nemesis   the orchestrator itself: ROUNDS faults at random times from a seeded PRNG.
+ * Every client appends its history (one write(2) per record, so a SIGKILL loses nothing) to
+ * DIR/main/h-<pid>.log; tests/chaos/check.py judges it. The controls write DIR/ctl-X (X = l, c, r) and
+ * must be flagged by the checker. Times are CLOCK_MONOTONIC milliseconds (one host).
+ * Run through tests/chaos/run.sh (temp dir, pid files, cleanup trap). */
+#define _POSIX_C_SOURCE 200809L
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#define LDL_REDIS_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis.h"
+#include "tests/store/redis_server.h"
+#include "tests/store/pg_common.h"
+#include <sys/un.h>
+#include <sys/prctl.h>
+#include <dirent.h>
+
+#define NCLIENT 5
+#define NKEYS   3
+#define TTL     400u
+#define HB      100u
+#define DRIFT   40u
+#define BACK_MAX (DRIFT / 2)         /* the largest backward clock step the nemesis makes */
+#define OFFBASE 1000000000LL         /* lock clock = real ms + OFFBASE + the client's offset */
+#define SLOW_ONE_IN 200              /* one write in SLOW_ONE_IN is delivered late */
+#define PG_OPTS "connect_timeout=2 tcp_user_timeout=1000 keepalives=1 " \
+                "options='-c statement_timeout=1000 -c lock_timeout=500'"
+#define PG_TABLE "ldl_chaos"
+
+enum { ST_REDIS = 0, ST_PG = 1 };
+enum { K_SYNC = 0, K_ASYNC = 1, K_TIMER = 2 };
+
+static volatile sig_atomic_t g_quit;
+static void on_term(int sig) { (void)sig; g_quit = 1; }
+
+/* ------------------------------------------------------------ a seeded PRNG (splitmix64) */
+static uint64_t rnd(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi) { return lo + rnd(s) % (hi - lo + 1); }
+
+/* ------------------------------------------------------------ the resource server */
+typedef struct res_key { char key[64]; int64_t high; } res_key;
+
+static int res_main(const char *dir)
+{
+    struct sockaddr_un a;
+    res_key keys[32];
+    int nkeys = 0, fd, logfd;
+    char path[400];
+    memset(keys, 0, sizeof keys);
+    fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s/res.sock", dir);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0) { perror("res bind"); return 1; }
+    snprintf(path, sizeof path, "%s/res.log", dir);
+    logfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (logfd < 0) return 1;
+    signal(SIGTERM, on_term);
+    while (!g_quit) {
+        struct pollfd p;
+        char buf[256], key[64], holder[64], out[320];
+        struct sockaddr_un from;
+        socklen_t flen = sizeof from;
+        long long tok, t0, seq;
+        ssize_t n;
+        int i, acc, len;
+        p.fd = fd; p.events = POLLIN; p.revents = 0;
+        if (poll(&p, 1, 100) <= 0) continue;
+        n = recvfrom(fd, buf, sizeof buf - 1, 0, (struct sockaddr *)&from, &flen);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        if (sscanf(buf, "%63s %lld %63s %lld %lld", key, &tok, holder, &t0, &seq) != 5) continue;
+        for (i = 0; i < nkeys && strcmp(keys[i].key, key) != 0; i++) {}
+        if (i == nkeys && nkeys < 32) { snprintf(keys[i].key, sizeof keys[i].key, "%s", key); nkeys++; }
+        acc = tok >= 1 && i < 32 && tok >= keys[i].high;
+        if (acc) keys[i].high = tok;
+        len = snprintf(out, sizeof out, "%llu %s %lld %s %lld %d\n", (unsigned long long)st_now_ms(),
+                       key, tok, holder, t0, acc);
+        if (write(logfd, out, (size_t)len) != len) return 1;
+        len = snprintf(out, sizeof out, "%lld %d", seq, acc);
+        (void)sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+    }
+    close(logfd);
+    close(fd);
+    return 0;
+}
+
+static pid_t res_start(const char *dir)
+{
+    pid_t pid;
+    char pf[400];
+    fflush(stdout); fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGINT, SIG_DFL);
+        _exit(res_main(dir));
+    }
+    if (pid > 0) {
+        FILE *f;
+        snprintf(pf, sizeof pf, "%s/chaos-res-%d.pid", getenv("LDL_TEST_DIR"), (int)pid);
+        if ((f = fopen(pf, "w")) != NULL) { fprintf(f, "%d\n", (int)pid); fclose(f); }
+        st_sleep_ms(50);                    /* the socket is bound before the first client */
+    }
+    return pid;
+}
+
+static void unpidfile(pid_t pid, const char *what)
+{
+    char pf[400];
+    snprintf(pf, sizeof pf, "%s/chaos-%s-%d.pid", getenv("LDL_TEST_DIR"), what, (int)pid);
+    remove(pf);
+}
+
+/* ------------------------------------------------------------ a client */
+typedef struct client client;
+
+typedef struct tmr { int on; uint64_t due; void (*fire)(void *); void *arg; } tmr;
+
+typedef struct cl_lock {
+    client  *cl;
+    int      idx;
+    char     key[48];
+    ldl_lock lk;
+    ldl_store       ws;             /* the wrappers the lock calls */
+    ldl_async_store was;
+    int64_t  held;                  /* token of the grant being held (0 = none) */
+    int      gseq;                  /* grants so far */
+    int      lost;                  /* on_lost calls since the last grant */
+    uint64_t acq_sl, acq_sr;        /* start' of the last acquire request (lock clock, real) */
+    uint64_t hold_until, next_try, next_write;
+    uint64_t dl;                    /* the lock's deadline last logged (lock clock) */
+} cl_lock;
+
+struct client {
+    int      store, kind, id;
+    uint32_t ttl, hb, drift;
+    int      hfd;                   /* history */
+    const char *dir;
+    int64_t  off;                   /* clock offset (ms) */
+    uint64_t last_l, last_r;        /* the last clock read (lock clock, real) */
+    uint64_t last_back;             /* real time of the last backward step applied */
+    uint64_t rng;
+    int64_t *repeat;                /* control: a store that repeats its first token */
+    /* the store */
+    redisContext   *rc;
+    ldl_redis       rr;
+    ldl_redis_async ra;
+    ldl_redis_req   rreq[64];
+    PGconn         *pc;
+    ldl_pg          pg;
+    ldl_pg_async    pa;
+    ldl_pg_req      preq[64];
+    ldl_store       real;
+    ldl_async_store areal;
+    uint64_t        next_reconn;
+    tmr             timers[2 * NKEYS];
+    cl_lock         L[NKEYS];
+    int             nlocks;
+    int             resfd;
+    struct sockaddr_un res;
+    long long       wseq;
+    int             ctl;            /* control pipe from the nemesis, -1 = none */
+};
+
+static void hlog(client *c, const char *fmt, ...)
+{
+    char buf[400];
+    int n;
+    va_list ap;
+    n = snprintf(buf, sizeof buf, "%llu ", (unsigned long long)st_now_ms());
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    buf[n++] = '\n';
+    if (write(c->hfd, buf, (size_t)n) != n) _exit(90);
+}
+
+static uint64_t clk_now(void *ctx)
+{
+    client *c = (client *)ctx;
+    uint64_t r = st_now_ms();
+    c->last_r = r;
+    c->last_l = (uint64_t)((int64_t)r + OFFBASE + c->off);
+    return c->last_l;
+}
+
+/* timers for timer mode, due in real time; fired from the client's loop */
+static uintptr_t t_set(void *ctx, void (*fire)(void *), void *arg, uint32_t delay)
+{
+    client *c = (client *)ctx;
+    size_t i;
+    for (i = 0; i < sizeof c->timers / sizeof c->timers[0]; i++) {
+        if (!c->timers[i].on) {
+            c->timers[i].on = 1;
+            c->timers[i].due = st_now_ms() + delay;
+            c->timers[i].fire = fire;
+            c->timers[i].arg = arg;
+            return (uintptr_t)(i + 1);
+        }
+    }
+    return 0;
+}
+static void t_clear(void *ctx, uintptr_t h)
+{
+    client *c = (client *)ctx;
+    if (h >= 1 && h <= sizeof c->timers / sizeof c->timers[0]) c->timers[h - 1].on = 0;
+}
+static void timers_run(client *c)
+{
+    size_t i;
+    uint64_t now = st_now_ms();
+    for (i = 0; i < sizeof c->timers / sizeof c->timers[0]; i++) {
+        if (c->timers[i].on && c->timers[i].due <= now) {
+            c->timers[i].on = 0;
+            c->timers[i].fire(c->timers[i].arg);
+        }
+    }
+}
+
+/* the store wrappers: they log each call with start' = the lock's last clock read */
+static int w_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *tok)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    client *c = l->cl;
+    int rc;
+    l->acq_sl = c->last_l; l->acq_sr = c->last_r;
+    rc = c->real.acquire(c->real.ctx, key, ttl, tok);
+    if (rc == 1 && c->repeat) {                       /* control: repeat the first token */
+        if (*c->repeat == 0) *c->repeat = *tok; else *tok = *c->repeat;
+    }
+    hlog(c, "a %d %llu %llu %d %lld", l->idx, (unsigned long long)l->acq_sl,
+         (unsigned long long)l->acq_sr, rc, rc == 1 ? (long long)*tok : 0LL);
+    return rc;
+}
+static int w_renew(void *ctx, const char *key, int64_t tok, uint32_t ttl)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    client *c = l->cl;
+    uint64_t sl = c->last_l, sr = c->last_r;
+    int rc = c->real.renew(c->real.ctx, key, tok, ttl);
+    hlog(c, "r %d %llu %llu %d %lld", l->idx, (unsigned long long)sl, (unsigned long long)sr, rc, (long long)tok);
+    return rc;
+}
+static int w_release(void *ctx, const char *key, int64_t tok)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    client *c = l->cl;
+    int rc = c->real.release(c->real.ctx, key, tok);
+    hlog(c, "l %d %lld %d", l->idx, (long long)tok, rc);
+    return rc;
+}
+static int wa_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    client *c = l->cl;
+    int rc;
+    l->acq_sl = c->last_l; l->acq_sr = c->last_r;
+    rc = c->areal.acquire(c->areal.ctx, op, key, ttl);
+    hlog(c, "a %d %llu %llu %d 0", l->idx, (unsigned long long)l->acq_sl, (unsigned long long)l->acq_sr, rc);
+    return rc;
+}
+static int wa_renew(void *ctx, ldl_op *op, const char *key, int64_t tok, uint32_t ttl)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    client *c = l->cl;
+    uint64_t sl = c->last_l, sr = c->last_r;
+    int rc = c->areal.renew(c->areal.ctx, op, key, tok, ttl);
+    /* 'R': submitted; the answer comes later through ldl_op_complete, unseen here */
+    hlog(c, "R %d %llu %llu %d %lld", l->idx, (unsigned long long)sl, (unsigned long long)sr, rc, (long long)tok);
+    return rc;
+}
+static int wa_release(void *ctx, ldl_op *op, const char *key, int64_t tok)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    client *c = l->cl;
+    int rc = c->areal.release(c->areal.ctx, op, key, tok);
+    hlog(c, "l %d %lld %d", l->idx, (long long)tok, rc);
+    return rc;
+}
+static void wa_cancel(void *ctx, ldl_op *op)
+{
+    cl_lock *l = (cl_lock *)ctx;
+    l->cl->areal.cancel(l->cl->areal.ctx, op);
+}
+
+static void on_lost(void *user, int reason)
+{
+    cl_lock *l = (cl_lock *)user;
+    client *c = l->cl;
+    l->lost++;
+    hlog(c, "L %d %d %llu %llu", l->idx, reason, (unsigned long long)c->last_l, (unsigned long long)c->last_r);
+}
+
+/* where the nemesis finds this client's connection: a port (Redis) or a backend pid (PG) */
+static void note_conn(client *c)
+{
+    char path[400], tmp[420];
+    long v = -1;
+    FILE *f;
+    if (c->ctl < 0) return;
+    if (c->store == ST_REDIS) {
+        int fd = c->kind == K_ASYNC ? ldl_redis_async_fd(&c->ra, NULL) : (c->rc ? c->rc->fd : -1);
+        struct sockaddr_in a;
+        socklen_t len = sizeof a;
+        if (fd >= 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0) v = ntohs(a.sin_port);
+    } else if (c->pc && PQstatus(c->pc) == CONNECTION_OK) {
+        v = PQbackendPID(c->pc);
+    }
+    if (v <= 0) return;
+    snprintf(path, sizeof path, "%s/conn-%d", c->dir, (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if ((f = fopen(tmp, "w")) == NULL) return;
+    fprintf(f, "%ld\n", v);
+    fclose(f);
+    rename(tmp, path);
+}
+
+static void quiet_notices(void *arg, const char *msg) { (void)arg; (void)msg; }
+
+static int store_open(client *c)
+{
+    if (c->store == ST_REDIS) {
+        int port = atoi(getenv("CHAOS_REDIS_PORT"));
+        if (c->kind == K_ASYNC) {
+            c->rc = redisConnectNonBlock("127.0.0.1", port);
+            if (!c->rc || ldl_redis_async_init(&c->ra, c->rc, "chaos", c->rreq, 64) != LDL_OK) return -1;
+            c->areal = ldl_redis_async_store(&c->ra);
+        } else {
+            c->rc = rs_connect_port(port, 150);
+            if (!c->rc || ldl_redis_init(&c->rr, c->rc, "chaos") != LDL_OK) return -1;
+            c->real = ldl_redis_store(&c->rr);
+        }
+    } else {
+        c->pc = pgt_connect(PG_OPTS);
+        PQsetNoticeProcessor(c->pc, quiet_notices, NULL);
+        if (PQstatus(c->pc) != CONNECTION_OK || ldl_pg_init(&c->pg, c->pc, PG_TABLE) != LDL_OK) return -1;
+        if (c->kind == K_ASYNC) {
+            if (ldl_pg_async_init(&c->pa, &c->pg, c->preq, 64) != LDL_OK) return -1;
+            c->areal = ldl_pg_async_store(&c->pa);
+        } else {
+            c->real = ldl_pg_store(&c->pg);
+        }
+    }
+    note_conn(c);
+    return 0;
+}
+
+/* keep the link alive: pump (non-blocking view) and reconnect after a failure */
+static void store_service(client *c)
+{
+    uint64_t now = st_now_ms();
+    if (c->store == ST_REDIS && c->kind == K_ASYNC) {
+        if (ldl_redis_async_pump(&c->ra) < 0 && now >= c->next_reconn) {
+            c->next_reconn = now + 50;
+            if (ldl_redis_async_reconnect(&c->ra) == LDL_OK) { hlog(c, "C"); note_conn(c); }
+        }
+    } else if (c->store == ST_REDIS) {
+        if (c->rc->err && now >= c->next_reconn) {
+            c->next_reconn = now + 50;
+            if (rs_reconnect(c->rc, 150) == REDIS_OK) { hlog(c, "C"); note_conn(c); }
+        }
+    } else if (c->kind == K_ASYNC) {
+        if (ldl_pg_async_pump(&c->pa) < 0 && now >= c->next_reconn) {
+            PGconn *nc;
+            c->next_reconn = now + 100;
+            ldl_pg_async_drop(&c->pa);
+            nc = pgt_connect_nb(PG_OPTS, 1000);
+            if (nc) {
+                PQsetNoticeProcessor(nc, quiet_notices, NULL);
+                PQfinish(c->pc);
+                c->pc = nc;
+                if (ldl_pg_async_rebind(&c->pa, nc) == LDL_OK) { hlog(c, "C"); note_conn(c); }
+            }
+        }
+    } else {
+        if (PQstatus(c->pc) == CONNECTION_BAD && now >= c->next_reconn) {
+            c->next_reconn = now + 100;
+            PQreset(c->pc);
+            if (PQstatus(c->pc) == CONNECTION_OK) { hlog(c, "C"); note_conn(c); }
+        }
+    }
+}
+
+static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int nop_shutdown(void *s) { (void)s; return 0; }
+static int g_scope_token;
+static void *nop_scope(void *self) { (void)self; return &g_scope_token; }
+
+static int lock_open(client *c, cl_lock *l, int idx, const char *key)
+{
+    ldl_lock_desc d;
+    memset(l, 0, sizeof *l);
+    l->cl = c;
+    l->idx = idx;
+    snprintf(l->key, sizeof l->key, "%s", key);
+    memset(&d, 0, sizeof d);
+    d.container.scope = nop_scope;
+    d.container.value = nop_value;
+    d.container.shutdown = nop_shutdown;
+    d.key = l->key;
+    d.ttl_ms = c->ttl;
+    d.heartbeat_ms = c->hb;
+    d.drift_ms = c->drift;
+    d.clock.now_ms = clk_now;
+    d.clock.ctx = c;
+    d.on_lost = on_lost;
+    d.user = l;
+    if (c->kind == K_ASYNC) {
+        l->was.acquire = wa_acquire; l->was.renew = wa_renew;
+        l->was.release = wa_release; l->was.cancel = wa_cancel; l->was.ctx = l;
+        d.async_store = &l->was;
+    } else {
+        l->ws.acquire = w_acquire; l->ws.renew = w_renew; l->ws.release = w_release; l->ws.ctx = l;
+        d.store = &l->ws;
+        if (c->kind == K_TIMER) {
+            d.timers.set_timeout = t_set; d.timers.clear_timeout = t_clear; d.timers.ctx = c;
+        }
+    }
+    hlog(c, "K %d %s", idx, key);
+    if (ldl_lock_init(&l->lk, &d) != LDL_OK) { fprintf(stderr, "lock init: %s\n", ldl_lock_why(&l->lk)); return -1; }
+    return 0;
+}
+
+static int client_open(client *c, int store, int kind, int id, const char *dir, uint64_t seed, int ctl,
+                       uint32_t ttl, uint32_t hb, uint32_t drift)
+{
+    char path[400];
+    memset(c, 0, sizeof *c);
+    c->store = store; c->kind = kind; c->id = id; c->dir = dir; c->rng = seed; c->ctl = ctl;
+    c->ttl = ttl; c->hb = hb; c->drift = drift;
+    snprintf(path, sizeof path, "%s/h-%d-%d.log", dir, (int)getpid(), id);
+    c->hfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (c->hfd < 0) return -1;
+    hlog(c, "B %d %d %d %u %u %u %d", (int)getpid(), id, kind, ttl, hb, drift, store);
+    hlog(c, "O 0");
+    c->resfd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    {
+        struct sockaddr_un me;
+        memset(&me, 0, sizeof me);
+        me.sun_family = AF_UNIX;
+        snprintf(me.sun_path, sizeof me.sun_path, "%s/c-%d-%d.sock", dir, (int)getpid(), id);
+        if (c->resfd < 0 || bind(c->resfd, (struct sockaddr *)&me, sizeof me) != 0) return -1;
+    }
+    memset(&c->res, 0, sizeof c->res);
+    c->res.sun_family = AF_UNIX;
+    snprintf(c->res.sun_path, sizeof c->res.sun_path, "%s/res.sock", dir);
+    {   /* a client respawned while the nemesis has the server down waits for it */
+        uint64_t end = st_now_ms() + 30000;
+        while (store_open(c) != 0) {
+            if (c->rc) { redisFree(c->rc); c->rc = NULL; }
+            if (c->pc) { PQfinish(c->pc); c->pc = NULL; }
+            if (st_now_ms() > end) return -1;
+            st_sleep_ms(100);
+        }
+    }
+    return 0;
+}
+
+/* one fenced write; t0 = the real time read before the caller checked the lock.
+   1 accepted, 0 rejected, -1 no answer */
+static int res_write(client *c, cl_lock *l, int64_t tok, uint64_t t0)
+{
+    char buf[256];
+    int len, acc = -1;
+    long long seq = ++c->wseq;
+    uint64_t end = st_now_ms() + 200;
+    len = snprintf(buf, sizeof buf, "%s %lld %d:%d:%d:%d %llu %lld", l->key, (long long)tok, (int)getpid(),
+                   c->id, l->idx, l->gseq, (unsigned long long)t0, seq);
+    if (sendto(c->resfd, buf, (size_t)len, 0, (struct sockaddr *)&c->res, sizeof c->res) != len) return -1;
+    while (st_now_ms() < end) {
+        struct pollfd p;
+        long long s;
+        int a;
+        ssize_t n;
+        p.fd = c->resfd; p.events = POLLIN; p.revents = 0;
+        if (poll(&p, 1, 20) <= 0) continue;
+        n = recv(c->resfd, buf, sizeof buf - 1, 0);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        if (sscanf(buf, "%lld %d", &s, &a) == 2 && s == seq) { acc = a; break; }
+    }
+    hlog(c, "W %d %lld %llu %d", l->idx, (long long)tok, (unsigned long long)t0, acc);
+    return acc;
+}
+
+/* ms the lease is still trusted; logs the lock's deadline (its clock + valid_ms, exact: the
+   clock read inside valid_ms is the last one) whenever it moved, so the checker knows which
+   renews the lock applied -- the non-blocking view's answers are not visible otherwise */
+static uint32_t note_valid(client *c, cl_lock *l)
+{
+    uint32_t v = ldl_lock_valid_ms(&l->lk);
+    if (v > 0 && c->last_l + v != l->dl) {
+        l->dl = c->last_l + v;
+        hlog(c, "V %d %llu", l->idx, (unsigned long long)l->dl);
+    }
+    return v;
+}
+
+static void note_grant(client *c, cl_lock *l)
+{
+    int64_t tok = ldl_lock_fencing_token(&l->lk);
+    if (tok == l->held) return;
+    l->held = tok;
+    l->gseq++;
+    l->lost = 0;
+    hlog(c, "G %d %lld %llu %llu %d", l->idx, (long long)tok, (unsigned long long)l->acq_sl,
+         (unsigned long long)l->acq_sr, l->gseq);
+    (void)note_valid(c, l);
+    l->hold_until = st_now_ms() + rnd_in(&c->rng, 0, TTL);
+}
+
+static void lock_step(client *c, cl_lock *l)
+{
+    uint64_t t0 = st_now_ms();
+    int p, st = ldl_lock_state(&l->lk);
+    if (st == LDL_RELEASING) { (void)ldl_lock_release(&l->lk); return; }
+    p = ldl_lock_poll(&l->lk);
+    st = ldl_lock_state(&l->lk);
+    if (p == 1) {
+        note_grant(c, l);
+        if (st_now_ms() >= l->hold_until) {
+            hlog(c, "E %d %lld", l->idx, (long long)l->held);
+            l->held = 0;
+            (void)ldl_lock_release(&l->lk);
+            l->next_try = st_now_ms() + rnd_in(&c->rng, 0, 30);
+            return;
+        }
+        if (note_valid(c, l) > 0 && t0 >= l->next_write) {
+            /* one write in SLOW_ONE_IN is decided now but delivered late (a slow network):
+               the resource must reject it once a newer holder wrote */
+            if (rnd_in(&c->rng, 1, SLOW_ONE_IN) == 1) st_sleep_ms((uint32_t)rnd_in(&c->rng, TTL / 2, 2 * TTL));
+            (void)res_write(c, l, ldl_lock_fencing_token(&l->lk), t0);
+            l->next_write = st_now_ms() + rnd_in(&c->rng, 2, 15);
+        }
+        return;
+    }
+    if (st == LDL_LOST) {
+        hlog(c, "X %d %d %d %lld", l->idx, ldl_lock_reason(&l->lk), l->lost, (long long)l->held);
+        l->held = 0;
+        (void)ldl_lock_release(&l->lk);
+        l->next_try = st_now_ms() + rnd_in(&c->rng, 0, 30);
+        return;
+    }
+    if ((st == LDL_IDLE || st == LDL_RELEASED) && !ldl_lock_pending(&l->lk) && st_now_ms() >= l->next_try) {
+        if (ldl_lock_acquire(&l->lk) == 1) note_grant(c, l);
+        else if (ldl_lock_state(&l->lk) != LDL_ACQUIRING) l->next_try = st_now_ms() + rnd_in(&c->rng, 1, 20);
+    }
+}
+
+/* clock steps from the nemesis: 5-byte commands, 'f' or 'b' and a 32-bit amount (ms) */
+static void read_ctl(client *c)
+{
+    unsigned char cmd[5];
+    while (c->ctl >= 0 && read(c->ctl, cmd, 5) == 5) {
+        uint32_t v = (uint32_t)cmd[1] | (uint32_t)cmd[2] << 8 | (uint32_t)cmd[3] << 16 | (uint32_t)cmd[4] << 24;
+        uint64_t now = st_now_ms();
+        if (cmd[0] == 'f') {
+            c->off += v;
+            hlog(c, "O %lld", (long long)c->off);
+        } else if (cmd[0] == 'b') {
+            /* at most one backward step per TTL, each <= drift/2: inside one trust window the
+               lock's clock can lose at most drift/2, so its trust still ends before the store
+               frees the lease (SPEC's claim, see docs/TESTING.md) */
+            if (v <= BACK_MAX && (c->last_back == 0 || now - c->last_back >= 2 * c->ttl)) {
+                c->off -= v;
+                c->last_back = now;
+                hlog(c, "O %lld", (long long)c->off);
+            } else {
+                hlog(c, "o %u", v);
+            }
+        }
+    }
+}
+
+static int client_main(int store, int kind, int id, const char *dir, uint64_t seed, int ctl)
+{
+    static client c;
+    int i, live;
+    uint64_t end;
+    signal(SIGTERM, on_term);
+    if (client_open(&c, store, kind, id, dir, seed, ctl, TTL, HB, DRIFT) != 0) {
+        fprintf(stderr, "chaos client %d: cannot open the store\n", id);
+        return 3;
+    }
+    fcntl(ctl, F_SETFL, O_NONBLOCK);
+    for (i = 0; i < NKEYS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k%d", i);
+        if (lock_open(&c, &c.L[i], i, key) != 0) return 4;
+    }
+    c.nlocks = NKEYS;
+    while (!g_quit) {
+        read_ctl(&c);
+        store_service(&c);
+        if (kind == K_TIMER) timers_run(&c);
+        for (i = 0; i < NKEYS; i++) lock_step(&c, &c.L[i]);
+        st_sleep_ms(2);
+    }
+    /* the end: release what is held, wait for the answers (bounded), dispose */
+    for (i = 0; i < NKEYS; i++) {
+        if (ldl_lock_state(&c.L[i].lk) == LDL_HELD) hlog(&c, "E %d %lld", i, (long long)c.L[i].held);
+        (void)ldl_lock_release(&c.L[i].lk);
+    }
+    end = st_now_ms() + 1000;
+    do {
+        live = 0;
+        store_service(&c);
+        for (i = 0; i < NKEYS; i++)
+            if (ldl_lock_state(&c.L[i].lk) == LDL_RELEASING) { live++; (void)ldl_lock_release(&c.L[i].lk); }
+        if (live) st_sleep_ms(2);
+    } while (live && st_now_ms() < end);
+    for (i = 0; i < NKEYS; i++) ldl_lock_dispose(&c.L[i].lk);
+    hlog(&c, "Z");
+    return 0;
+}
+
+/* ------------------------------------------------------------ the nemesis */
+typedef struct proc {
+    pid_t    pid;
+    int      kind, ctl;
+    uint64_t cont_at;               /* 0 = running, else SIGCONT due */
+} proc;
+
+typedef struct campaign {
+    int      store;
+    char     dir[400];
+    uint64_t rng, seed;
+    proc     cl[NCLIENT];
+    int      nlog;
+    rs_server srv;
+    redisContext *radm;
+    PGconn  *padm;
+    long     faults[10];
+    int      spawned;
+} campaign;
+
+static const char *FAULT_NAME[] = {
+    "pause<ttl", "pause>ttl", "kill+respawn", "server-stop", "server-kill", "drop-conn",
+    "clock-fwd", "clock-back", "backend-kill"
+};
+#define NFAULT 9
+
+static void nlog(campaign *k, const char *fmt, ...)
+{
+    char buf[300];
+    int n;
+    va_list ap;
+    n = snprintf(buf, sizeof buf, "%llu ", (unsigned long long)st_now_ms());
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    buf[n++] = '\n';
+    if (write(k->nlog, buf, (size_t)n) != n) exit(91);
+}
+
+static void spawn_client(campaign *k, int slot)
+{
+    int fds[2];
+    pid_t pid;
+    uint64_t seed = rnd(&k->rng);
+    int kind = slot % 3;
+    char pf[400];
+    if (pipe(fds) != 0) exit(92);
+    fflush(stdout); fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        char dir[420];
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGINT, SIG_DFL);
+        close(fds[1]);
+        snprintf(dir, sizeof dir, "%s/main", k->dir);
+        _exit(client_main(k->store, kind, slot, dir, seed, fds[0]));
+    }
+    close(fds[0]);
+    if (pid < 0) exit(93);
+    k->cl[slot].pid = pid;
+    k->cl[slot].kind = kind;
+    k->cl[slot].ctl = fds[1];
+    k->cl[slot].cont_at = 0;
+    snprintf(pf, sizeof pf, "%s/chaos-client-%d.pid", getenv("LDL_TEST_DIR"), (int)pid);
+    {
+        FILE *f = fopen(pf, "w");
+        if (f) { fprintf(f, "%d\n", (int)pid); fclose(f); }
+    }
+    k->spawned++;
+    nlog(k, "spawn %d %d %d", (int)pid, slot, kind);
+}
+
+/* SIGCONT what is due, reap what died unexpectedly */
+static void service(campaign *k)
+{
+    int i;
+    uint64_t now = st_now_ms();
+    for (i = 0; i < NCLIENT; i++) {
+        int status;
+        if (k->cl[i].cont_at && now >= k->cl[i].cont_at) {
+            kill(k->cl[i].pid, SIGCONT);
+            k->cl[i].cont_at = 0;
+            nlog(k, "cont %d", (int)k->cl[i].pid);
+        }
+        if (waitpid(k->cl[i].pid, &status, WNOHANG) == k->cl[i].pid) {
+            fprintf(stderr, "chaos: client %d exited by itself (status %d): see its history\n",
+                    (int)k->cl[i].pid, status);
+            exit(94);
+        }
+    }
+}
+
+static void wait_until(campaign *k, uint64_t t)
+{
+    while (st_now_ms() < t) {
+        service(k);
+        st_sleep_ms(2);
+    }
+    service(k);
+}
+
+static void send_ctl(proc *p, char op, uint32_t v)
+{
+    unsigned char cmd[5];
+    cmd[0] = (unsigned char)op;
+    cmd[1] = (unsigned char)(v & 0xff); cmd[2] = (unsigned char)(v >> 8 & 0xff);
+    cmd[3] = (unsigned char)(v >> 16 & 0xff); cmd[4] = (unsigned char)(v >> 24 & 0xff);
+    if (write(p->ctl, cmd, 5) != 5) { /* a full pipe: the client is stopped; drop the step */ }
+}
+
+static long read_conn(campaign *k, pid_t pid)
+{
+    char path[440];
+    long v = -1;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/main/conn-%d", k->dir, (int)pid);
+    if ((f = fopen(path, "r")) == NULL) return -1;
+    if (fscanf(f, "%ld", &v) != 1) v = -1;
+    fclose(f);
+    return v;
+}
+
+/* every process of the PostgreSQL server: the postmaster and its children */
+static int pg_pids(pid_t *out, int max)
+{
+    char path[600];
+    const char *ctl = getenv("LDL_PG_CTL");
+    FILE *f;
+    long pm = -1;
+    int n = 0;
+    DIR *d;
+    struct dirent *e;
+    snprintf(path, sizeof path, "%s", ctl ? ctl : "");
+    if (strrchr(path, '/')) strcpy(strrchr(path, '/'), "/data/postmaster.pid");
+    if ((f = fopen(path, "r")) == NULL) return 0;
+    if (fscanf(f, "%ld", &pm) != 1) pm = -1;
+    fclose(f);
+    if (pm <= 0) return 0;
+    out[n++] = (pid_t)pm;
+    if ((d = opendir("/proc")) == NULL) return n;
+    while ((e = readdir(d)) != NULL && n < max) {
+        char st[600], buf[512], *p;
+        long pp;
+        FILE *g;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(st, sizeof st, "/proc/%s/stat", e->d_name);
+        if ((g = fopen(st, "r")) == NULL) continue;
+        buf[0] = 0;
+        if (!fgets(buf, sizeof buf, g)) buf[0] = 0;
+        fclose(g);
+        p = strrchr(buf, ')');
+        if (p && sscanf(p + 2, "%*c %ld", &pp) == 1 && pp == pm) out[n++] = (pid_t)atol(e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void admin_reconnect(campaign *k)
+{
+    if (k->store == ST_REDIS) {
+        if (!k->radm || k->radm->err) {
+            if (k->radm) redisFree(k->radm);
+            k->radm = rs_connect(&k->srv, 500);
+        }
+    } else if (!k->padm || PQstatus(k->padm) != CONNECTION_OK) {
+        if (k->padm) PQreset(k->padm); else k->padm = pgt_connect("connect_timeout=3");
+    }
+}
+
+static int pick_client(campaign *k, int running_only)
+{
+    int tries;
+    for (tries = 0; tries < 20; tries++) {
+        int i = (int)rnd_in(&k->rng, 0, NCLIENT - 1);
+        if (!running_only || k->cl[i].cont_at == 0) return i;
+    }
+    return -1;
+}
+
+static int stopped_count(campaign *k)
+{
+    int i, n = 0;
+    for (i = 0; i < NCLIENT; i++) n += k->cl[i].cont_at != 0;
+    return n;
+}
+
+static void fault(campaign *k, int round)
+{
+    /* weights: pauses, kills, server stop/kill, drops, clock steps */
+    static const int W[NFAULT] = { 3, 2, 2, 1, 1, 2, 2, 2, 1 };
+    int f, i, total = 0, r;
+    for (f = 0; f < NFAULT; f++) total += W[f];
+    r = (int)rnd_in(&k->rng, 0, (uint64_t)total - 1);
+    for (f = 0; r >= W[f]; f++) r -= W[f];
+    if (f == 8 && k->store == ST_REDIS) f = 4;           /* backend-kill is PostgreSQL's */
+    if ((f == 0 || f == 1) && stopped_count(k) >= 2) f = 6;
+    i = pick_client(k, 1);
+    if (i < 0) { f = 6; i = 0; }
+    k->faults[f]++;
+    nlog(k, "round %d %s", round, FAULT_NAME[f]);
+    switch (f) {
+    case 0: case 1: {
+        uint64_t d = f == 0 ? rnd_in(&k->rng, TTL / 4, TTL * 4 / 5) : rnd_in(&k->rng, TTL * 6 / 5, TTL * 3);
+        kill(k->cl[i].pid, SIGSTOP);
+        nlog(k, "stop %d %llu", (int)k->cl[i].pid, (unsigned long long)d);
+        k->cl[i].cont_at = st_now_ms() + d;
+        break;
+    }
+    case 2: {
+        pid_t pid = k->cl[i].pid;
+        int status;
+        kill(pid, SIGKILL);
+        nlog(k, "kill %d", (int)pid);
+        waitpid(pid, &status, 0);
+        close(k->cl[i].ctl);
+        unpidfile(pid, "client");
+        k->cl[i].cont_at = 0;
+        spawn_client(k, i);
+        break;
+    }
+    case 3: {
+        uint64_t d = rnd_in(&k->rng, 50, TTL * 3 / 2);
+        if (k->store == ST_REDIS) {
+            kill(k->srv.pid, SIGSTOP);
+            nlog(k, "sstop %llu", (unsigned long long)d);
+            wait_until(k, st_now_ms() + d);
+            kill(k->srv.pid, SIGCONT);
+        } else {
+            pid_t pids[128];
+            int n = pg_pids(pids, 128), j;
+            for (j = 0; j < n; j++) kill(pids[j], SIGSTOP);
+            nlog(k, "sstop %llu %d", (unsigned long long)d, n);
+            wait_until(k, st_now_ms() + d);
+            for (j = n - 1; j >= 0; j--) kill(pids[j], SIGCONT);
+        }
+        nlog(k, "scont");
+        break;
+    }
+    case 4:
+        nlog(k, "skill");
+        if (k->store == ST_REDIS) {
+            rs_kill(&k->srv, SIGKILL);
+            if (rs_restart(&k->srv) != 0) { fprintf(stderr, "chaos: redis did not restart\n"); exit(95); }
+        } else {
+            if (pgt_ctl("crash") != 0 || pgt_ctl("start") != 0) { fprintf(stderr, "chaos: pg did not restart\n"); exit(95); }
+        }
+        nlog(k, "sup");
+        admin_reconnect(k);
+        break;
+    case 5: {
+        long v = read_conn(k, k->cl[i].pid);
+        char arg[64];
+        admin_reconnect(k);
+        nlog(k, "drop %d %ld", (int)k->cl[i].pid, v);
+        if (v <= 0) break;
+        if (k->store == ST_REDIS) {
+            snprintf(arg, sizeof arg, "127.0.0.1:%ld", v);
+            if (k->radm) { redisReply *rp = rs_cmd(k->radm, "CLIENT", "KILL", "ADDR", arg, NULL); if (rp) freeReplyObject(rp); }
+        } else if (k->padm) {
+            snprintf(arg, sizeof arg, "%ld", v);
+            PQclear(PQexecParams(k->padm, "SELECT pg_terminate_backend($1::int)", 1, NULL,
+                                 (const char *const *)&(const char *){ arg }, NULL, NULL, 0));
+        }
+        break;
+    }
+    case 6: {
+        uint32_t v = (uint32_t)rnd_in(&k->rng, 1, 2 * TTL);
+        nlog(k, "step %d %u", (int)k->cl[i].pid, v);
+        send_ctl(&k->cl[i], 'f', v);
+        break;
+    }
+    case 7: {
+        uint32_t v = (uint32_t)rnd_in(&k->rng, 1, BACK_MAX);
+        nlog(k, "step %d -%u", (int)k->cl[i].pid, v);
+        send_ctl(&k->cl[i], 'b', v);
+        break;
+    }
+    case 8: {   /* SIGKILL one backend: the postmaster resets every session and replays WAL */
+        long v = read_conn(k, k->cl[i].pid);
+        nlog(k, "skill backend %ld", v);
+        if (v > 0) kill((pid_t)v, SIGKILL);
+        st_sleep_ms(300);
+        nlog(k, "sup");
+        admin_reconnect(k);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void stop_clients(campaign *k)
+{
+    int i, status;
+    uint64_t end;
+    for (i = 0; i < NCLIENT; i++) if (k->cl[i].pid > 0) { kill(k->cl[i].pid, SIGCONT); k->cl[i].cont_at = 0; }
+    nlog(k, "end");
+    for (i = 0; i < NCLIENT; i++) if (k->cl[i].pid > 0) kill(k->cl[i].pid, SIGTERM);
+    end = st_now_ms() + 5000;
+    for (i = 0; i < NCLIENT; i++) {
+        pid_t pid = k->cl[i].pid;
+        if (pid <= 0) continue;
+        while (waitpid(pid, &status, WNOHANG) != pid) {
+            if (st_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); break; }
+            st_sleep_ms(5);
+        }
+        unpidfile(pid, "client");
+        close(k->cl[i].ctl);
+        k->cl[i].pid = 0;
+    }
+}
+
+static void stop_res(pid_t pid)
+{
+    st_stop(pid, SIGTERM, 3000);
+    unpidfile(pid, "res");
+}
+
+/* ------------------------------------------------------------ the planted controls */
+typedef struct ctl_pair { client a, b; } ctl_pair;
+static ctl_pair g_ctl;
+
+static int ctl_grant(client *c, cl_lock *l, uint32_t within)
+{
+    uint64_t end = st_now_ms() + within;
+    while (st_now_ms() < end) {
+        if (ldl_lock_acquire(&l->lk) == 1) { note_grant(c, l); return 1; }
+        st_sleep_ms(5);
+    }
+    return 0;
+}
+
+static void ctl_write(client *c, cl_lock *l)
+{
+    st_sleep_ms(5);                     /* decided strictly after the other holder knew */
+    (void)res_write(c, l, l->held, st_now_ms());
+}
+
+/* which: 'l' a client that keeps writing after its loss, 'c' a clock that lies (a large
+   backward step the lock cannot see), 'r' a store that repeats a token */
+static int control_main(int store, int which, const char *dir)
+{
+    client *a = &g_ctl.a, *b = &g_ctl.b;
+    static int64_t rep;
+    uint32_t ttl = which == 'c' ? 1000 : TTL, hb = which == 'c' ? 500 : HB;
+    char key[32];
+    snprintf(key, sizeof key, "ctl-%c", which);
+    if (client_open(a, store, K_SYNC, 100, dir, 1, -1, ttl, hb, DRIFT) != 0 ||
+        client_open(b, store, K_SYNC, 101, dir, 2, -1, ttl, hb, DRIFT) != 0) return 3;
+    if (which == 'r') a->repeat = b->repeat = &rep;
+    if (lock_open(a, &a->L[0], 0, key) != 0 || lock_open(b, &b->L[0], 0, key) != 0) return 4;
+    if (!ctl_grant(a, &a->L[0], 5000)) return 5;
+    ctl_write(a, &a->L[0]);
+    if (which == 'r') {
+        hlog(a, "E 0 %lld", (long long)a->L[0].held);
+        a->L[0].held = 0;
+        (void)ldl_lock_release(&a->L[0].lk);
+        if (!ctl_grant(b, &b->L[0], 5000)) return 6;
+        ctl_write(b, &b->L[0]);                 /* the same token, accepted again */
+    } else {
+        /* A stops polling (a pause); B waits until the store frees the key */
+        if (!ctl_grant(b, &b->L[0], 5000)) return 6;
+        if (which == 'l') {
+            int p = ldl_lock_poll(&a->L[0].lk);
+            hlog(a, "X 0 %d %d %lld", ldl_lock_reason(&a->L[0].lk), a->L[0].lost, (long long)a->L[0].held);
+            if (p != 0) return 7;
+            ctl_write(a, &a->L[0]);             /* broken: writes with the lost token */
+        } else {
+            /* the lie: step A's clock back so it reads 100 ms after its grant's start */
+            clk_now(a);
+            a->off -= (int64_t)(a->last_l - a->L[0].acq_sl) - 100;
+            hlog(a, "O %lld", (long long)a->off);
+            if (note_valid(a, &a->L[0]) == 0) return 8;
+            ctl_write(a, &a->L[0]);             /* "valid": the honest real clock says no */
+        }
+    }
+    ldl_lock_dispose(&a->L[0].lk);
+    ldl_lock_dispose(&b->L[0].lk);
+    hlog(a, "Z");
+    hlog(b, "Z");
+    return 0;
+}
+
+static int run_control(campaign *k, int which)
+{
+    char dir[440];
+    pid_t res, pid;
+    int status = 0;
+    snprintf(dir, sizeof dir, "%s/ctl-%c", k->dir, which);
+    mkdir(dir, 0755);
+    res = res_start(dir);
+    fflush(stdout); fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        _exit(control_main(k->store, which, dir));
+    }
+    waitpid(pid, &status, 0);
+    stop_res(res);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "chaos: control %c could not be staged (status %d)\n", which, status);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ main */
+static campaign g_k;
+
+static void emergency(int sig)
+{
+    int i;
+    (void)sig;
+    for (i = 0; i < NCLIENT; i++) if (g_k.cl[i].pid > 0) { kill(g_k.cl[i].pid, SIGKILL); }
+    if (g_k.srv.pid > 0) { kill(g_k.srv.pid, SIGCONT); kill(g_k.srv.pid, SIGKILL); }
+    _exit(130);
+}
+
+int main(int argc, char **argv)
+{
+    campaign *k = &g_k;
+    int rounds, i;
+    char path[2048];
+    pid_t res;
+    uint64_t t_start;
+    if (argc != 5 || (strcmp(argv[1], "redis") != 0 && strcmp(argv[1], "pg") != 0)) {
+        fprintf(stderr, "usage: chaos redis|pg SEED ROUNDS DIR\n");
+        return 64;
+    }
+    if (!getenv("LDL_TEST_DIR")) { fprintf(stderr, "chaos: run me through tests/chaos/run.sh\n"); return 64; }
+    st_ignore_sigpipe();
+    signal(SIGINT, emergency);
+    signal(SIGTERM, emergency);
+    k->store = strcmp(argv[1], "pg") == 0 ? ST_PG : ST_REDIS;
+    k->seed = k->rng = strtoull(argv[2], NULL, 10);
+    rounds = atoi(argv[3]);
+    snprintf(k->dir, sizeof k->dir, "%s", argv[4]);
+    snprintf(path, sizeof path, "%s/main", k->dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/main/nemesis.log", k->dir);
+    k->nlog = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (k->nlog < 0) return 2;
+
+    if (k->store == ST_REDIS) {
+        char port[16];
+        if (rs_start(&k->srv, "chaos-redis", 1) != 0) return 2;
+        snprintf(port, sizeof port, "%d", k->srv.port);
+        setenv("CHAOS_REDIS_PORT", port, 1);
+        k->radm = rs_connect(&k->srv, 500);
+    } else {
+        ldl_pg pg;
+        k->padm = pgt_connect("connect_timeout=3");
+        PQsetNoticeProcessor(k->padm, quiet_notices, NULL);
+        if (PQstatus(k->padm) != CONNECTION_OK || ldl_pg_init(&pg, k->padm, PG_TABLE) != LDL_OK) return 2;
+    }
+    nlog(k, "meta %s %llu %d %u %u %u %d", argv[1], (unsigned long long)k->seed, rounds, TTL, HB, DRIFT, NCLIENT);
+    snprintf(path, sizeof path, "%s/main", k->dir);
+    res = res_start(path);
+    t_start = st_now_ms();
+    for (i = 0; i < NCLIENT; i++) spawn_client(k, i);
+    wait_until(k, st_now_ms() + 300);                 /* everybody connected */
+    for (i = 1; i <= rounds; i++) {
+        fault(k, i);
+        wait_until(k, st_now_ms() + rnd_in(&k->rng, 20, 200));
+    }
+    wait_until(k, st_now_ms() + 2500);                /* pending SIGCONTs; the last losses and (5) settle */
+    stop_clients(k);
+    stop_res(res);
+    printf("chaos %s: seed %llu, %d rounds in %.1f s, %d client processes; faults:", argv[1],
+           (unsigned long long)k->seed, rounds, (double)(st_now_ms() - t_start) / 1000.0, k->spawned);
+    for (i = 0; i < NFAULT; i++) if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
+    printf("\n");
+    fflush(stdout);
+    /* the planted controls, on the same server */
+    if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0) {
+        if (k->store == ST_REDIS) rs_stop(&k->srv);
+        return 1;
+    }
+    if (k->store == ST_REDIS) rs_stop(&k->srv);
+    return 0;
+}

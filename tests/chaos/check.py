@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""tests/chaos/check.py -- the history checker of the chaos campaign (issue 14).
+
+    check.py DIR                  judge DIR (h-*.log, res.log, nemesis.log); exit 1 on a violation
+    check.py --expect 1,3 DIR     a planted control: exit 0 only if every listed check is violated
+
+Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds of one host:
+  (1) no stale write accepted: per key the resource accepted fences in order and never one token
+      from two holders; every accepted write was decided inside its writer's trust window; no
+      accepted write was decided after a holder with a higher token already knew it held the key
+  (2) per key, tokens of successive grants strictly increase (server restarts included)
+  (3) trust windows [known, end) of different holders of one key never overlap, where end is the
+      real time the holder's own clock (offset steps included) reached start + ttl - drift, or
+      its release / loss, whichever came first
+  (4) every loss reported with the right reason, and on_lost exactly once
+  (5) no key stays blocked past one TTL + SLACK_MS after its holder died or froze (each server
+      outage of the nemesis nearby adds its own length + TTL + SLACK_MS)
+"""
+import glob
+import os
+import sys
+from collections import defaultdict
+
+OFFBASE = 1000000000
+SLACK_MS = 1000          # (5): a contender's retry, reconnects and a 2-core machine under load
+R_HB, R_STORE, R_EXPIRED = 2, 3, 7
+REASON = {0: "NONE", 1: "RELEASED", 2: "HEARTBEAT_FAILED", 3: "STORE_ERROR", 4: "FENCE_REGRESSED",
+          5: "DISPOSED", 6: "TIMER_UNARMABLE", 7: "LEASE_EXPIRED"}
+
+
+class Grant:
+    def __init__(self, cl, idx, tok, known, sl, sr, gseq, line):
+        self.cl, self.idx, self.tok, self.known = cl, idx, tok, known
+        self.sl, self.sr, self.gseq = sl, sr, gseq
+        self.key = cl.keys[idx]
+        self.lines = [line]           # indexes into cl.lines of this grant's records
+        self.renews = []              # (kind, sl, sr, rc, line)
+        self.lost = []                # (t, reason, lastl, line)
+        self.seen = None              # (t, reason, count, line)
+        self.released = None          # t of E
+        self.vs = []                  # (t, deadline): the lock's own deadline, as observed
+        self.end = None
+
+    def holder(self):
+        return "%d:%d:%d:%d" % (self.cl.pid, self.cl.id, self.idx, self.gseq)
+
+
+class Client:
+    def __init__(self, path):
+        self.path = path
+        self.lines = []
+        self.keys = {}
+        self.offs = []                # (t, off)
+        self.grants = []
+        self.pid = self.id = self.kind = None
+        self.ttl = self.drift = None
+        self.death = None             # t of the nemesis' SIGKILL
+
+    def real_end(self, d, sr):
+        """the last real ms (exclusive) at which this client's lock clock, offset steps included,
+        still read below d, from sr on: a backward step can bring a passed deadline back"""
+        end = sr
+        for i, (t, off) in enumerate(self.offs):
+            nxt = self.offs[i + 1][0] if i + 1 < len(self.offs) else None
+            lo, hi = max(t, sr), d - OFFBASE - off
+            if nxt is not None:
+                hi = min(hi, nxt)
+            if hi > lo:
+                end = max(end, hi)
+        return end
+
+
+def load(d):
+    clients = []
+    for path in sorted(glob.glob(os.path.join(d, "h-*.log"))):
+        cl = Client(path)
+        cur = {}
+        with open(path) as f:
+            raw = [ln.rstrip("\n") for ln in f if ln.strip()]
+        for n, ln in enumerate(raw):
+            cl.lines.append(ln)
+            p = ln.split()
+            t, k, a = int(p[0]), p[1], p[2:]
+            if k == "B":
+                cl.pid, cl.id, cl.kind = int(a[0]), int(a[1]), int(a[2])
+                cl.ttl, cl.drift = int(a[3]), int(a[5])
+            elif k == "O":
+                cl.offs.append((t, int(a[0])))
+            elif k == "K":
+                cl.keys[int(a[0])] = a[1]
+            elif k == "G":
+                idx = int(a[0])
+                g = Grant(cl, idx, int(a[1]), t, int(a[2]), int(a[3]), int(a[4]), n)
+                cl.grants.append(g)
+                cur[idx] = g
+            elif k in "rRLXEWV" and int(a[0]) in cur:
+                g = cur[int(a[0])]
+                g.lines.append(n)
+                if k in "rR":
+                    g.renews.append((k, int(a[1]), int(a[2]), int(a[3]), n))
+                elif k == "L":
+                    g.lost.append((t, int(a[1]), int(a[2]), n))
+                elif k == "X":
+                    g.seen = (t, int(a[1]), int(a[2]), n)
+                elif k == "E":
+                    g.released = t
+                elif k == "V":
+                    g.vs.append((t, int(a[1])))
+        clients.append(cl)
+    nem = []
+    p = os.path.join(d, "nemesis.log")
+    if os.path.exists(p):
+        with open(p) as f:
+            nem = [ln.split() for ln in f if ln.strip()]
+    res = []
+    with open(os.path.join(d, "res.log")) as f:
+        for ln in f:
+            p = ln.split()
+            if len(p) == 6:
+                res.append((int(p[0]), p[1], int(p[2]), p[3], int(p[4]), int(p[5]), ln.rstrip("\n")))
+    return clients, nem, res
+
+
+def compute_ends(clients, nem):
+    kills = {int(e[2]): int(e[0]) for e in nem if e[1] == "kill"}
+    for cl in clients:
+        cl.death = kills.get(cl.pid)
+        for g in cl.grants:
+            # the deadline: the grant's, a synchronous renew's yes, or what the lock itself
+            # reported (clock + valid_ms, after every poll): a non-blocking renew's answer is
+            # only known through the latter
+            ds = [g.sl + cl.ttl - cl.drift] + [v for _, v in g.vs]
+            ds += [sl + cl.ttl - cl.drift for kind, sl, sr, rc, n in g.renews if kind == "r" and rc == 1]
+            d = max(ds)
+            end = cl.real_end(d, g.sr)
+            rec = [t for t in [g.released, cl.death] + [x[0] for x in g.lost] + ([g.seen[0]] if g.seen else [])
+                   if t is not None]
+            # g.end: trust is over; a write decided in the very ms of a release/loss record
+            # (before it) is still inside, hence g.wend
+            g.end = min([end] + rec)
+            g.wend = min([end] + [t + 1 for t in rec])
+
+
+class Report:
+    def __init__(self):
+        self.v = defaultdict(list)
+
+    def fail(self, check, what, slices):
+        self.v[check].append(what)
+        if len(self.v[check]) <= 3:
+            print("VIOLATION (%d) %s" % (check, what))
+            for s in slices:
+                print("    " + s)
+
+
+def grant_slice(g, limit=12):
+    out = ["%s (pid %d client %d key %s token %d known %d end %d):" %
+           (os.path.basename(g.cl.path), g.cl.pid, g.cl.id, g.key, g.tok, g.known, g.end)]
+    ws = [n for n in g.lines if g.cl.lines[n].split()[1] == "W"]
+    keep = sorted(set([n for n in g.lines if n not in ws] + ws[:1] + ws[-1:]))
+    keep = [g.cl.lines[n] for n in keep]
+    if len(keep) > limit:
+        keep = keep[:limit // 2] + ["..."] + keep[-limit // 2:]
+    offs = [o for o in g.cl.offs if g.sr - 1000 <= o[0] <= g.end + 1000]
+    return out + ["  " + ln for ln in keep] + ["  clock offsets (t, ms): %s" % offs]
+
+
+def nem_slice(nem, t0, t1):
+    return ["  nemesis: " + " ".join(e) for e in nem if e[1] not in ("round",) and t0 <= int(e[0]) <= t1][:12]
+
+
+def check(d, quiet=False):
+    clients, nem, res = load(d)
+    compute_ends(clients, nem)
+    rep = Report()
+    by_key = defaultdict(list)
+    by_holder = {}
+    for cl in clients:
+        for g in cl.grants:
+            by_key[g.key].append(g)
+            by_holder[g.holder()] = g
+    for k in by_key:
+        by_key[k].sort(key=lambda g: (g.known, g.tok))
+
+    # (2) tokens strictly increase per key; (3) windows never overlap
+    for k, gs in by_key.items():
+        for a, b in zip(gs, gs[1:]):
+            if b.tok <= a.tok:
+                rep.fail(2, "key %s: grant token %d known at %d follows token %d known at %d" %
+                         (k, b.tok, b.known, a.tok, a.known), grant_slice(a) + grant_slice(b))
+        for i, a in enumerate(gs):
+            for b in gs[i + 1:]:
+                if b.known >= a.end:
+                    break
+                if b.cl is a.cl and b.idx == a.idx:
+                    continue
+                rep.fail(3, "key %s: token %d trusted until %d, but token %d was known at %d" %
+                         (k, a.tok, a.end, b.tok, b.known),
+                         grant_slice(a) + grant_slice(b) + nem_slice(nem, a.known - 500, b.known + 500))
+
+    # (1) stale writes
+    acc = rej = 0
+    seen_tok = {}
+    high = {}
+    for t, key, tok, holder, t0, ok, ln in res:
+        if not ok:
+            rej += 1
+            continue
+        acc += 1
+        if tok < high.get(key, 0):
+            rep.fail(1, "resource accepted token %d on %s below %d" % (tok, key, high[key]), ["  res: " + ln])
+        high[key] = max(high.get(key, 0), tok)
+        h0 = seen_tok.setdefault((key, tok), holder)
+        g = by_holder.get(holder)
+        if h0 != holder:
+            other = by_holder.get(h0)
+            rep.fail(1, "key %s: token %d accepted from two holders (%s, then %s)" % (key, tok, h0, holder),
+                     ["  res: " + ln] + (grant_slice(other) if other else []) + (grant_slice(g) if g else []))
+        if g is None or g.tok != tok:
+            rep.fail(1, "key %s: accepted write of token %d by %s matches no grant" % (key, tok, holder),
+                     ["  res: " + ln])
+            continue
+        if t0 >= g.wend or t0 < g.sr:
+            rep.fail(1, "key %s: write of token %d decided at %d, outside its trust window [%d, %d)" %
+                     (key, tok, t0, g.known, g.end), ["  res: " + ln] + grant_slice(g))
+        for b in by_key[key]:
+            if b.tok > tok and b.known < t0:
+                rep.fail(1, "key %s: stale write of token %d decided at %d, after token %d was known at %d" %
+                         (key, tok, t0, b.tok, b.known), ["  res: " + ln] + grant_slice(g) + grant_slice(b))
+                break
+
+    # (4) losses: the right reason, on_lost exactly once
+    reasons = defaultdict(int)
+    for cl in clients:
+        for g in cl.grants:
+            for _, r, _, _ in g.lost:
+                reasons[REASON.get(r, str(r))] += 1
+            if len(g.lost) > 1:
+                rep.fail(4, "on_lost fired %d times for one grant" % len(g.lost), grant_slice(g))
+            if g.released is not None and any(x[0] > g.released for x in g.lost):
+                rep.fail(4, "on_lost after the holder released", grant_slice(g))
+            if g.seen:
+                t, r, cnt, n = g.seen
+                if cnt != 1 or len(g.lost) != 1 or g.lost[0][1] != r:
+                    rep.fail(4, "LOST (%s) seen with on_lost called %d times (%s)" %
+                             (REASON.get(r), cnt, [REASON.get(x[1]) for x in g.lost]), grant_slice(g))
+            # every failed synchronous renew is a reported loss, next in this lock's stream
+            if cl.kind != 1:
+                for kind, sl, sr, rc, n in g.renews:
+                    if rc != 1:
+                        nxt = [m for m in g.lines if m > n]
+                        if nxt and cl.lines[nxt[0]].split()[1] != "L":
+                            rep.fail(4, "renew answered %d but no on_lost followed" % rc, grant_slice(g))
+            for t, r, lastl, n in g.lost:
+                prev = [m for m in g.lines if m < n]
+                last = cl.lines[prev[-1]].split() if prev else None
+                ok = False
+                if cl.kind != 1:
+                    conf = [g.sl] + [x[1] for x in g.renews if x[0] == "r" and x[3] == 1 and x[4] != (prev[-1] if prev else -1)]
+                    dconf = max(conf) + cl.ttl - cl.drift
+                    # LEASE_EXPIRED: the deadline passed, or the clock reads behind the
+                    # window's start (a backward step the lock can see: it fails closed)
+                    if last and last[1] == "r" and int(last[5]) != 1:
+                        ok = r == (R_HB if int(last[5]) == 0 else R_STORE)
+                    else:
+                        ok = r == R_EXPIRED and (lastl >= dconf or lastl < max(conf))
+                else:
+                    flying = any(x[0] == "R" for x in g.renews)
+                    failed_submit = last is not None and last[1] == "R" and int(last[5]) < 0
+                    if r in (R_HB, R_STORE):
+                        ok = flying and (r == R_STORE or not failed_submit)
+                    elif r == R_EXPIRED:
+                        starts = [g.sl] + [x[1] for x in g.renews if x[3] == 0]
+                        seen = [v for tv, v in g.vs if tv <= t] or [g.sl + cl.ttl - cl.drift]
+                        ok = lastl >= seen[-1] or lastl < max(starts)
+                if not ok:
+                    rep.fail(4, "loss reason %s not justified by the history" % REASON.get(r, str(r)), grant_slice(g))
+
+    # (5) a dead or frozen holder blocks its key for at most one TTL (+ SLACK_MS)
+    spans = []          # (t0, t1, what, pid)
+    open_stop = {}
+    alive = {}
+    t_end = None
+    for e in nem:
+        t, kind = int(e[0]), e[1]
+        if kind == "spawn":
+            alive[int(e[2])] = [t, None]
+        elif kind == "kill":
+            alive[int(e[2])][1] = t
+        elif kind == "stop":
+            open_stop[int(e[2])] = t
+        elif kind == "cont":
+            pid = int(e[2])
+            spans.append((open_stop.pop(pid, t), t, "stop", pid))
+        elif kind in ("sstop", "skill"):
+            open_stop["server"] = t
+        elif kind in ("scont", "sup"):
+            spans.append((open_stop.pop("server", t), t, "server", None))
+        elif kind == "drop":
+            spans.append((t, t, "stop", int(e[2])))     # a dropped contender counts as touched
+        elif kind == "end":
+            t_end = t
+    for pid, t in open_stop.items():
+        spans.append((t, t_end or t, "server" if pid == "server" else "stop", None if pid == "server" else pid))
+    checked = 0
+    for cl in clients:
+        for g in cl.grants:
+            ev = None
+            if cl.death is not None and g.end == cl.death:
+                ev = cl.death
+            for t0, t1, what, pid in spans:
+                if what == "stop" and pid == cl.pid and t1 - t0 > cl.ttl and g.known <= t0 < g.end:
+                    ev = t0 if ev is None else min(ev, t0)
+            if ev is None:
+                continue
+            f = max([g.sr] + [x[2] for x in g.renews if x[2] <= ev]) + cl.ttl
+            # a server outage near the expiry adds its length, one TTL (a lease an acquire
+            # queued during the outage may take) and SLACK_MS (reconnects) to the limit
+            lo, hi = f - cl.ttl, f + SLACK_MS
+            counted = set()
+            grew = True
+            while grew:
+                grew = False
+                for n, (t0, t1, w, _) in enumerate(spans):
+                    if w == "server" and n not in counted and t0 <= hi and t1 >= lo:
+                        counted.add(n)
+                        hi += (t1 - t0) + cl.ttl + SLACK_MS
+                        grew = True
+            if t_end is None or hi >= t_end:
+                continue
+            touched = {pid for t0, t1, w, pid in spans if w == "stop" and t0 <= hi and t1 >= lo}
+            contenders = [p for p, (a, b) in alive.items()
+                          if p != cl.pid and a <= lo and (b is None or b > hi) and p not in touched]
+            if not contenders:
+                continue
+            checked += 1
+            nxt = [b for b in by_key[g.key] if b.tok > g.tok and b.known > g.known]
+            first = min((b.known for b in nxt), default=None)
+            if first is None or first > hi:
+                rep.fail(5, "key %s blocked: holder %d stopped at %d, lease free by %d, next grant %s (limit %d)" %
+                         (g.key, cl.pid, ev, f, first, hi), grant_slice(g) + nem_slice(nem, ev - 200, hi))
+
+    ngrants = sum(len(cl.grants) for cl in clients)
+    rounds = sum(1 for e in nem if e[1] == "round")
+    faults = defaultdict(int)
+    for e in nem:
+        if e[1] == "round":
+            faults[e[3]] += 1
+    if not quiet:
+        print("checker %s: %d client processes, %d rounds (%s), %d grants, %d renews, writes %d accepted "
+              "%d rejected, losses %s, %d dead-holder liveness checks, violations %d" %
+              (d, len(clients), rounds, ", ".join("%s %d" % kv for kv in sorted(faults.items())), ngrants,
+               sum(len(g.renews) for cl in clients for g in cl.grants), acc, rej, dict(reasons), checked,
+               sum(len(v) for v in rep.v.values())))
+    return rep, ngrants, acc
+
+
+def main():
+    args = sys.argv[1:]
+    expect = None
+    if len(args) == 3 and args[0] == "--expect":
+        expect = [int(x) for x in args[1].split(",")]
+        args = args[2:]
+    if len(args) != 1:
+        print(__doc__)
+        return 64
+    rep, ngrants, acc = check(args[0], quiet=expect is not None)
+    if expect is None:
+        if ngrants == 0 or acc == 0:
+            print("checker: nothing was granted or written: the campaign did not run")
+            return 1
+        return 1 if rep.v else 0
+    missed = [c for c in expect if not rep.v.get(c)]
+    if missed:
+        print("control %s NOT caught: checks %s found nothing (found: %s)" %
+              (args[0], missed, sorted(rep.v)))
+        return 1
+    print("control %s caught by checks %s" % (os.path.basename(args[0].rstrip("/")), sorted(rep.v)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+#!/bin/sh
+# tests/chaos/run.sh STORE ROUNDS [SEED] -- one chaos campaign against a real STORE (redis|pg),
+# then the checker over its history, then the three planted controls, which the checker MUST
+# flag. SEED defaults to $CHAOS_SEED, else a fresh random one; it is printed first so any run
+# can be replayed with CHAOS_SEED=... Exit 0 only when the campaign has no violation AND every
+# control was caught.
+#
+# Everything lives in a fresh temp dir (LDL_TEST_DIR): redis-server, the clients and the
+# resource server write pid files there, and the trap below kills each one by its pid on any
+# exit (pass, fail, crash, Ctrl-C). PostgreSQL comes from tests/store/with_pg.sh, which stops
+# its own server. A failed run keeps the histories in build/chaos/failed-STORE-SEED.
+set -u
+store=$1; rounds=$2
+seed=${3:-${CHAOS_SEED:-}}
+[ -n "$seed" ] || seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$here/build/chaos/chaos
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ldl-chaos.XXXXXX") || exit 2
+child=
+cleanup() {
+  [ -n "$child" ] && kill -TERM "$child" 2>/dev/null
+  for f in "$dir"/*.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null)
+    [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+  done
+  [ -n "$child" ] && wait "$child" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+echo "== chaos $store: CHAOS_SEED=$seed, $rounds rounds"
+start=$(date +%s)
+# bounded: a round takes well under a second; a hang is a failure, not a stuck CI job
+limit=$((rounds + 120))
+case $store in
+  redis) LDL_TEST_DIR=$dir timeout $limit "$bin" redis "$seed" "$rounds" "$dir" & child=$! ;;
+  pg)    LDL_TEST_DIR=$dir timeout $limit "$here/tests/store/with_pg.sh" "'$bin' pg $seed $rounds '$dir'" & child=$! ;;
+  *) echo "usage: run.sh redis|pg ROUNDS [SEED]" >&2; exit 64 ;;
+esac
+wait $child; rc=$?; child=
+failed=0
+if [ $rc != 0 ]; then
+  echo "chaos $store: the campaign itself failed ($rc; 124 = over the ${limit} s bound)"; failed=1
+else
+  python3 "$here/tests/chaos/check.py" "$dir/main" || failed=1
+  python3 "$here/tests/chaos/check.py" --expect 1 "$dir/ctl-l" || failed=1
+  python3 "$here/tests/chaos/check.py" --expect 1,3 "$dir/ctl-c" || failed=1
+  python3 "$here/tests/chaos/check.py" --expect 1,2 "$dir/ctl-r" || failed=1
+fi
+echo "chaos $store: seed $seed, wall time $(( $(date +%s) - start )) s"
+if [ $failed != 0 ]; then
+  keep=$here/build/chaos/failed-$store-$seed
+  rm -rf "$keep"; mkdir -p "$keep" && cp -r "$dir/main" "$dir"/ctl-* "$keep"/ 2>/dev/null
+  echo "chaos $store: FAILED (replay: CHAOS_SEED=$seed; histories kept in $keep)"
+  echo "0 passed, 1 failed"; exit 1
+fi
+echo "1 passed, 0 failed"
