@@ -54,6 +54,9 @@
        {P:K}:lease   the lease: holds the decimal token, expires after the TTL
        {P:K}:fence   the fence counter: INCRed once per grant, never expires,
                      never deleted
+       {P:K}:owner   v0.2, only once an owned acquire ran: "<token> <owner>" of
+                     the last owned grant; never expires, overwritten by the
+                     next owned grant (see HOLDER IDENTITY)
 
    The prefix must be non-empty and must not contain ':', '{' or '}' (init
    answers LDL_EINVAL). Then the mapping is injective -- P is the text between
@@ -74,6 +77,10 @@
                 decimal string (exact for the whole int64 range).
        renew    PEXPIRE the lease key only if it still holds this token.
        release  DEL the lease key only if it still holds this token.
+       acquire, owned (v0.2)  as acquire, and SET the owner key to
+                "<token> <owner>" in the same script.
+       inspect (v0.2)  read the lease key, its PTTL and the owner key in one
+                script; changes nothing.
 
    Every call carries a NONCE (a 64-bit value, 16 hex digits, new per call)
    and every script answers the array { nonce, answer }. The adapter accepts
@@ -154,7 +161,7 @@
    expire at their deadline by the lock's own clock: nothing ever waits).
 
    THE REQUEST POOL (non-blocking view) is caller-owned storage: nreqs
-   ldl_redis_req (about LDL_KEY_MAX + 48 bytes each). A lock has at most one
+   ldl_redis_req (about LDL_KEY_MAX + LDL_OWNER_MAX + 48 bytes each). A lock has at most one
    request of its own in flight, but hand-backs (fire-and-forget releases),
    requests a lock cancelled and re-sent while the server was slow, and the
    adapter's own releases of cancelled grants also occupy a slot until their
@@ -173,11 +180,27 @@
    LEAST PRIVILEGE. An ACL user limited to the adapter's keys and commands
    works (prefix "ldl"; for another prefix P use ~{P:*):
        ACL SETUSER ldl on >secret resetkeys ~{ldl:* resetchannels -@all
-           +evalsha +eval +exists +incr +persist +get +set +pexpire +del
+           +evalsha +eval +exists +incr +persist +get +set +pexpire +del +pttl
    (the scripts' own commands are checked against the ACL too; SCRIPT LOAD is
-   never needed: the EVAL fallback caches the scripts). Add +config|get for
+   never needed: the EVAL fallback caches the scripts; +pttl is for inspect). Add +config|get for
    ldl_redis_check_durability, which otherwise answers LDL_ESTORE and says
    CONFIG GET was refused.
+
+   HOLDER IDENTITY (v0.2). ldl_redis_ext(&r) gives the synchronous view's
+   ldl_store_ext: acquire_owned (desc.owner with desc.store_ext) and inspect
+   (ldl_store_inspect: 1 held with token, ttl_left_ms = the lease key's PTTL
+   on the server's clock, owner; 0 free). ldl_redis_async_ext(&ra) gives the
+   non-blocking view's: submit_owned only (inspect would wait for a reply).
+   The owner is 1 to LDL_OWNER_MAX-1 bytes without control bytes (< 0x20,
+   0x7F), else LDL_EINVAL. It lives in a third key, {P:K}:owner, as
+   "<token> <owner>": inspect reports it only when that token is the one the
+   lease key holds, so an owner left from an earlier grant is never taken
+   for the current holder's; a lease taken without an owner (plain acquire,
+   a v0.1 client) inspects with owner "". The lease key, the renew and
+   release scripts and the plain acquire script are exactly the v0.1 ones,
+   so v0.1 and v0.2 clients share keys. A reply of the wrong shape or
+   content (token, PTTL not in [0, UINT32_MAX], owner bytes or length) is
+   LDL_ESTORE: never a made-up holder. Decision 0104.
 
    OPTIONS
      LDL_REDIS_IMPLEMENTATION   in exactly one .c/.cpp file, after the core header
@@ -246,6 +269,7 @@ struct ldl_redis_req {              /* one queued request; private */
     int64_t   _token;
     uint64_t  _nonce;
     char      _key[LDL_KEY_MAX];
+    char      _owner[LDL_OWNER_MAX];  /* an owned acquire's owner (copied at submit) */
 };
 
 typedef struct ldl_redis_stats {    /* counters of a non-blocking adapter, since init */
@@ -293,6 +317,9 @@ LDL_REDIS_API const char *ldl_redis_why(const ldl_redis *r);
    why may be NULL; it is always NUL-terminated when why_len > 0.
    Replication is never covered: see docs/redis.md. Synchronous view only. */
 LDL_REDIS_API int        ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len);
+/* v0.2 holder identity: acquire_owned and inspect (submit_owned NULL);
+   ctx = r (see HOLDER IDENTITY) */
+LDL_REDIS_API ldl_store_ext ldl_redis_ext(ldl_redis *r);
 
 #ifndef LDL_NO_ASYNC
 /* --- non-blocking view -------------------------------------------------- */
@@ -304,6 +331,9 @@ LDL_REDIS_API int  ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, co
                                         ldl_redis_req *reqs, size_t nreqs);
 /* the adapter view; ctx = ra, which must outlive every lock using it */
 LDL_REDIS_API ldl_async_store ldl_redis_async_store(ldl_redis_async *ra);
+/* v0.2 holder identity: submit_owned only (acquire_owned and inspect NULL:
+   inspect a key from a synchronous ldl_redis); ctx = ra */
+LDL_REDIS_API ldl_store_ext ldl_redis_async_ext(ldl_redis_async *ra);
 /* Non-blocking I/O only: finishes a connect under way, writes what is queued,
    reads what arrived (at most LDL_REDIS_PUMP_READS reads) and completes what
    was answered. >= 0: answers completed. Negative (LDL_ESTORE): the link failed
@@ -354,6 +384,10 @@ extern "C" {
 #define LDL__REDIS_FAILED     2
 /* '{' prefix ':' key '}' ':fence' NUL */
 #define LDL__REDIS_KEYBUF (LDL_REDIS_PREFIX_MAX + LDL_KEY_MAX + 16)
+/* the adapter's request kinds beyond LDL_OP_ACQUIRE / _RENEW / _RELEASE */
+#define LDL__REDIS_OWNED   4        /* acquire that stores an owner */
+#define LDL__REDIS_INSPECT 5        /* read token, PTTL, owner */
+#define LDL__REDIS_GRANTS(kind) ((kind) == LDL_OP_ACQUIRE || (kind) == LDL__REDIS_OWNED)
 
 /* The scripts. Every answer is { nonce, value }; the nonce is the last ARGV.
    Their SHA1s below are checked against the server's SCRIPT LOAD by
@@ -383,6 +417,34 @@ static const char ldl__redis_release_lua[] =
     "end\n"
     "return {ARGV[2], 0}\n";
 static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a55682d";
+
+/* v0.2 holder identity (decision 0104). The owned acquire is the acquire
+   above plus the owner key, "<token> <owner>", which never expires: inspect
+   trusts it only while its token is the lease's, so it needs no renew or
+   release of its own and the three scripts above stay the v0.1 ones. */
+static const char ldl__redis_owned_lua[] =
+    "local n = ARGV[3]\n"
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n"
+    "local t = redis.call('INCR', KEYS[2])\n"
+    "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n"
+    "redis.call('PERSIST', KEYS[2])\n"
+    "local s = redis.call('GET', KEYS[2])\n"
+    "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+    "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
+    "return {n, s}\n";
+static const char ldl__redis_owned_sha[] = "0dd5fa1a33ae55c459e55e164805474abc439ba9";
+
+/* { nonce, 0 } free, or { nonce, token, pttl, owner } ("" when the owner key
+   is missing or names another token) */
+static const char ldl__redis_inspect_lua[] =
+    "local n = ARGV[1]\n"
+    "local t = redis.call('GET', KEYS[1])\n"
+    "if not t then return {n, 0} end\n"
+    "local o = redis.call('GET', KEYS[2])\n"
+    "local w = ''\n"
+    "if o and string.sub(o, 1, #t + 1) == t .. ' ' then w = string.sub(o, #t + 2) end\n"
+    "return {n, t, redis.call('PTTL', KEYS[1]), w}\n";
+static const char ldl__redis_inspect_sha[] = "9c4fab5e68958dc5f14c7252da8ea12d83390002";
 
 /* ------------------------------------------------------------ small helpers */
 /* a then b into out[cap], cut to fit, always NUL-terminated (cap > 0) */
@@ -419,6 +481,18 @@ static void ldl__redis_hex(uint64_t v, char *buf) {
     int i;
     for (i = 15; i >= 0; i--) { buf[i] = d[v & 15u]; v >>= 4; }
     buf[16] = 0;
+}
+
+/* an owner: 1 to LDL_OWNER_MAX-1 bytes, no control byte (< 0x20, 0x7F), as the
+   core's desc.owner; its length, 0 when it is not one */
+static size_t ldl__redis_owner(const char *o, size_t n) {
+    size_t i;
+    if (!o || n == 0 || n >= LDL_OWNER_MAX) return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)o[i];
+        if (c < 0x20 || c == 0x7F) return 0;
+    }
+    return n;
 }
 
 /* strict decimal in [1, INT64_MAX]: digits only, no sign, no leading zero */
@@ -568,34 +642,49 @@ static void ldl__redis_break(ldl_redis *r, const char *why) {
 
 /* ------------------------------------------------------------ the requests (argv) */
 typedef struct ldl__redis_cmd {
-    const char *argv[8];
-    size_t      lens[8];
+    const char *argv[10];
+    size_t      lens[10];
     int         argc;
-    char        lease[LDL__REDIS_KEYBUF], fence[LDL__REDIS_KEYBUF];
+    char        lease[LDL__REDIS_KEYBUF], fence[LDL__REDIS_KEYBUF], owner[LDL__REDIS_KEYBUF];
     char        tok[24], ttl[24], nonce[17];
 } ldl__redis_cmd;
 
-/* EVALSHA sha nkeys keys... args... nonce (EVAL lua ... when eval);
-   0 ok, LDL_EINVAL on a bad key or argument */
+/* EVALSHA sha nkeys keys... args... nonce (EVAL lua ... when eval); `owner`
+   only for LDL__REDIS_OWNED. 0 ok, LDL_EINVAL on a bad key or argument */
 static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, const char *key,
-                            int64_t token, uint32_t ttl_ms, uint64_t nonce, int eval) {
+                            int64_t token, uint32_t ttl_ms, const char *owner, uint64_t nonce,
+                            int eval) {
     const char *sha, *lua;
-    size_t n;
+    size_t n, on = 0;
     int a = 0;
     if (!(n = ldl__redis_name(r, key, ":lease", m->lease))) return LDL_EINVAL;
     if (kind == LDL_OP_ACQUIRE) { sha = ldl__redis_acquire_sha; lua = ldl__redis_acquire_lua; }
     else if (kind == LDL_OP_RENEW) { sha = ldl__redis_renew_sha; lua = ldl__redis_renew_lua; }
-    else { sha = ldl__redis_release_sha; lua = ldl__redis_release_lua; }
+    else if (kind == LDL_OP_RELEASE) { sha = ldl__redis_release_sha; lua = ldl__redis_release_lua; }
+    else if (kind == LDL__REDIS_OWNED) { sha = ldl__redis_owned_sha; lua = ldl__redis_owned_lua; }
+    else { sha = ldl__redis_inspect_sha; lua = ldl__redis_inspect_lua; }
     if (eval) { m->argv[a] = "EVAL"; m->lens[a++] = 4; m->argv[a] = lua; m->lens[a++] = strlen(lua); }
     else { m->argv[a] = "EVALSHA"; m->lens[a++] = 7; m->argv[a] = sha; m->lens[a++] = 40; }
     ldl__redis_hex(nonce, m->nonce);
-    if (kind == LDL_OP_ACQUIRE) {
-        if (ttl_ms == 0) return LDL_EINVAL;
-        ldl__redis_name(r, key, ":fence", m->fence);
+    if (kind == LDL__REDIS_INSPECT) {
+        ldl__redis_name(r, key, ":owner", m->owner);
         m->argv[a] = "2";      m->lens[a++] = 1;
         m->argv[a] = m->lease; m->lens[a++] = n;
+        m->argv[a] = m->owner; m->lens[a++] = n;     /* ":owner" is as long as ":lease" */
+    } else if (LDL__REDIS_GRANTS(kind)) {
+        if (ttl_ms == 0) return LDL_EINVAL;
+        if (kind == LDL__REDIS_OWNED && !(on = ldl__redis_owner(owner, owner ? strlen(owner) : 0)))
+            return LDL_EINVAL;
+        ldl__redis_name(r, key, ":fence", m->fence);
+        m->argv[a] = kind == LDL__REDIS_OWNED ? "3" : "2"; m->lens[a++] = 1;
+        m->argv[a] = m->lease; m->lens[a++] = n;
         m->argv[a] = m->fence; m->lens[a++] = n;     /* ":fence" is as long as ":lease" */
+        if (kind == LDL__REDIS_OWNED) {
+            ldl__redis_name(r, key, ":owner", m->owner);
+            m->argv[a] = m->owner; m->lens[a++] = n;
+        }
         m->argv[a] = m->ttl;   m->lens[a++] = ldl__redis_u64(ttl_ms, m->ttl);
+        if (kind == LDL__REDIS_OWNED) { m->argv[a] = owner; m->lens[a++] = on; }
     } else {
         m->argv[a] = "1";      m->lens[a++] = 1;
         m->argv[a] = m->lease; m->lens[a++] = n;
@@ -624,12 +713,40 @@ static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int
     v = rep->element[1];
     if (v->type == REDIS_REPLY_INTEGER) {
         if (v->integer == 0) return 0;
-        if (v->integer == 1 && kind != LDL_OP_ACQUIRE) return 1;
+        if (v->integer == 1 && !LDL__REDIS_GRANTS(kind)) return 1;
         return LDL_ESTORE;
     }
-    if (kind == LDL_OP_ACQUIRE && v->type == REDIS_REPLY_STRING && ldl__redis_token(v->str, v->len, tok))
+    if (LDL__REDIS_GRANTS(kind) && v->type == REDIS_REPLY_STRING && ldl__redis_token(v->str, v->len, tok))
         return 1;
     return LDL_ESTORE;
+}
+
+/* Judge an inspect reply: { nonce, 0 } free, { nonce, token, pttl, owner } held.
+   LDL__REDIS_OOS (shape or nonce), 1 (*h filled), 0, or LDL_ESTORE: a token not
+   in [1, INT64_MAX], a PTTL not in [0, UINT32_MAX] (-1: a lease key without an
+   expiry, which no script of ours writes), an owner that is not one. */
+static int ldl__redis_judge_inspect(const redisReply *rep, uint64_t nonce, ldl_holder *h) {
+    char want[17];
+    const redisReply *t, *p, *o;
+    int64_t tok = 0;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || (rep->elements != 2 && rep->elements != 4))
+        return LDL__REDIS_OOS;
+    ldl__redis_hex(nonce, want);
+    if (rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != 16 ||
+        memcmp(rep->element[0]->str, want, 16) != 0) return LDL__REDIS_OOS;
+    if (rep->elements == 2)
+        return rep->element[1]->type == REDIS_REPLY_INTEGER && rep->element[1]->integer == 0 ? 0 : LDL_ESTORE;
+    t = rep->element[1]; p = rep->element[2]; o = rep->element[3];
+    if (t->type != REDIS_REPLY_STRING || !ldl__redis_token(t->str, t->len, &tok)) return LDL_ESTORE;
+    if (p->type != REDIS_REPLY_INTEGER || p->integer < 0 || p->integer > (long long)UINT32_MAX)
+        return LDL_ESTORE;
+    if (o->type != REDIS_REPLY_STRING || (o->len > 0 && !ldl__redis_owner(o->str, o->len)))
+        return LDL_ESTORE;
+    h->token = tok;
+    h->ttl_left_ms = (uint32_t)p->integer;
+    memcpy(h->owner, o->str, o->len);
+    h->owner[o->len] = 0;
+    return 1;
 }
 
 /* the RESP text of a command into out[cap]; its length, 0 when it does not fit.
@@ -653,7 +770,7 @@ static size_t ldl__redis_resp(int argc, const char *const *argv, const size_t *l
     }
     return n;
 }
-#define LDL__REDIS_TEXTMAX (2 * LDL__REDIS_KEYBUF + sizeof ldl__redis_acquire_lua + 256)
+#define LDL__REDIS_TEXTMAX (3 * LDL__REDIS_KEYBUF + sizeof ldl__redis_owned_lua + LDL_OWNER_MAX + 256)
 
 /* ------------------------------------------------------------ synchronous view */
 LDL_REDIS_API int ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix) {
@@ -756,15 +873,16 @@ static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **arg
     return rep;
 }
 
-/* EVALSHA, once more as EVAL on NOSCRIPT; the answer (1, 0, negative) */
+/* EVALSHA, once more as EVAL on NOSCRIPT; the answer (1, 0, negative).
+   `owner` for LDL__REDIS_OWNED, `h` for LDL__REDIS_INSPECT. */
 static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t token, uint32_t ttl_ms,
-                           int64_t *tok) {
+                           const char *owner, int64_t *tok, ldl_holder *h) {
     ldl__redis_cmd m;
     redisReply *rep;
     int eval, rc;
     for (eval = 0; eval < 2; eval++) {
         uint64_t nonce = ++r->_nonce;
-        if (ldl__redis_build(r, &m, kind, key, token, ttl_ms, nonce, eval) != 0) {
+        if (ldl__redis_build(r, &m, kind, key, token, ttl_ms, owner, nonce, eval) != 0) {
             ldl__redis_say(r, "bad argument (key empty or too long, ttl 0)", NULL);
             return LDL_EINVAL;
         }
@@ -777,14 +895,19 @@ static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t toke
             if (noscript) continue;
             return LDL_ESTORE;
         }
-        rc = ldl__redis_judge(rep, kind, nonce, tok);
+        rc = kind == LDL__REDIS_INSPECT ? ldl__redis_judge_inspect(rep, nonce, h)
+                                        : ldl__redis_judge(rep, kind, nonce, tok);
         freeReplyObject(rep);
         if (rc == LDL__REDIS_OOS) {
             ldl__redis_break(r, "reply out of step (wrong type or nonce: someone else's reply?): "
                              "connection dropped");
             return LDL_ESTORE;
         }
-        if (rc == LDL_ESTORE) ldl__redis_say(r, "malformed answer (fence counter out of range?)", NULL);
+        if (rc == LDL_ESTORE)
+            ldl__redis_say(r, kind == LDL__REDIS_INSPECT
+                           ? "malformed inspect answer (token, PTTL or owner out of range: keys "
+                             "written by something else?)"
+                           : "malformed answer (fence counter out of range?)", NULL);
         return rc;
     }
     return LDL_ESTORE;
@@ -795,8 +918,35 @@ static int ldl__redis_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64
     int64_t tok = 0;
     int rc;
     if (!r || !token_out) return LDL_EINVAL;
-    rc = ldl__redis_sync(r, LDL_OP_ACQUIRE, key, 0, ttl_ms, &tok);
+    rc = ldl__redis_sync(r, LDL_OP_ACQUIRE, key, 0, ttl_ms, NULL, &tok, NULL);
     if (rc == 1) *token_out = tok;
+    return rc;
+}
+
+static int ldl__redis_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                                    int64_t *token_out) {
+    ldl_redis *r = (ldl_redis *)ctx;
+    int64_t tok = 0;
+    int rc;
+    if (!r || !token_out) return LDL_EINVAL;
+    if (!ldl__redis_owner(owner, owner ? strlen(owner) : 0)) {
+        ldl__redis_say(r, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL);
+        return LDL_EINVAL;
+    }
+    rc = ldl__redis_sync(r, LDL__REDIS_OWNED, key, 0, ttl_ms, owner, &tok, NULL);
+    if (rc == 1) *token_out = tok;
+    return rc;
+}
+
+/* 1 held (*out filled), 0 free, negative: a store error or a malformed reply */
+static int ldl__redis_inspect(void *ctx, const char *key, ldl_holder *out) {
+    ldl_redis *r = (ldl_redis *)ctx;
+    ldl_holder h;
+    int rc;
+    if (!r || !out) return LDL_EINVAL;
+    h.token = 0; h.ttl_left_ms = 0; h.owner[0] = 0;
+    rc = ldl__redis_sync(r, LDL__REDIS_INSPECT, key, 0, 0, NULL, NULL, &h);
+    if (rc == 1) *out = h;
     return rc;
 }
 
@@ -809,7 +959,7 @@ static int ldl__redis_tokcall(ldl_redis *r, int kind, const char *key, int64_t t
         return LDL_EINVAL;
     }
     if (token < 1) return 0;             /* no lease ever carries it */
-    return ldl__redis_sync(r, kind, key, token, ttl_ms, &unused);
+    return ldl__redis_sync(r, kind, key, token, ttl_ms, NULL, &unused, NULL);
 }
 
 static int ldl__redis_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
@@ -827,6 +977,15 @@ LDL_REDIS_API ldl_store ldl_redis_store(ldl_redis *r) {
     s.release = ldl__redis_release;
     s.ctx = r;
     return s;
+}
+
+LDL_REDIS_API ldl_store_ext ldl_redis_ext(ldl_redis *r) {
+    ldl_store_ext x;
+    x.acquire_owned = ldl__redis_acquire_owned;
+    x.submit_owned = NULL;
+    x.inspect = ldl__redis_inspect;
+    x.ctx = r;
+    return x;
 }
 
 static void ldl__redis_tell(char *why, size_t why_len, const char *a, const char *b) {
@@ -932,7 +1091,8 @@ static int ldl__redis_queue(ldl_redis_async *ra, size_t i) {
     ldl__redis_cmd m;
     char text[LDL__REDIS_TEXTMAX];
     size_t n;
-    if (ldl__redis_build(&ra->_r, &m, q->_kind, q->_key, q->_token, q->_ttl_ms, q->_nonce, q->_eval) != 0)
+    if (ldl__redis_build(&ra->_r, &m, q->_kind, q->_key, q->_token, q->_ttl_ms, q->_owner, q->_nonce,
+                         q->_eval) != 0)
         return LDL_EINVAL;
     n = ldl__redis_resp(m.argc, m.argv, m.lens, text, sizeof text);
     if (n == 0 || redisAppendFormattedCommand(ra->_r._c, text, n) != REDIS_OK) {
@@ -993,20 +1153,24 @@ LDL_REDIS_API int ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, con
 }
 
 static int ldl__redis_submit(ldl_redis_async *ra, ldl_op *op, int kind, const char *key,
-                             int64_t token, uint32_t ttl_ms) {
+                             int64_t token, uint32_t ttl_ms, const char *owner) {
     ldl_redis_req *q;
-    size_t i, k;
+    size_t i, k, on = 0;
     int rc;
     if (!ra || !op || !ra->_reqs) return LDL_EINVAL;
     if (!key || (k = strlen(key)) == 0 || k >= LDL_KEY_MAX || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
         ldl__redis_say(&ra->_r, "bad argument (key empty or too long, ttl 0)", NULL);
         return LDL_EINVAL;
     }
+    if (kind == LDL__REDIS_OWNED && !(on = ldl__redis_owner(owner, owner ? strlen(owner) : 0))) {
+        ldl__redis_say(&ra->_r, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL);
+        return LDL_EINVAL;
+    }
     if (ra->_link == LDL__REDIS_FAILED || ra->_r._c->err) {
         ldl__redis_say(&ra->_r, "link failed (reconnect it): ", ra->_r._c->errstr);
         return LDL_ESTORE;
     }
-    if (kind != LDL_OP_ACQUIRE && token < 1) {   /* no lease ever carries it */
+    if (!LDL__REDIS_GRANTS(kind) && token < 1) {   /* no lease ever carries it */
         ldl_op_complete(op, 0, 0);
         return LDL_OK;
     }
@@ -1024,6 +1188,8 @@ static int ldl__redis_submit(ldl_redis_async *ra, ldl_op *op, int kind, const ch
     q->_ttl_ms = ttl_ms;
     q->_nonce = ++ra->_r._nonce;
     memcpy(q->_key, key, k + 1);
+    if (on) memcpy(q->_owner, owner, on);
+    q->_owner[on] = 0;
     rc = ldl__redis_queue(ra, i);
     if (rc != 0) { ldl__redis_req_free(ra, i); return rc; }
     q->_op = op;
@@ -1032,13 +1198,16 @@ static int ldl__redis_submit(ldl_redis_async *ra, ldl_op *op, int kind, const ch
 }
 
 static int ldl__redis_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
-    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms);
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms, NULL);
+}
+static int ldl__redis_a_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms, const char *owner) {
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL__REDIS_OWNED, key, 0, ttl_ms, owner);
 }
 static int ldl__redis_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
-    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms);
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms, NULL);
 }
 static int ldl__redis_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
-    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_RELEASE, key, token, 0);
+    return ldl__redis_submit((ldl_redis_async *)ctx, op, LDL_OP_RELEASE, key, token, 0, NULL);
 }
 
 /* detach op: its request still goes out; a grant it brings is released here */
@@ -1058,6 +1227,15 @@ LDL_REDIS_API ldl_async_store ldl_redis_async_store(ldl_redis_async *ra) {
     s.cancel = ldl__redis_a_cancel;
     s.ctx = ra;
     return s;
+}
+
+LDL_REDIS_API ldl_store_ext ldl_redis_async_ext(ldl_redis_async *ra) {
+    ldl_store_ext x;
+    x.acquire_owned = NULL;
+    x.submit_owned = ldl__redis_a_owned;
+    x.inspect = NULL;
+    x.ctx = ra;
+    return x;
 }
 
 /* one reply for the head of the FIFO; 1 answered, 0 sent again, negative: fail the link */
@@ -1094,7 +1272,7 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
     if (q->_op) {
         ldl_op_complete(q->_op, rc, rc == 1 ? tok : 0);
         ldl__redis_req_free(ra, i);
-    } else if (q->_kind == LDL_OP_ACQUIRE && rc == 1) {
+    } else if (LDL__REDIS_GRANTS(q->_kind) && rc == 1) {
         /* a cancelled grant: release it with its token, in the same slot */
         q->_kind = LDL_OP_RELEASE;
         q->_eval = 0;

@@ -2,7 +2,8 @@
 # conformance body on MemoryStore is in mk/store.mk. Every Redis suite starts its own redis-server(s) on
 # 127.0.0.1 on free ports inside tests/store/with_redis.sh (temp dir, cleanup trap).
 #   make test-redis          compile checks + adapter suite + fault suite + non-blocking suite
-#                            + fixes suite + leader and game-server smoke tests
+#                            + fixes suite + election suite (owner/inspect, ride-out, campaign)
+#                            + leader and game-server smoke tests
 #   make examples-redis      build examples/redis_leader.c and examples/game_server.c (no server needed)
 
 TEST_TARGETS    += test-redis
@@ -15,7 +16,7 @@ RD_CFLAGS = -I.
 RD_LIBS   = -lhiredis
 RD_HDRS   = $(HDR) adapters/lite_di_lock_redis.h
 RD_THDRS  = $(RD_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/redis_server.h
-RD_SUITES = redis_adapter redis_faults redis_async redis_fixes
+RD_SUITES = redis_adapter redis_faults redis_async redis_fixes redis_election
 RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
             $(B)/redis/build_cxx17 $(B)/redis/build_static $(B)/redis/build_noasync
 
@@ -27,6 +28,7 @@ test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_
 	tests/store/with_redis.sh ./$(B)/redis/redis_faults
 	tests/store/with_redis.sh ./$(B)/redis/redis_async
 	tests/store/with_redis.sh ./$(B)/redis/redis_fixes
+	tests/store/with_redis.sh ./$(B)/redis/redis_election
 	tests/store/with_redis.sh valgrind -q --error-exitcode=9 --leak-check=full \
 	  --errors-for-leak-kinds=definite ./$(B)/redis/redis_adapter_vg
 	tests/store/with_redis.sh tests/store/redis_leader_smoke.sh ./$(B)/redis/redis_leader
