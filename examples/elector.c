@@ -2,10 +2,10 @@
  *
  * Three terminals, one leader: start it three times with different names, watch one lead
  * (it prints "LEADING with fence N", then a line of fenced work every second), kill it
- * (kill -9: the others take over once its lease ran out in Redis; Ctrl-C: it steps down and
- * hands over at once), and watch the hand-over in the events.
+ * (kill -9: another takes over once its lease ran out in Redis; Ctrl-C: it steps down, so
+ * another takes over at its next attempt), and watch the hand-over in the events.
  *
- *   make build/examples/elector                       (needs hiredis)
+ *   make examples-elector                             (needs hiredis)
  *   redis-server --port 6379                          (terminal 0)
  *   ./build/examples/elector --redis 127.0.0.1:6379 --name alpha     (terminals 1, 2, 3:
  *   ./build/examples/elector --redis 127.0.0.1:6379 --name bravo      one of them with
@@ -121,7 +121,7 @@ static void election_desc(ldl_lock_desc *d, elector *e, const char *key, uint32_
     d->ttl_ms = ttl;                        /* heartbeat = ttl/3, drift = ttl/100 + 2 */
     d->clock = e->clock;
     d->campaign = 1;                        /* compete, lead, after a loss compete again */
-    d->retry.base_ms = ttl / 20 + 1;        /* full-jitter backoff from ttl/20 ... */
+    d->retry.base_ms = ttl / 20;            /* full-jitter backoff from ttl/20 ... */
     d->retry.cap_ms = ttl / 2;              /* ... up to ttl/2 between attempts */
     d->ride_out_ms = ttl / 3 / 2;           /* a renew store error: try again after half a
                                                heartbeat, while the lease is still trusted */

@@ -7,9 +7,11 @@
 #   3. that leader is SIGSTOPped until a third leads (at least 2 TTLs), then SIGCONTed:
 #      it printed the loss of its lease (LEASE_EXPIRED, or HEARTBEAT_FAILED when a renew
 #      it had about to go out was answered 0 after the resume);
-#   4. across all three outputs, ordered by their shared CLOCK_MONOTONIC stamps, the fences
-#      of LEADING and work lines never go backwards, and no fence is granted twice;
-#   5. SIGINT: the survivors step down (the leader's release answered 1) and exit 0.
+#   4. SIGINT the leader: it steps down (release answered 1) and exits 0, and the one that
+#      lost while stopped leads again with a higher fence;
+#   5. SIGINT that one too: it steps down and exits 0; no elector is left running;
+#   6. across all three outputs, ordered by their shared CLOCK_MONOTONIC stamps, the fences
+#      of LEADING and work lines never go backwards, and no fence is granted twice.
 # Then --memory: one hand-over to a higher fence, followers name the leader and its fence
 # (owner + inspect), the crashed leader sees LEASE_EXPIRED.
 # Every wait is bounded (4 TTLs + 3 s, generous for a loaded machine) and polls the logs:
@@ -74,7 +76,34 @@ kill -CONT "$(pid "$l2")" 2>/dev/null
 lost_f2() { grep -q "EVENT LOST .* token=$f2 " "$d/$l2.log"; }
 until_ok lost_f2 && ok || bad "$l2 printed no loss of fence $f2 after SIGCONT"
 
-# 4. fences never go backwards, in each output and across all of them (stamps first)
+# 4. Ctrl-C hands over: SIGINT the leader, it steps down (release answered 1) and exits 0,
+#    and the other survivor -- the one that lost while stopped -- leads again, higher
+stop_one() {   # name: SIGINT, then it must exit 0 within the bound and say bye
+  [ -f "$LDL_TEST_DIR/elector-$1.pid" ] || { bad "no elector '$1' to stop"; return; }
+  kill -INT "$(pid "$1")" 2>/dev/null
+  until_ok gone "$1" || { bad "$1 still running after SIGINT"; kill -9 "$(pid "$1")"; }
+  wait "$(pid "$1")"; rc=$?
+  [ $rc = 0 ] && ok || bad "$1 exited $rc after SIGINT"
+  grep -q " bye: " "$d/$1.log" && ok || bad "$1 did not finish cleanly"
+}
+gone() { ! alive "$1"; }
+until_ok one_leader && ok || bad "not exactly one leader before SIGINT: $(leaders | tr '\n' ' ')"
+set -- $(leaders | head -1); l3=${1:-none}; f3=${2:-0}
+stop_one "$l3"
+grep -q "EVENT RELEASED    raw=1 token=$f3 " "$d/$l3.log" && ok ||
+  bad "leader $l3 did not step down with fence $f3 (release answered 1)"
+until_ok leader_above "$l3" "$f3" && ok || bad "no takeover above fence $f3 after $l3 stepped down"
+set -- $(leaders | head -1); l4=${1:-none}; f4=${2:-0}
+[ "$l4" = "$l2" ] && ok || bad "$l2 did not lead again after its loss (leader: $l4)"
+
+# 5. SIGINT the last one: it steps down too; nothing is left running
+stop_one "$l4"
+grep -q "EVENT RELEASED    raw=1 token=$f4 " "$d/$l4.log" && ok ||
+  bad "leader $l4 did not step down with fence $f4 (release answered 1)"
+left=0; for n in $names; do alive "$n" && { left=$((left + 1)); kill -9 "$(pid "$n")"; }; done
+[ $left = 0 ] && ok || bad "$left elector(s) still running"
+
+# 6. fences never go backwards, in each output and across all of them (stamps first)
 for n in $names; do
   sed -n -e 's/^ *\([0-9.]*\) .* LEADING with fence \([0-9]*\)$/\1 \2/p' \
          -e 's/^ *\([0-9.]*\) .* working with fence \([0-9]*\) .*/\1 \2/p' "$d/$n.log"
@@ -89,23 +118,6 @@ for n in $names; do
 done
 dup=$(cat "$d"/*.log | sed -n 's/.* LEADING with fence \([0-9]*\)$/\1/p' | sort -n | uniq -d)
 [ -z "$dup" ] && ok || bad "fence(s) granted twice: $dup"
-
-# 5. SIGINT the survivors: the leader steps down, everyone exits 0, nothing is left
-until_ok one_leader && ok || bad "not exactly one leader before SIGINT: $(leaders | tr '\n' ' ')"
-set -- $(leaders | head -1); l3=${1:-none}; f3=${2:-0}
-for n in $names; do alive "$n" && kill -INT "$(pid "$n")"; done
-gone() { ! alive "$1"; }
-for n in $names; do
-  [ "$n" = "$l1" ] && continue
-  until_ok gone "$n" || { bad "$n still running after SIGINT"; kill -9 "$(pid "$n")"; }
-  wait "$(pid "$n")"; rc=$?
-  [ $rc = 0 ] && ok || bad "$n exited $rc after SIGINT"
-  grep -q " bye: " "$d/$n.log" && ok || bad "$n did not finish cleanly"
-done
-grep -q "EVENT RELEASED    raw=1 token=$f3 " "$d/$l3.log" && ok ||
-  bad "leader $l3 did not step down with fence $f3 (release answered 1)"
-left=0; for n in $names; do alive "$n" && { left=$((left + 1)); kill -9 "$(pid "$n")"; }; done
-[ $left = 0 ] && ok || bad "$left elector(s) still running"
 
 # --memory: no Redis, simulated clock, one hand-over to a higher fence
 out=$("$bin" --memory 2>&1); rc=$?
