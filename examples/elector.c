@@ -168,16 +168,15 @@ static int64_t poll_fence(elector *e)
 static void bye(const elector *e)
 {
     const ldl_counters *n = ldl_lock_counters(&e->lock);
-    say(e, "bye: %u attempts, %u grants, %u renewals, %u store errors, %u losses, worst %u ms",
-        (unsigned)n->attempts, (unsigned)n->grants, (unsigned)n->renewals,
-        (unsigned)n->store_errors,
-        (unsigned)(n->losses[LDL_REASON_HEARTBEAT_FAILED] + n->losses[LDL_REASON_STORE_ERROR] +
-                   n->losses[LDL_REASON_LEASE_EXPIRED]),
-        (unsigned)n->worst_latency_ms);
+    unsigned k, losses = 0;
+    for (k = 0; k < sizeof n->losses / sizeof n->losses[0]; k++) losses += n->losses[k];
+    say(e, "bye: %u attempts, %u grants, %u renewals, %u store errors, %u losses, "
+        "worst latency %u ms", (unsigned)n->attempts, (unsigned)n->grants,
+        (unsigned)n->renewals, (unsigned)n->store_errors, losses, (unsigned)n->worst_latency_ms);
 }
 
 /* SIGINT/SIGTERM: step down. release stops the campaign (no attempt until the next
-   ldl_lock_acquire) and gives a held lease back, so another elector can lead at once. */
+   ldl_lock_acquire) and gives a held lease back: another elector wins its next attempt. */
 static void step_down(elector *e)
 {
     if (ldl_lock_held(&e->lock)) say(e, "stepping down");
@@ -196,7 +195,7 @@ static uint64_t sim_ms(void *ctx) { return ((sim *)ctx)->now; }
 static int run_memory(void)
 {
     static const char *const names[3] = { "alpha", "bravo", "charlie" };
-    static elector el[3];                   /* static: the locks are a few hundred bytes */
+    static elector el[3];                   /* static: zeroed */
     sim t = { 0 };
     ldl_clock clk = { sim_ms, NULL };
     ldl_memstore ms;
