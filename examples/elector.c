@@ -12,10 +12,12 @@
  *   ./build/examples/elector --redis 127.0.0.1:6379 --name charlie --async     --async)
  *   ./build/examples/elector --memory                 (no Redis: three electors in one process)
  *
- * Options: --redis HOST:PORT (numeric address), --name NAME (default: pid-<pid>), --key KEY
- * (default "elector"), --ttl MS (default 3000), --async (the non-blocking Redis view: one
- * loop that pumps, polls and waits in poll(2) on the socket), --memory (no Redis: see
- * run_memory below). SIGINT/SIGTERM: step down (release), dispose, exit 0.
+ * Options: --redis HOST:PORT (numeric address), --name NAME (default: pid-<pid>; stored with
+ * the lease as its owner, so a blocking follower prints who leads), --key KEY (default
+ * "elector"), --ttl MS (default 3000), --async (the non-blocking Redis view: one loop that
+ * pumps, polls and waits in poll(2) on the socket; it stores the owner but cannot inspect
+ * without waiting, so its follower lines show the last store answer), --memory (no Redis:
+ * see run_memory below). SIGINT/SIGTERM: step down (release), dispose, exit 0.
  *
  * The lock does the electing (desc.campaign = 1): ldl_lock_acquire is called ONCE; after
  * that ldl_lock_poll makes each attempt when it is due (jittered backoff, desc.retry),
@@ -291,6 +293,7 @@ int main(int argc, char **argv)
     redisContext *c;
     ldl_redis r;                            /* the synchronous view ... */
     ldl_store store;
+    ldl_store_ext ext;                      /* the owner stored with the lease; inspect */
     static ldl_redis_async ra;              /* ... or the non-blocking one */
     static ldl_redis_req reqs[8];           /* its request pool: 2 x locks + a margin */
     ldl_async_store as;
@@ -338,6 +341,7 @@ int main(int argc, char **argv)
             return 1;
         }
         as = ldl_redis_async_store(&ra);
+        ext = ldl_redis_async_ext(&ra);     /* the owner only: inspect would have to wait */
     } else {
         redisSetTimeout(c, tv);
         if (ldl_redis_init(&r, c, NULL) != LDL_OK) {
@@ -345,6 +349,7 @@ int main(int argc, char **argv)
             return 1;
         }
         store = ldl_redis_store(&r);
+        ext = ldl_redis_ext(&r);            /* the owner, and inspect for the follower line */
         if (ldl_redis_check_durability(&r, why, sizeof why) != 1)
             printf("warning: %s\n", why);  /* e.g. no AOF: a restart resets the fence */
     }
@@ -355,6 +360,8 @@ int main(int argc, char **argv)
     ldl_scope_init(&root, NULL, 0);
     election_desc(&d, &e, key, ttl, ldl_scope_container(&root));
     if (async) d.async_store = &as; else d.store = &store;
+    d.store_ext = &ext;
+    d.owner = name;                         /* stored with the lease: who leads, for inspect */
     if (ldl_lock_init(&e.lock, &d) != LDL_OK) {
         fprintf(stderr, "lock init: %s\n", ldl_lock_why(&e.lock));
         return 1;
@@ -378,7 +385,7 @@ int main(int argc, char **argv)
             if (redisReconnect(c) == REDIS_OK) redisSetTimeout(c, tv);
             redial = t + 250;
         }
-        every_second(&e, poll_fence(&e), NULL, key);
+        every_second(&e, poll_fence(&e), &ext, key);
 
         nap = ldl_lock_due_in_ms(&e.lock);  /* UINT32_MAX: nothing due (stepped down) */
         if (nap > 100) nap = 100;           /* wake for the once-a-second line and signals */

@@ -11,7 +11,9 @@
 #      lost while stopped leads again with a higher fence;
 #   5. SIGINT that one too: it steps down and exits 0; no elector is left running;
 #   6. across all three outputs, ordered by their shared CLOCK_MONOTONIC stamps, the fences
-#      of LEADING and work lines never go backwards, and no fence is granted twice.
+#      of LEADING and work lines never go backwards, and no fence is granted twice;
+#   7. the blocking followers name the leader (owner stored with the lease, read back with
+#      inspect): at least one such line, and each names an elector that led with that fence.
 # Then --memory: one hand-over to a higher fence, followers name the leader and its fence
 # (owner + inspect), the crashed leader sees LEASE_EXPIRED.
 # Every wait is bounded (4 TTLs + 3 s, generous for a loaded machine) and polls the logs:
@@ -60,6 +62,9 @@ start alpha; start bravo; start charlie --async
 # 1. exactly one leads
 until_ok one_leader && ok || bad "not exactly one leader: $(leaders | tr '\n' ' ')"
 set -- $(leaders | head -1); l1=${1:-none}; f1=${2:-0}
+# the blocking followers ask Redis who leads (the owner stored with the lease, inspect)
+followed() { cat "$d/alpha.log" "$d/bravo.log" | grep -q " following [a-z]* (fence "; }
+until_ok followed && ok || bad "no blocking follower named a leader"
 
 # 2. SIGKILL the leader: another takes over with a higher fence
 kill -9 "$(pid "$l1")" 2>/dev/null
@@ -116,6 +121,10 @@ for n in $names; do
     awk -v n="$n" '$1 <= last { print n ": fence " $1 " after " last; bad = 1 } { last = $1 }
                    END { exit bad }' || bad "$n led again with a fence that did not rise"
 done
+wrong=$(cat "$d/alpha.log" "$d/bravo.log" |
+  sed -n 's/.* following \([a-z]*\) (fence \([0-9]*\), .*/\1 \2/p' | sort -u |
+  while read -r n f; do grep -q " LEADING with fence $f\$" "$d/$n.log" 2>/dev/null || echo "$n:$f"; done)
+[ -z "$wrong" ] && ok || bad "a follower named a leader and fence that never led: $wrong"
 dup=$(cat "$d"/*.log | sed -n 's/.* LEADING with fence \([0-9]*\)$/\1/p' | sort -n | uniq -d)
 [ -z "$dup" ] && ok || bad "fence(s) granted twice: $dup"
 
