@@ -209,6 +209,54 @@ static void test_scripts(redisContext *admin)
     sconn_close(&a);
 }
 
+/* the ACL line of the header and docs/redis.md: +pttl is what inspect adds */
+static void test_acl(redisContext *admin)
+{
+    static const char *const line[] = { "ACL", "SETUSER", "ldl-owner", "on", ">secret", "resetkeys", "~{ldl:*",
+        "resetchannels", "-@all", "+evalsha", "+eval", "+exists", "+incr", "+persist", "+get", "+set",
+        "+pexpire", "+del", "+pttl", NULL };
+    const char *argv[24];
+    size_t lens[24];
+    int n, with;
+    for (with = 1; with >= 0; with--) {
+        redisContext *u;
+        redisReply *rr;
+        ldl_redis r;
+        ldl_store_ext x;
+        ldl_store s;
+        ldl_holder h;
+        int64_t t = 0;
+        int rc;
+        for (n = 0; line[n]; n++) { argv[n] = line[n]; lens[n] = strlen(line[n]); }
+        if (!with) n--;                              /* the same line without +pttl */
+        rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldl-owner", NULL), 0);
+        rr = (redisReply *)redisCommandArgv(admin, n, argv, lens);
+        ST_CHECK(rs_is(rr, "OK"), "ACL SETUSER (+pttl %d)", with);
+        u = rs_connect(&g_srv, 2000);
+        if (!ST_CHECK(u && rs_is(rs_cmd(u, "AUTH", "ldl-owner", "secret", NULL), "OK"), "%s", "AUTH")) {
+            if (u) redisFree(u);
+            continue;
+        }
+        ST_CHECK(rs_is(rs_cmd(admin, "SCRIPT", "FLUSH", NULL), "OK"), "%s", "flush: EVAL as the ACL user");
+        ldl_redis_init(&r, u, NULL);
+        x = ldl_redis_ext(&r);
+        s = ldl_redis_store(&r);
+        ST_CHECK(x.acquire_owned(x.ctx, "acl-owner", 5000, "acl", &t) == 1, "owned acquire as the ACL user: %s",
+                 ldl_redis_why(&r));
+        rc = ldl_store_inspect(&x, "acl-owner", &h);
+        if (with)
+            ST_CHECK(rc == 1 && h.token == t && strcmp(h.owner, "acl") == 0, "inspect as the ACL user: %d %s", rc,
+                     ldl_redis_why(&r));
+        else
+            ST_CHECK(rc == LDL_ESTORE && h.token == 0 && (strstr(ldl_redis_why(&r), "NOPERM") ||
+                                                          strstr(ldl_redis_why(&r), "can't run this command")),
+                     "inspect without +pttl: %d %s", rc, ldl_redis_why(&r));
+        ST_CHECK(s.release(s.ctx, "acl-owner", t) == 1, "release as the ACL user: %s", ldl_redis_why(&r));
+        redisFree(u);
+    }
+    rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldl-owner", NULL), 0);
+}
+
 /* ------------------------------------------------------------ inspect fails closed */
 static void test_malformed(redisContext *admin)
 {
@@ -926,6 +974,7 @@ int main(void)
     if (!admin) { rs_stop(&g_srv); return st_report(); }
     test_owner_sync(admin);
     test_scripts(admin);
+    test_acl(admin);
     test_malformed(admin);
     test_hostile();
     test_cancel_owned(admin);
