@@ -2,7 +2,7 @@
 # elector_smoke.sh BIN -- examples/elector.c elects, hands over and steps down. Run inside
 # with_redis.sh (uses $LDL_TEST_DIR; every pid goes to a .pid file there for its trap).
 # Three electors on one key (alpha and bravo blocking, charlie non-blocking), TTL 1 s:
-#   1. exactly one leads;
+#   1. once all three have competed, exactly one leads;
 #   2. the leader is SIGKILLed: another leads with a higher fence;
 #   3. that leader is SIGSTOPped until a third leads (at least 2 TTLs), then SIGCONTed:
 #      it printed the loss of its lease (LEASE_EXPIRED, or HEARTBEAT_FAILED when a renew
@@ -59,7 +59,9 @@ leader_above() {   # a live elector other than $1 leads with a fence above $2
 
 start alpha; start bravo; start charlie --async
 
-# 1. exactly one leads
+# 1. exactly one leads, once all three have competed (an answered attempt each)
+competed() { for n in $names; do grep -q "EVENT \(GRANTED\|REFUSED\) " "$d/$n.log" || return 1; done; }
+until_ok competed && ok || bad "not all three electors competed"
 until_ok one_leader && ok || bad "not exactly one leader: $(leaders | tr '\n' ' ')"
 set -- $(leaders | head -1); l1=${1:-none}; f1=${2:-0}
 # the blocking followers ask Redis who leads (the owner stored with the lease, inspect)
