@@ -60,7 +60,7 @@ leader_above() {   # a live elector other than $1 leads with a fence above $2
 start alpha; start bravo; start charlie --async
 
 # 1. exactly one leads, once all three have competed (an answered attempt each)
-competed() { for n in $names; do grep -q "EVENT \(GRANTED\|REFUSED\) " "$d/$n.log" || return 1; done; }
+competed() { for n in $names; do grep -qE "EVENT (GRANTED|REFUSED) " "$d/$n.log" || return 1; done; }
 until_ok competed && ok || bad "not all three electors competed"
 until_ok one_leader && ok || bad "not exactly one leader: $(leaders | tr '\n' ' ')"
 set -- $(leaders | head -1); l1=${1:-none}; f1=${2:-0}
