@@ -161,6 +161,9 @@ static void test_owner_sync(redisContext *admin)
              "UTF-8 owner read back \"%s\"", h.owner);
     ST_CHECK(a.s.release(a.s.ctx, "own2", t) == 1, "%s", "release own2 again");
 
+    /* the request size the header and docs/redis.md give */
+    ST_CHECK(sizeof(ldl_redis_req) <= LDL_KEY_MAX + LDL_OWNER_MAX + 48, "ldl_redis_req is %u bytes",
+             (unsigned)sizeof(ldl_redis_req));
     /* the views pair with their own store kind: the non-blocking ext has no acquire_owned */
     {
         ldl_redis_async ra;
@@ -403,6 +406,29 @@ static void test_cancel_owned(redisContext *admin)
     ST_CHECK(rs_int(rs_cmd(admin, "EXISTS", "{ldl:cancelled}:lease", NULL), -9) == 0, "%s", "the late owned grant was released");
     ldl_lock_dispose(&lk);
     redisFree(nc);
+}
+
+/* the phantom lease, owned: a synchronous owned acquire that timed out still runs when the
+   server resumes, and inspect names the owner that gave up on it (docs/redis.md) */
+static void test_phantom_owned(void)
+{
+    sconn a, b;
+    ldl_holder h;
+    int64_t t = -1;
+    int rc = 0;
+    uint64_t end;
+    if (sconn_open(&a, 200) != 0 || sconn_open(&b, 2000) != 0) { ST_CHECK(0, "%s", "connect"); return; }
+    kill(g_srv.pid, SIGSTOP);
+    ST_CHECK(a.x.acquire_owned(a.x.ctx, "phantom", 5000, "gave-up", &t) == LDL_ESTORE && t == -1,
+             "timed-out owned acquire: %s", ldl_redis_why(&a.r));
+    kill(g_srv.pid, SIGCONT);
+    end = st_now_ms() + 3000;
+    while (st_now_ms() < end && (rc = ldl_store_inspect(&b.x, "phantom", &h)) == 0) st_sleep_ms(5);
+    ST_CHECK(rc == 1 && h.token >= 1 && strcmp(h.owner, "gave-up") == 0, "phantom: %d owner \"%s\"", rc,
+             rc == 1 ? h.owner : "");
+    if (rc == 1) b.s.release(b.s.ctx, "phantom", h.token);
+    sconn_close(&a);
+    sconn_close(&b);
 }
 
 /* ------------------------------------------------------------ ride-out */
@@ -978,6 +1004,7 @@ int main(void)
     test_malformed(admin);
     test_hostile();
     test_cancel_owned(admin);
+    test_phantom_owned();
     test_rideout_sync(1);
     test_rideout_sync(0);
     test_rideout_async(1);
