@@ -649,6 +649,7 @@ typedef struct campaign {
     redisContext *radm;
     PGconn  *padm;
     long     faults[10];
+    long     drops_done;            /* drops the server confirmed */
     int      spawned;
 } campaign;
 
@@ -789,16 +790,42 @@ static int pg_pids(pid_t *out, int max)
     return n;
 }
 
-static void admin_reconnect(campaign *k)
+/* the nemesis' own connection; force = the server was restarted (the old link is dead even
+   if nothing said so yet) */
+static void admin_reconnect(campaign *k, int force)
 {
     if (k->store == ST_REDIS) {
-        if (!k->radm || k->radm->err) {
+        if (!k->radm || k->radm->err || force) {
             if (k->radm) redisFree(k->radm);
             k->radm = rs_connect(&k->srv, 500);
         }
-    } else if (!k->padm || PQstatus(k->padm) != CONNECTION_OK) {
+    } else if (!k->padm || PQstatus(k->padm) != CONNECTION_OK || force) {
         if (k->padm) PQreset(k->padm); else k->padm = pgt_connect("connect_timeout=3");
     }
+}
+
+/* drop a client's connection on the server side; 1 when the server did it */
+static int drop_conn(campaign *k, long v)
+{
+    char arg[64];
+    int ok = 0;
+    if (k->store == ST_REDIS) {
+        redisReply *rp;
+        snprintf(arg, sizeof arg, "127.0.0.1:%ld", v);
+        if (!k->radm) return 0;
+        rp = rs_cmd(k->radm, "CLIENT", "KILL", "ADDR", arg, NULL);
+        ok = rp && rp->type == REDIS_REPLY_INTEGER && rp->integer >= 1;   /* clients killed */
+        if (rp) freeReplyObject(rp);
+    } else if (k->padm) {
+        const char *vals[1];
+        PGresult *r;
+        snprintf(arg, sizeof arg, "%ld", v);
+        vals[0] = arg;
+        r = PQexecParams(k->padm, "SELECT pg_terminate_backend($1::int)", 1, NULL, vals, NULL, NULL, 0);
+        ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+        PQclear(r);
+    }
+    return ok;
 }
 
 static int pick_client(campaign *k, int running_only)
@@ -879,22 +906,18 @@ static void fault(campaign *k, int round)
             if (pgt_ctl("crash") != 0 || pgt_ctl("start") != 0) { fprintf(stderr, "chaos: pg did not restart\n"); exit(95); }
         }
         nlog(k, "sup");
-        admin_reconnect(k);
+        admin_reconnect(k, 1);
         break;
-    case 5: {
+    case 5: {   /* the client may be between connections: then nothing is dropped */
         long v = read_conn(k, k->cl[i].pid);
-        char arg[64];
-        admin_reconnect(k);
-        nlog(k, "drop %d %ld", (int)k->cl[i].pid, v);
-        if (v <= 0) break;
-        if (k->store == ST_REDIS) {
-            snprintf(arg, sizeof arg, "127.0.0.1:%ld", v);
-            if (k->radm) { redisReply *rp = rs_cmd(k->radm, "CLIENT", "KILL", "ADDR", arg, NULL); if (rp) freeReplyObject(rp); }
-        } else if (k->padm) {
-            snprintf(arg, sizeof arg, "%ld", v);
-            PQclear(PQexecParams(k->padm, "SELECT pg_terminate_backend($1::int)", 1, NULL,
-                                 (const char *const *)&(const char *){ arg }, NULL, NULL, 0));
+        int ok = 0;
+        admin_reconnect(k, 0);
+        if (v > 0 && !(ok = drop_conn(k, v))) {
+            admin_reconnect(k, 1);
+            ok = drop_conn(k, v);
         }
+        nlog(k, "drop %d %ld %d", (int)k->cl[i].pid, v, ok);
+        k->drops_done += ok;
         break;
     }
     case 6: {
@@ -915,7 +938,7 @@ static void fault(campaign *k, int round)
         if (v > 0) kill((pid_t)v, SIGKILL);
         st_sleep_ms(300);
         nlog(k, "sup");
-        admin_reconnect(k);
+        admin_reconnect(k, 1);
         break;
     }
     default: break;
@@ -1104,7 +1127,7 @@ int main(int argc, char **argv)
     printf("chaos %s: seed %llu, %d rounds in %.1f s, %d client processes; faults:", argv[1],
            (unsigned long long)k->seed, rounds, (double)(st_now_ms() - t_start) / 1000.0, k->spawned);
     for (i = 0; i < NFAULT; i++) if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
-    printf("\n");
+    printf(" (%ld drops confirmed by the server)\n", k->drops_done);
     fflush(stdout);
     /* the planted controls, on the same server */
     if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0) {

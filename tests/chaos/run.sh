@@ -8,7 +8,8 @@
 # Everything lives in a fresh temp dir (LDL_TEST_DIR): redis-server, the clients and the
 # resource server write pid files there, and the trap below kills each one by its pid on any
 # exit (pass, fail, crash, Ctrl-C). PostgreSQL comes from tests/store/with_pg.sh, which stops
-# its own server. A failed run keeps the histories in build/chaos/failed-STORE-SEED.
+# its own server. A failed run keeps the histories in build/chaos/failed-STORE-SEED (any run
+# with CHAOS_KEEP=1: build/chaos/kept-STORE-SEED).
 set -u
 store=$1; rounds=$2
 seed=${3:-${CHAOS_SEED:-}}
@@ -50,10 +51,13 @@ else
   python3 "$here/tests/chaos/check.py" --expect 1,2 "$dir/ctl-r" || failed=1
 fi
 echo "chaos $store: seed $seed, wall time $(( $(date +%s) - start )) s"
-if [ $failed != 0 ]; then
-  keep=$here/build/chaos/failed-$store-$seed
+if [ $failed != 0 ] || [ -n "${CHAOS_KEEP:-}" ]; then
+  keep=$here/build/chaos/$([ $failed != 0 ] && echo failed || echo kept)-$store-$seed
   rm -rf "$keep"; mkdir -p "$keep" && cp -r "$dir/main" "$dir"/ctl-* "$keep"/ 2>/dev/null
-  echo "chaos $store: FAILED (replay: CHAOS_SEED=$seed; histories kept in $keep)"
-  echo "0 passed, 1 failed"; exit 1
+  if [ $failed != 0 ]; then
+    echo "chaos $store: FAILED (replay: CHAOS_SEED=$seed; histories kept in $keep)"
+    echo "0 passed, 1 failed"; exit 1
+  fi
+  echo "chaos $store: histories kept in $keep"
 fi
 echo "1 passed, 0 failed"
