@@ -9,7 +9,7 @@
 #      it had about to go out was answered 0 after the resume);
 #   4. SIGINT the leader: it steps down (release answered 1) and exits 0, and the one that
 #      lost while stopped leads again with a higher fence;
-#   5. SIGINT that one too: it steps down and exits 0; no elector is left running;
+#   5. SIGTERM that one: it steps down and exits 0 too; no elector is left running;
 #   6. across all three outputs, ordered by their shared CLOCK_MONOTONIC stamps, the fences
 #      of LEADING and work lines never go backwards, and no fence is granted twice;
 #   7. the blocking followers name the leader (owner stored with the lease, read back with
@@ -85,26 +85,26 @@ until_ok lost_f2 && ok || bad "$l2 printed no loss of fence $f2 after SIGCONT"
 
 # 4. Ctrl-C hands over: SIGINT the leader, it steps down (release answered 1) and exits 0,
 #    and the other survivor -- the one that lost while stopped -- leads again, higher
-stop_one() {   # name: SIGINT, then it must exit 0 within the bound and say bye
+stop_one() {   # name signal: it must exit 0 within the bound and say bye
   [ -f "$LDL_TEST_DIR/elector-$1.pid" ] || { bad "no elector '$1' to stop"; return; }
-  kill -INT "$(pid "$1")" 2>/dev/null
-  until_ok gone "$1" || { bad "$1 still running after SIGINT"; kill -9 "$(pid "$1")"; }
+  kill -"$2" "$(pid "$1")" 2>/dev/null
+  until_ok gone "$1" || { bad "$1 still running after SIG$2"; kill -9 "$(pid "$1")"; }
   wait "$(pid "$1")"; rc=$?
-  [ $rc = 0 ] && ok || bad "$1 exited $rc after SIGINT"
+  [ $rc = 0 ] && ok || bad "$1 exited $rc after SIG$2"
   grep -q " bye: " "$d/$1.log" && ok || bad "$1 did not finish cleanly"
 }
 gone() { ! alive "$1"; }
 until_ok one_leader && ok || bad "not exactly one leader before SIGINT: $(leaders | tr '\n' ' ')"
 set -- $(leaders | head -1); l3=${1:-none}; f3=${2:-0}
-stop_one "$l3"
+stop_one "$l3" INT
 grep -q "EVENT RELEASED    raw=1 token=$f3 " "$d/$l3.log" && ok ||
   bad "leader $l3 did not step down with fence $f3 (release answered 1)"
 until_ok leader_above "$l3" "$f3" && ok || bad "no takeover above fence $f3 after $l3 stepped down"
 set -- $(leaders | head -1); l4=${1:-none}; f4=${2:-0}
 [ "$l4" = "$l2" ] && ok || bad "$l2 did not lead again after its loss (leader: $l4)"
 
-# 5. SIGINT the last one: it steps down too; nothing is left running
-stop_one "$l4"
+# 5. SIGTERM the last one: it steps down too; nothing is left running
+stop_one "$l4" TERM
 grep -q "EVENT RELEASED    raw=1 token=$f4 " "$d/$l4.log" && ok ||
   bad "leader $l4 did not step down with fence $f4 (release answered 1)"
 left=0; for n in $names; do alive "$n" && { left=$((left + 1)); kill -9 "$(pid "$n")"; }; done
