@@ -41,7 +41,11 @@
 
        CREATE TABLE "<schema>"."<table>" (key text PRIMARY KEY,
                                token bigint NOT NULL CHECK (token >= 1),
-                               expires_at timestamptz NOT NULL)
+                               expires_at timestamptz NOT NULL,
+                               owner text, owner_token bigint)
+
+   (the last two from v0.2: see HOLDER IDENTITY; a table without them, as
+   v0.1 created it, is used as it is)
 
    One row per key, created on the first acquire and never deleted: the row IS
    the fence counter. acquire inserts the row or, when its lease has expired
@@ -64,7 +68,8 @@
      - an UNLOGGED or TEMP table (the fence would not survive a crash), a
        view, a partitioned or foreign table;
      - columns other than exactly key text, token bigint, expires_at
-       timestamptz; a key collation that is not deterministic; a primary key
+       timestamptz, optionally followed by both owner text and owner_token
+       bigint (nullable); a key collation that is not deterministic; a primary key
        other than (key); UNIQUE, FOREIGN KEY or EXCLUDE constraints; user
        triggers, rules or row level security.
    Every operator, function and type in the adapter's SQL is exact and
@@ -127,6 +132,22 @@
    one with PQconnectStart + PQconnectPoll driven by your loop, then
    ldl_pg_async_rebind(pa, new) (no I/O: the statements are prepared on the
    new connection in the pipeline, ahead of the first request).
+
+   HOLDER IDENTITY (v0.2, issue 12; SPEC's ldl_store_ext)
+   ldl_pg_ext(p), after ldl_pg_init: inspect(key) -- token, ms left by the
+   server's clock and owner, in one statement; 1 held, 0 free (no row,
+   released, expired), LDL_ESTORE for a reply of the wrong shape (nothing is
+   made up) -- and acquire_owned, which stores the owner (1..LDL_OWNER_MAX-1
+   bytes, no control bytes; else LDL_EINVAL before anything is sent; bound as
+   a parameter) with owner_token = the token it grants. inspect reports the
+   owner only while owner_token is the current token: a grant that did not
+   write it (no owner, an older client) shows "". ldl_pg_async_ext(pa):
+   submit_owned for the pipelined view (no inspect there: use an ldl_pg on
+   another connection). On a table without the owner columns acquire_owned
+   and submit_owned are NULL, so a lock with desc.owner fails at
+   ldl_lock_init; called anyway they answer LDL_EUNSUPPORTED. Opt in with
+   ALTER TABLE t ADD COLUMN owner text, ADD COLUMN owner_token bigint, then
+   init again (v0.1 processes refuse the new shape at their init).
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: server
    error, connection down, a reply of the wrong shape; LDL_EINVAL: bad
