@@ -393,14 +393,18 @@ extern "C" {
    Their SHA1s below are checked against the server's SCRIPT LOAD by
    tests/store/redis_adapter.c; a stale SHA would still work (NOSCRIPT -> EVAL
    every time) but slower, so the test keeps them honest. */
-static const char ldl__redis_acquire_lua[] =
-    "local n = ARGV[2]\n"
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n"
-    "local t = redis.call('INCR', KEYS[2])\n"
-    "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n"
-    "redis.call('PERSIST', KEYS[2])\n"
-    "local s = redis.call('GET', KEYS[2])\n"
+/* the grant, shared by the plain and the owned acquire; NONCE_ARG is the ARGV
+   index of the nonce (the plain acquire's text stays the v0.1 one: its SHA) */
+#define LDL__REDIS_GRANT_LUA(NONCE_ARG) \
+    "local n = ARGV[" NONCE_ARG "]\n" \
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
+    "local t = redis.call('INCR', KEYS[2])\n" \
+    "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
+    "redis.call('PERSIST', KEYS[2])\n" \
+    "local s = redis.call('GET', KEYS[2])\n" \
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+static const char ldl__redis_acquire_lua[] =
+    LDL__REDIS_GRANT_LUA("2")
     "return {n, s}\n";
 static const char ldl__redis_acquire_sha[] = "1cbe4fbb9ac8ca9f9777ece8b24407ab61fdfcf8";
 
@@ -423,13 +427,7 @@ static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a
    trusts it only while its token is the lease's, so it needs no renew or
    release of its own and the three scripts above stay the v0.1 ones. */
 static const char ldl__redis_owned_lua[] =
-    "local n = ARGV[3]\n"
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n"
-    "local t = redis.call('INCR', KEYS[2])\n"
-    "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n"
-    "redis.call('PERSIST', KEYS[2])\n"
-    "local s = redis.call('GET', KEYS[2])\n"
-    "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+    LDL__REDIS_GRANT_LUA("3")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
     "return {n, s}\n";
 static const char ldl__redis_owned_sha[] = "0dd5fa1a33ae55c459e55e164805474abc439ba9";

@@ -1,8 +1,9 @@
 /* lite_di_lock_redis_cluster.h -- Redis Cluster routing for lite_di_lock_redis.h
    (needs hiredis, POSIX).
 
-   Every lock key lives in ONE hash slot (both of its Redis keys carry the
-   hash tag {P:K}), so a lock is served by the master that owns that slot.
+   Every lock key lives in ONE hash slot (all of its Redis keys, lease, fence
+   and v0.2 owner, carry the hash tag {P:K}), so a lock is served by the
+   master that owns that slot.
    This header keeps the slot map, opens one connection per master and sends
    each call through lite_di_lock_redis.h's own public API on that master's
    connection (one ldl_redis / ldl_redis_async per master): the scripts, the
@@ -186,6 +187,10 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_init(ldl_redis_cluster *rc, const char *seeds,
                                                  const char *prefix, uint32_t timeout_ms);
 LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc);
+/* v0.2 holder identity (HOLDER IDENTITY in lite_di_lock_redis.h): acquire_owned
+   and inspect, routed like every call (the owner key {P:K}:owner shares the
+   lock's hash tag); submit_owned NULL */
+LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_ext(ldl_redis_cluster *rc);
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_why(const ldl_redis_cluster *rc);
 /* read the map again now (blocking); LDL_OK or LDL_ESTORE */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_refresh(ldl_redis_cluster *rc);
@@ -217,6 +222,7 @@ typedef struct ldl_redis_cluster_req {      /* one request; private */
     uint32_t  _ttl_ms;
     int64_t   _token;
     char      _key[LDL_KEY_MAX];
+    char      _owner[LDL_OWNER_MAX];  /* an owned acquire's owner (copied at submit) */
 } ldl_redis_cluster_req;
 
 typedef struct ldl_redis_cluster_async {
@@ -236,6 +242,9 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *
                                                        const char *prefix, uint32_t timeout_ms,
                                                        ldl_redis_cluster_req *reqs, size_t nreqs);
 LDL_REDIS_CLUSTER_API ldl_async_store ldl_redis_cluster_async_store(ldl_redis_cluster_async *ra);
+/* v0.2 holder identity: submit_owned only (inspect from a synchronous
+   ldl_redis_cluster) */
+LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_async_ext(ldl_redis_cluster_async *ra);
 /* pumps every master (ldl_redis_async_pump), the map read, the reconnects and
    the redirects; never waits. Answers the completions delivered (>= 0). */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *ra);
@@ -288,6 +297,10 @@ static void ldl__rc_say4(ldl__rc_map *m, const char *a, const char *b, const cha
 static void ldl__rc_say(ldl__rc_map *m, const char *a, const char *b, const char *c) {
     ldl__rc_say4(m, a, b, c, NULL);
 }
+
+/* the call kinds beyond LDL_OP_ACQUIRE / _RENEW / _RELEASE (v0.2 holder identity) */
+#define LDL__RC_OWNED   4
+#define LDL__RC_INSPECT 5
 
 /* the slot table stores node index + 1 in a byte */
 typedef char ldl__rc_check_nodes[(LDL_REDIS_CLUSTER_NODES >= 1 && LDL_REDIS_CLUSTER_NODES <= 255) ? 1 : -1];
@@ -683,12 +696,14 @@ static int ldl__rc_redirect(const char *why, const char **addr, size_t *alen) {
     return kind;
 }
 
-/* one call routed; MOVED refreshes and retries once, ASK follows once */
+/* one call routed; MOVED refreshes and retries once, ASK follows once. `owner`
+   for LDL__RC_OWNED, `h` for LDL__RC_INSPECT. */
 static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_t token, uint32_t ttl_ms,
-                        int64_t *tok) {
+                        const char *owner, int64_t *tok, ldl_holder *h) {
     ldl__rc_map *m = &rc->_m;
     int slot = ldl__rc_slot(m, key), node, moved = 0, asked = 0, asking = 0;
-    if (slot < 0 || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
+    int grants = kind == LDL_OP_ACQUIRE || kind == LDL__RC_OWNED;
+    if (slot < 0 || (kind != LDL_OP_RELEASE && kind != LDL__RC_INSPECT && ttl_ms == 0)) {
         ldl__rc_say(m, "bad argument (key empty or too long, ttl 0)", NULL, NULL);
         return LDL_EINVAL;
     }
@@ -698,6 +713,7 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
     for (;;) {
         ldl_redis *r;
         ldl_store s;
+        ldl_store_ext x;
         const char *addr = NULL;
         size_t alen = 0, hl;
         int rc_, port, red;
@@ -712,11 +728,15 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
             if (!ok) { ldl__rc_say(m, "ASKING refused or failed", NULL, NULL); return LDL_ESTORE; }
         }
         s = ldl_redis_store(r);
+        x = ldl_redis_ext(r);
         if (kind == LDL_OP_ACQUIRE) rc_ = s.acquire(s.ctx, key, ttl_ms, tok);
+        else if (kind == LDL__RC_OWNED) rc_ = x.acquire_owned(x.ctx, key, ttl_ms, owner, tok);
+        else if (kind == LDL__RC_INSPECT) rc_ = x.inspect(x.ctx, key, h);
         else if (kind == LDL_OP_RENEW) rc_ = s.renew(s.ctx, key, token, ttl_ms);
         else rc_ = s.release(s.ctx, key, token);
-        if (rc_ == 1 && kind != LDL_OP_RELEASE && m->_wait_n > 0 && !ldl__rc_wait(m, node)) {
-            if (kind == LDL_OP_ACQUIRE && !m->_n[node]._c->err) s.release(s.ctx, key, *tok);
+        if (rc_ == 1 && kind != LDL_OP_RELEASE && kind != LDL__RC_INSPECT && m->_wait_n > 0 &&
+            !ldl__rc_wait(m, node)) {
+            if (grants && !m->_n[node]._c->err) s.release(s.ctx, key, *tok);
             return LDL_ESTORE;
         }
         if (rc_ >= 0 || rc_ == LDL_EINVAL) return rc_;
@@ -746,19 +766,33 @@ static int ldl__rc_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
     int64_t t = 0;
     int rc;
     if (!ctx || !token_out) return LDL_EINVAL;
-    rc = ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_ACQUIRE, key, 0, ttl_ms, &t);
+    rc = ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_ACQUIRE, key, 0, ttl_ms, NULL, &t, NULL);
     if (rc == 1) *token_out = t;
     return rc;
+}
+static int ldl__rc_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                                 int64_t *token_out) {
+    int64_t t = 0;
+    int rc;
+    if (!ctx || !token_out) return LDL_EINVAL;
+    rc = ldl__rc_call((ldl_redis_cluster *)ctx, LDL__RC_OWNED, key, 0, ttl_ms, owner, &t, NULL);
+    if (rc == 1) *token_out = t;
+    return rc;
+}
+static int ldl__rc_inspect(void *ctx, const char *key, ldl_holder *out) {
+    int64_t t = 0;
+    if (!ctx || !out) return LDL_EINVAL;
+    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL__RC_INSPECT, key, 0, 0, NULL, &t, out);
 }
 static int ldl__rc_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
     int64_t t = 0;
     if (!ctx) return LDL_EINVAL;
-    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_RENEW, key, token, ttl_ms, &t);
+    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_RENEW, key, token, ttl_ms, NULL, &t, NULL);
 }
 static int ldl__rc_release(void *ctx, const char *key, int64_t token) {
     int64_t t = 0;
     if (!ctx) return LDL_EINVAL;
-    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_RELEASE, key, token, 0, &t);
+    return ldl__rc_call((ldl_redis_cluster *)ctx, LDL_OP_RELEASE, key, token, 0, NULL, &t, NULL);
 }
 
 LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc) {
@@ -768,6 +802,15 @@ LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc) {
     s.release = ldl__rc_release;
     s.ctx = rc;
     return s;
+}
+
+LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_ext(ldl_redis_cluster *rc) {
+    ldl_store_ext x;
+    x.acquire_owned = ldl__rc_acquire_owned;
+    x.submit_owned = NULL;
+    x.inspect = ldl__rc_inspect;
+    x.ctx = rc;
+    return x;
 }
 
 #ifndef LDL_NO_ASYNC
@@ -832,7 +875,10 @@ static int ldl__rc_send(ldl_redis_cluster_async *ra, size_t i) {
     q->_node = node;
     q->_state = 1;
     s = ldl_redis_async_store(&m->_n[node]._ra);
-    if (q->_kind == LDL_OP_ACQUIRE) rc = s.acquire(s.ctx, &q->_inner, q->_key, q->_ttl_ms);
+    if (q->_kind == LDL__RC_OWNED) {
+        ldl_store_ext x = ldl_redis_async_ext(&m->_n[node]._ra);
+        rc = x.submit_owned(x.ctx, &q->_inner, q->_key, q->_ttl_ms, q->_owner);
+    } else if (q->_kind == LDL_OP_ACQUIRE) rc = s.acquire(s.ctx, &q->_inner, q->_key, q->_ttl_ms);
     else if (q->_kind == LDL_OP_RENEW) rc = s.renew(s.ctx, &q->_inner, q->_key, q->_token, q->_ttl_ms);
     else rc = s.release(s.ctx, &q->_inner, q->_key, q->_token);
     if (rc != LDL_OK) {
@@ -843,14 +889,18 @@ static int ldl__rc_send(ldl_redis_cluster_async *ra, size_t i) {
 }
 
 static int ldl__rc_submit(ldl_redis_cluster_async *ra, ldl_op *op, int kind, const char *key,
-                          int64_t token, uint32_t ttl_ms) {
+                          int64_t token, uint32_t ttl_ms, const char *owner) {
     ldl_redis_cluster_req *q;
-    size_t i, k;
+    size_t i, k, on = 0;
     int rc;
     if (!ra || !op || !ra->_reqs) return LDL_EINVAL;
     if (!key || (k = strlen(key)) == 0 || k >= LDL_KEY_MAX || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
         ldl__rc_say(&ra->_m, "bad argument (key empty or too long, ttl 0)", NULL, NULL);
         return LDL_EINVAL;
+    }
+    if (kind == LDL__RC_OWNED && (!owner || (on = strlen(owner)) == 0 || on >= LDL_OWNER_MAX)) {
+        ldl__rc_say(&ra->_m, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL, NULL);
+        return LDL_EINVAL;                   /* control bytes: the master's adapter checks */
     }
     i = ra->_free;
     if (!i) { ldl__rc_say(&ra->_m, "request pool full (size it at 2 x locks + a margin)", NULL, NULL); return LDL_ENOSPC; }
@@ -862,6 +912,8 @@ static int ldl__rc_submit(ldl_redis_cluster_async *ra, ldl_op *op, int kind, con
     q->_token = token;
     q->_ttl_ms = ttl_ms;
     memcpy(q->_key, key, k + 1);
+    if (on) memcpy(q->_owner, owner, on);
+    q->_owner[on] = 0;
     rc = ldl__rc_send(ra, i);
     if (rc != LDL_OK) { ldl__rc_req_free(ra, i); return rc; }
     op->store_data = (uintptr_t)i;
@@ -869,13 +921,16 @@ static int ldl__rc_submit(ldl_redis_cluster_async *ra, ldl_op *op, int kind, con
 }
 
 static int ldl__rc_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
-    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms);
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms, NULL);
+}
+static int ldl__rc_a_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms, const char *owner) {
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL__RC_OWNED, key, 0, ttl_ms, owner);
 }
 static int ldl__rc_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
-    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms);
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms, NULL);
 }
 static int ldl__rc_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
-    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_RELEASE, key, token, 0);
+    return ldl__rc_submit((ldl_redis_cluster_async *)ctx, op, LDL_OP_RELEASE, key, token, 0, NULL);
 }
 
 /* detach: a sent request is cancelled on its master (which releases a late grant) */
@@ -903,6 +958,15 @@ LDL_REDIS_CLUSTER_API ldl_async_store ldl_redis_cluster_async_store(ldl_redis_cl
     s.cancel = ldl__rc_a_cancel;
     s.ctx = ra;
     return s;
+}
+
+LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_async_ext(ldl_redis_cluster_async *ra) {
+    ldl_store_ext x;
+    x.acquire_owned = NULL;
+    x.submit_owned = ldl__rc_a_owned;
+    x.inspect = NULL;
+    x.ctx = ra;
+    return x;
 }
 
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *ra, const char *seeds,

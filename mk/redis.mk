@@ -41,6 +41,9 @@ $(B)/redis/redis_%: tests/store/redis_%.c $(RD_THDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
 
+# the election suite also runs the owner/inspect checks through the Redis Cluster view
+$(B)/redis/redis_election: adapters/lite_di_lock_redis_cluster.h tests/store/redis_cluster_server.h
+
 # memcheck once, without the sanitizers
 $(B)/redis/redis_adapter_vg: tests/store/redis_adapter.c $(RD_THDRS)
 	@mkdir -p $(B)/redis

@@ -12,6 +12,9 @@
  *              keeps its lease with ride_out_ms set and loses it (STORE_ERROR) without; the
  *              synchronous view with a 200 ms command timeout (reconnecting after a timeout)
  *              and the non-blocking view (a stall meter drops the link, then a reconnect)
+ *   cluster    the same through adapters/lite_di_lock_redis_cluster.h on a 3-master cluster:
+ *              one key per master, owned acquire (sync and non-blocking) and inspect routed,
+ *              the owner key on the lease's master
  *   campaign   three processes campaigning for one key; the leader SIGSTOPped or SIGKILLed
  *              (and a new process started in its place) in 12 rounds; every process logs its
  *              trust windows [grant, start + ttl - drift) on CLOCK_MONOTONIC to the parent,
@@ -25,7 +28,10 @@
 #include "lite_di_lock.h"
 #define LDL_REDIS_IMPLEMENTATION
 #include "adapters/lite_di_lock_redis.h"
+#define LDL_REDIS_CLUSTER_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis_cluster.h"
 #include "tests/store/redis_server.h"
+#include "tests/store/redis_cluster_server.h"
 
 static rs_server g_srv;
 
@@ -492,6 +498,36 @@ static void ride_check(const char *view, int ride, ldl_lock *lk, const rider *rd
     }
 }
 
+/* the pause: the server SIGSTOPped just after the lock's first renew, SIGCONTed RIDE_STOP
+   later; pause_step answers 1 once the run is over (the lease lost, or renewed after it) */
+typedef struct pause_state { int stopped; uint64_t t_stop, t_cont; uint32_t ren0; } pause_state;
+
+static int pause_step(pause_state *p, ldl_lock *lk)
+{
+    if (!p->stopped && ldl_lock_counters(lk)->renewals >= 1) {
+        kill(g_srv.pid, SIGSTOP);
+        p->stopped = 1;
+        p->t_stop = st_now_ms();
+    }
+    if (p->stopped == 1 && st_now_ms() >= p->t_stop + RIDE_STOP) {
+        kill(g_srv.pid, SIGCONT);
+        p->stopped = 2;
+        p->t_cont = st_now_ms();
+        p->ren0 = ldl_lock_counters(lk)->renewals;
+    }
+    return ldl_lock_state(lk) != LDL_HELD ||
+           (p->stopped == 2 && ldl_lock_counters(lk)->renewals >= p->ren0 + 1);
+}
+
+/* the server runs again; the line with the figures */
+static void pause_end(pause_state *p, const char *view, int ride, ldl_lock *lk, const rider *rd)
+{
+    if (p->stopped == 1) { kill(g_srv.pid, SIGCONT); p->t_cont = st_now_ms(); }
+    fprintf(stderr, "ride-out %s %s: stopped %llu ms, %d renew errors, %u store errors\n", view, ride ? "on" : "off",
+            (unsigned long long)(p->t_cont - p->t_stop), rd->renew_errors,
+            (unsigned)ldl_lock_counters(lk)->store_errors);
+}
+
 /* synchronous view, 200 ms command timeout; the loop reconnects a context the adapter failed */
 static void test_rideout_sync(int ride)
 {
@@ -500,11 +536,11 @@ static void test_rideout_sync(int ride)
     ldl_lock_desc d;
     rider rd;
     int64_t f;
-    uint64_t t_stop = 0, t_cont = 0, end;
-    uint32_t ren0 = 0;
-    int stopped = 0;
+    uint64_t end;
+    pause_state ps;
     const char *key = ride ? "ride-sync-on" : "ride-sync-off";
     memset(&rd, 0, sizeof rd);
+    memset(&ps, 0, sizeof ps);
     if (sconn_open(&a, 200) != 0) { ST_CHECK(0, "%s", "connect"); return; }
     ride_desc(&d, key, ride, &rd);
     d.store = &a.s;
@@ -518,26 +554,12 @@ static void test_rideout_sync(int ride)
         uint32_t due;
         if (a.c->err) rs_reconnect(a.c, 200);
         ldl_lock_poll(&lk);
-        if (!stopped && ldl_lock_counters(&lk)->renewals >= 1) {   /* just after a renew */
-            kill(g_srv.pid, SIGSTOP);
-            stopped = 1;
-            t_stop = st_now_ms();
-        }
-        if (stopped == 1 && st_now_ms() >= t_stop + RIDE_STOP) {
-            kill(g_srv.pid, SIGCONT);
-            stopped = 2;
-            t_cont = st_now_ms();
-            ren0 = ldl_lock_counters(&lk)->renewals;
-        }
-        if (ldl_lock_state(&lk) != LDL_HELD && stopped == 2) break;
-        if (stopped == 2 && ldl_lock_counters(&lk)->renewals >= ren0 + 2) break;
+        if (pause_step(&ps, &lk)) break;
         due = ldl_lock_due_in_ms(&lk);
         st_sleep_ms(due < 10 ? (due ? due : 1) : 10);
     }
-    if (stopped == 1) { kill(g_srv.pid, SIGCONT); t_cont = st_now_ms(); }
-    fprintf(stderr, "ride-out sync %s: stopped %llu ms, %d renew errors, %u store errors\n", ride ? "on" : "off",
-            (unsigned long long)(t_cont - t_stop), rd.renew_errors, (unsigned)ldl_lock_counters(&lk)->store_errors);
-    ride_check("sync", ride, &lk, &rd, f, ldl_lock_counters(&lk)->renewals - ren0, "rider-sync", key);
+    pause_end(&ps, "sync", ride, &lk, &rd);
+    ride_check("sync", ride, &lk, &rd, f, ldl_lock_counters(&lk)->renewals - ps.ren0, "rider-sync", key);
     if (a.c->err) rs_reconnect(a.c, 200);
     ldl_lock_release(&lk);
     ldl_lock_dispose(&lk);
@@ -557,11 +579,11 @@ static void test_rideout_async(int ride)
     ldl_lock_desc d;
     rider rd;
     int64_t f = 0;
-    uint64_t t_stop = 0, t_cont = 0, end;
-    uint32_t ren0 = 0;
-    int stopped = 0;
+    uint64_t end;
+    pause_state ps;
     const char *key = ride ? "ride-async-on" : "ride-async-off";
     memset(&rd, 0, sizeof rd);
+    memset(&ps, 0, sizeof ps);
     if (!ST_CHECK(nc && ldl_redis_async_init(&ra, nc, NULL, rq, 8) == LDL_OK, "%s", "async init")) return;
     as = ldl_redis_async_store(&ra);
     ax = ldl_redis_async_ext(&ra);
@@ -589,30 +611,17 @@ static void test_rideout_async(int ride)
         }
     }
     end = st_now_ms() + 10000;
-    while (ldl_lock_state(&lk) == LDL_HELD && st_now_ms() < end) {
+    while (st_now_ms() < end) {
         if (ldl_redis_async_pump(&ra) < 0) ldl_redis_async_reconnect(&ra);
         else if (ldl_redis_async_stalled_ms(&ra) > 200) ldl_redis_async_fail(&ra, "stalled 200 ms");
         ldl_lock_poll(&lk);
-        if (!stopped && ldl_lock_counters(&lk)->renewals >= 1) {
-            kill(g_srv.pid, SIGSTOP);
-            stopped = 1;
-            t_stop = st_now_ms();
-        }
-        if (stopped == 1 && st_now_ms() >= t_stop + RIDE_STOP) {
-            kill(g_srv.pid, SIGCONT);
-            stopped = 2;
-            t_cont = st_now_ms();
-            ren0 = ldl_lock_counters(&lk)->renewals;
-        }
-        if (stopped == 2 && ldl_lock_counters(&lk)->renewals >= ren0 + 2) break;
+        if (pause_step(&ps, &lk)) break;
         st_sleep_ms(2);
     }
-    if (stopped == 1) { kill(g_srv.pid, SIGCONT); t_cont = st_now_ms(); }
-    fprintf(stderr, "ride-out async %s: stopped %llu ms, %d renew errors, %u store errors, %llu link failures\n",
-            ride ? "on" : "off", (unsigned long long)(t_cont - t_stop), rd.renew_errors,
-            (unsigned)ldl_lock_counters(&lk)->store_errors,
+    pause_end(&ps, "async", ride, &lk, &rd);
+    fprintf(stderr, "ride-out async %s: %llu link failures\n", ride ? "on" : "off",
             (unsigned long long)ldl_redis_async_stats(&ra)->link_failures);
-    ride_check("async", ride, &lk, &rd, f, ldl_lock_counters(&lk)->renewals - ren0, "rider-async", key);
+    ride_check("async", ride, &lk, &rd, f, ldl_lock_counters(&lk)->renewals - ps.ren0, "rider-async", key);
     ldl_lock_dispose(&lk);
     end = st_now_ms() + 2000;                        /* let the hand-back go out */
     while (st_now_ms() < end && ldl_redis_async_stats(&ra)->live > 0 && ldl_redis_async_pump(&ra) >= 0)
@@ -986,6 +995,113 @@ static void test_campaign(void)
     sconn_close(&adm);
 }
 
+/* ------------------------------------------------------------ Redis Cluster */
+static void test_cluster(void)
+{
+    static ldl_redis_cluster rc;
+    static ldl_redis_cluster_async ra;
+    static ldl_redis_cluster_req rq[16];
+    char keys[3][16], masters[3][40];
+    int nk = 0, i, k;
+    ldl_store s;
+    ldl_store_ext x;
+    uint64_t t0 = st_now_ms();
+    if (!ST_CHECK(start_cluster() == 0, "%s", "the cluster did not start")) { stop_cluster(); return; }
+    if (!ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, NULL, 2000) == LDL_OK, "cluster init: %s",
+                  ldl_redis_cluster_why(&rc))) {
+        ldl_redis_cluster_free(&rc);
+        stop_cluster();
+        return;
+    }
+    s = ldl_redis_cluster_store(&rc);
+    x = ldl_redis_cluster_ext(&rc);
+    ST_CHECK(x.acquire_owned && x.inspect && !x.submit_owned, "%s", "cluster ext members");
+    for (i = 0; i < 200 && nk < 3; i++) {            /* one key per master */
+        char key[16], m[40];
+        int dup = 0;
+        snprintf(key, sizeof key, "cl%d", i);
+        ldl_redis_cluster_master(&rc, key, m, sizeof m);
+        for (k = 0; k < nk; k++) dup |= strcmp(masters[k], m) == 0;
+        if (dup || !m[0]) continue;
+        memcpy(keys[nk], key, sizeof key);
+        memcpy(masters[nk], m, sizeof m);
+        nk++;
+    }
+    ST_CHECK(nk == 3, "keys on %d masters", nk);
+    for (k = 0; k < nk; k++) {
+        ldl_lock lk;
+        ldl_lock_desc d;
+        ldl_holder h;
+        char owner[32], name[48], text[96], want[96];
+        int64_t f;
+        redisContext *mc;
+        snprintf(owner, sizeof owner, "cluster-%s", keys[k]);
+        base_desc(&d, keys[k], 5000);
+        d.store = &s;
+        d.store_ext = &x;
+        d.owner = owner;
+        ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+        ST_CHECK(ldl_lock_acquire(&lk) == 1, "cluster owned acquire %s: %s", keys[k], ldl_redis_cluster_why(&rc));
+        f = ldl_lock_fencing_token(&lk);
+        ST_CHECK(ldl_store_inspect(&x, keys[k], &h) == 1 && h.token == f && strcmp(h.owner, owner) == 0,
+                 "cluster inspect %s: token %lld owner \"%s\"", keys[k], (long long)h.token, h.owner);
+        /* the owner key sits on the lease's master (one hash tag) */
+        snprintf(name, sizeof name, "{ldl:%s}:owner", keys[k]);
+        snprintf(want, sizeof want, "%lld %s", (long long)f, owner);
+        mc = node_of_addr(masters[k]) >= 0 ? conn(node_of_addr(masters[k])) : NULL;
+        text[0] = 0;
+        if (mc) { get_text(mc, name, text, sizeof text); redisFree(mc); }
+        ST_CHECK(strcmp(text, want) == 0, "owner key on %s: \"%s\", want \"%s\"", masters[k], text, want);
+        ST_CHECK(ldl_lock_release(&lk) == 1, "%s", "cluster release");
+        ST_CHECK(ldl_store_inspect(&x, keys[k], &h) == 0, "%s", "cluster inspect free");
+        ldl_lock_dispose(&lk);
+    }
+    /* the non-blocking view: submit_owned routed, read back with the synchronous inspect */
+    if (ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, NULL, 2000, rq, 16) == LDL_OK, "cluster async init: %s",
+                 ldl_redis_cluster_async_why(&ra))) {
+        ldl_async_store as = ldl_redis_cluster_async_store(&ra);
+        ldl_store_ext ax = ldl_redis_cluster_async_ext(&ra);
+        ST_CHECK(ax.submit_owned && !ax.acquire_owned && !ax.inspect, "%s", "cluster async ext members");
+        for (k = 0; k < nk; k++) {
+            ldl_lock lk;
+            ldl_lock_desc d;
+            ldl_holder h;
+            char owner[32];
+            uint64_t end;
+            snprintf(owner, sizeof owner, "cluster-async-%s", keys[k]);
+            base_desc(&d, keys[k], 5000);
+            d.async_store = &as;
+            d.store_ext = &ax;
+            d.owner = owner;
+            ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+            ldl_lock_acquire(&lk);
+            end = st_now_ms() + 5000;
+            while (ldl_lock_state(&lk) == LDL_ACQUIRING && st_now_ms() < end) {
+                ldl_redis_cluster_async_pump(&ra);
+                ldl_lock_poll(&lk);
+                st_sleep_ms(1);
+            }
+            ST_CHECK(ldl_lock_state(&lk) == LDL_HELD, "cluster async owned acquire %s: %s", keys[k],
+                     ldl_redis_cluster_async_why(&ra));
+            ST_CHECK(ldl_store_inspect(&x, keys[k], &h) == 1 && h.token == ldl_lock_fencing_token(&lk) &&
+                     strcmp(h.owner, owner) == 0, "cluster async inspect %s: owner \"%s\"", keys[k], h.owner);
+            ldl_lock_release(&lk);
+            end = st_now_ms() + 5000;
+            while (ldl_lock_state(&lk) == LDL_RELEASING && st_now_ms() < end) {
+                ldl_redis_cluster_async_pump(&ra);
+                ldl_lock_release(&lk);
+                st_sleep_ms(1);
+            }
+            ST_CHECK(ldl_lock_answer(&lk) == 1, "cluster async release %s: %d", keys[k], ldl_lock_answer(&lk));
+            ldl_lock_dispose(&lk);
+        }
+        ldl_redis_cluster_async_free(&ra);
+    }
+    ldl_redis_cluster_free(&rc);
+    stop_cluster();
+    fprintf(stderr, "cluster: %llu ms (start included)\n", (unsigned long long)(st_now_ms() - t0));
+}
+
 int main(void)
 {
     redisContext *admin;
@@ -1010,6 +1126,7 @@ int main(void)
     test_rideout_async(1);
     test_rideout_async(0);
     test_campaign();
+    test_cluster();
     redisFree(admin);
     kill(g_srv.pid, SIGCONT);
     rs_stop(&g_srv);
