@@ -202,6 +202,15 @@
    content (token, PTTL not in [0, UINT32_MAX], owner bytes or length) is
    LDL_ESTORE: never a made-up holder. Decision 0104.
 
+   RIDING OUT (v0.2, desc.ride_out_ms). The lock retries a renew that answered
+   an error while the lease is trusted; the retries must reach the server.
+   Synchronous view: after a timeout every call answers LDL_ESTORE at once, so
+   reconnect a failed context in your loop (if (c->err) redisReconnect(c) and
+   redisSetTimeout again). Non-blocking view: a renew to a stalled server just
+   stays in flight; fail the link when ldl_redis_async_stalled_ms() passes your
+   limit and ldl_redis_async_reconnect() when the pump answers negative.
+   tests/store/redis_election.c does both (docs/redis.md).
+
    OPTIONS
      LDL_REDIS_IMPLEMENTATION   in exactly one .c/.cpp file, after the core header
      LDL_STATIC                 makes the functions static (as in the core header)
