@@ -1191,8 +1191,8 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
 
 /* ==================================================================== */
 /*  THE LOCK. Each sub-banner [name] is tested in tests/core/name.c:   */
-/*  [reentry] [async] [lifecycle] [whitelist] [options] [heartbeat]     */
-/*  [run]                                                               */
+/*  [reentry] [async] [election] [lifecycle] [whitelist] [options]     */
+/*  [heartbeat] [run]                                                   */
 /* ==================================================================== */
 
 /* ------------------------------------------------------------ [reentry] the guard

@@ -115,6 +115,59 @@ static void hot_pair(const char *id, const char *what, const char *anchor_what, 
     row(id, what, o, an, ra, target, diff <= limit ? "met" : "MISSED");
 }
 
+/* issue 12: the election options must not touch poll's fast path (1d), and
+   what the event hook costs per acquire+release with a no-op hook (1e) */
+static uint64_t g_events;
+static void count_event(void *user, const ldl_event *ev) { (void)user; (void)ev; g_events++; }
+
+static ldl_lock *g_cyc[2];
+static double t_cycle(ldl_lock *unused, uint64_t *frame, int bare) {
+    ldl_lock *l = g_cyc[bare ? 0 : 1];       /* bare: events off; else: events on */
+    uint64_t t0, acc = 0;
+    unsigned i, n = HOT_N / 20;
+    (void)unused; (void)frame;
+    t0 = bench_ns();
+    for (i = 0; i < n; i++) {
+        BENCH_OPAQUE(l);
+        acc += (uint64_t)ldl_lock_acquire(l);
+        acc += (uint64_t)ldl_lock_release(l);
+    }
+    sink += acc;
+    return (double)(bench_ns() - t0) / n;
+}
+
+static void row1_election(uint64_t *frame) {
+    static ldl_lock le, off, on;
+    static ldl_memstore_slot sl[8];
+    static ldl_memstore ms;
+    ldl_store st;
+    ldl_lock_desc d = base_desc("hot-election", 4000000000u);
+    ldl_clock builtin = { NULL, NULL };
+    d.clock.now_ms = frame_now; d.clock.ctx = frame;
+    d.retry.base_ms = 10; d.retry.give_up_ms = 1000; d.ride_out_ms = 100; d.campaign = 1;
+    d.on_event = count_event; d.owner = "bench";
+    if (ldl_lock_init(&le, &d) != LDL_OK || ldl_lock_acquire(&le) != 1) die("row1 init election");
+    hot_pair("1d", "ldl_lock_poll, held, not due, frame clock, every election option on",
+             "bare indirect call of the same clock", h_frame, &le, frame, 2.0, "<= +2 ns");
+    if (ldl_lock_held(&le) != 1) die("row1d: lock lost during the run");
+    ldl_lock_dispose(&le);
+
+    if (ldl_memstore_init(&ms, sl, 8, builtin) != LDL_OK) die("row1e memstore");
+    st = ldl_memstore_store(&ms);
+    d = base_desc("cyc-off", 3600000u);
+    d.store = &st;
+    if (ldl_lock_init(&off, &d) != LDL_OK) die("row1e init off");
+    d.key = "cyc-on";
+    d.on_event = count_event;
+    if (ldl_lock_init(&on, &d) != LDL_OK) die("row1e init on");
+    g_cyc[0] = &off; g_cyc[1] = &on;
+    g_events = 0;
+    hot_pair("1e", "acquire+release, MemoryStore, on_event set (a no-op hook: 4 events)",
+             "the same cycle without on_event", t_cycle, &on, frame, 1e9, "measured");
+    if (g_events == 0) die("row1e: no events");
+    ldl_lock_dispose(&off); ldl_lock_dispose(&on);
+}
+
 static void row1(void) {
     static ldl_lock lm, lf;
     static ldl_memstore_slot sl[4];
@@ -139,6 +192,7 @@ static void row1(void) {
              h_frame, &lf, &frame, 2.0, "<= +2 ns");
     if (ldl_lock_held(&lm) != 1 || ldl_lock_held(&lf) != 1) die("row1: lock lost during the run");
     ldl_lock_dispose(&lm); ldl_lock_dispose(&lf);
+    row1_election(&frame);
 }
 
 /* ---------------------------------------------------------------- row 2 */
