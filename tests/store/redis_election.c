@@ -644,6 +644,10 @@ typedef struct crec {            /* one record, written atomically to the worker
 } crec;
 
 static int g_wout = -1, g_wslot, g_wleads;
+static uint64_t g_wclock;        /* the lock's last clock read */
+
+/* the lock's clock (CLOCK_MONOTONIC, as st_now_ms), remembering its last read */
+static uint64_t w_clock(void *ctx) { (void)ctx; return g_wclock = st_now_ms(); }
 
 static void w_put(int kind, int reason, int64_t fence, uint64_t t0, uint64_t t1)
 {
@@ -655,12 +659,15 @@ static void w_put(int kind, int reason, int64_t fence, uint64_t t0, uint64_t t1)
     do { n = write(g_wout, &r, sizeof r); } while (n < 0 && errno == EINTR);
 }
 
-/* the trust windows, from the events: a grant or renew counts from start = now - latency
-   (the core's clock read before the call), so start + window bounds the lock's own deadline
-   from above; the grant itself is applied no earlier than now */
+/* the trust windows, from the events. The core reads its clock once when it applies an
+   answer and emits GRANTED / RENEWED with latency = that read - start (start: its read before
+   the call) and no clock read in between, so g_wclock - latency is start exactly and
+   start + window the lock's own deadline; a grant is applied (trusted) from g_wclock on,
+   after the server granted it. Exact values: a process descheduled inside the hook does
+   not stretch its logged window. */
 static void w_event(void *user, const ldl_event *ev)
 {
-    uint64_t now = st_now_ms();
+    uint64_t now = g_wclock;
     (void)user;
     if (ev->kind == LDL_EV_GRANTED)
         w_put(R_LEAD, 0, ev->token, now, now - ev->latency_ms + C_WINDOW);
@@ -695,6 +702,7 @@ static int campaign_worker(void *arg, int in, int out)
     d.ride_out_ms = 100;
     d.on_event = w_event;
     d.on_leading = w_leading;
+    d.clock.now_ms = w_clock;
     if (ldl_lock_init(&lk, &d) != LDL_OK) return 11;
     ldl_lock_acquire(&lk);                          /* the campaign begins */
     for (;;) {
