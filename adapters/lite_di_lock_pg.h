@@ -623,23 +623,29 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
     return NULL;
 }
 
-static int ldl__pg_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
-    ldl_pg *p = (ldl_pg *)ctx;
+/* a grant: the plain acquire, or with an owner the owned one (whose owner the
+   caller checked) */
+static int ldl__pg_grant(ldl_pg *p, const char *key, uint32_t ttl_ms, const char *owner,
+                         int64_t *token_out) {
     char ttl[24];
-    const char *vals[2];
+    const char *vals[3];
     PGresult *r;
     int64_t tok = 0;
     int rc;
-    if (token_out) *token_out = 0;
-    if (!p || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
-    vals[0] = key; vals[1] = ttl;
-    r = ldl__pg_exec(p, LDL__PG_ACQ, 2, vals);
+    vals[0] = key; vals[1] = ttl; vals[2] = owner;
+    r = ldl__pg_exec(p, owner ? LDL__PG_OWN : LDL__PG_ACQ, owner ? 3 : 2, vals);
     if (!r) return LDL_ESTORE;
     rc = ldl__pg_answer(p, LDL__PG_ACQ, r, 0, &tok);
     PQclear(r);
     if (rc == 1) *token_out = tok;
     return rc;
+}
+
+static int ldl__pg_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
+    if (token_out) *token_out = 0;
+    if (!ctx || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
+    return ldl__pg_grant((ldl_pg *)ctx, key, ttl_ms, NULL, token_out);
 }
 
 static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, uint32_t ttl_ms) {
@@ -696,23 +702,12 @@ static int ldl__pg_owner_check(ldl_pg *p, const char *owner) {
 static int ldl__pg_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
                                  int64_t *token_out) {
     ldl_pg *p = (ldl_pg *)ctx;
-    char ttl[24];
-    const char *vals[3];
-    PGresult *r;
-    int64_t tok = 0;
     int rc;
     if (token_out) *token_out = 0;
     if (!owner) return ldl__pg_acquire(ctx, key, ttl_ms, token_out);
     if (!p || !key || !token_out || ttl_ms == 0) return LDL_EINVAL;
     if ((rc = ldl__pg_owner_check(p, owner)) != 0) return rc;
-    snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
-    vals[0] = key; vals[1] = ttl; vals[2] = owner;
-    r = ldl__pg_exec(p, LDL__PG_OWN, 3, vals);
-    if (!r) return LDL_ESTORE;
-    rc = ldl__pg_answer(p, LDL__PG_ACQ, r, 0, &tok);
-    PQclear(r);
-    if (rc == 1) *token_out = tok;
-    return rc;
+    return ldl__pg_grant(p, key, ttl_ms, owner, token_out);
 }
 
 /* the inspect reply: exactly (token bigint, ms bigint, owner text), 0 or 1

@@ -59,18 +59,25 @@ static int zeroed(const ldl_holder *h)
     return h->token == 0 && h->ttl_left_ms == 0 && h->owner[0] == '\0';
 }
 
+/* the desc every lock here starts from: the reference container, key, TTL, store */
+static void desc_of(ldl_lock_desc *d, ldl_scope *root, ldl_scope *pool, const char *key, uint32_t ttl,
+                    const ldl_store *s, const ldl_async_store *as)
+{
+    memset(d, 0, sizeof *d);
+    ldl_scope_init(root, pool, 2);
+    d->container = ldl_scope_container(root);
+    d->key = key;
+    d->ttl_ms = ttl;
+    d->store = s;
+    d->async_store = as;
+}
+
 static int lock_with(ldl_lock *l, ldl_scope *root, ldl_scope *pool, const char *key, uint32_t ttl,
                      const ldl_store *s, const ldl_async_store *as, const ldl_store_ext *x,
                      const char *owner)
 {
     ldl_lock_desc d;
-    memset(&d, 0, sizeof d);
-    ldl_scope_init(root, pool, 2);
-    d.container = ldl_scope_container(root);
-    d.key = key;
-    d.ttl_ms = ttl;
-    d.store = s;
-    d.async_store = as;
+    desc_of(&d, root, pool, key, ttl, s, as);
     d.store_ext = x;
     d.owner = owner;
     return ldl_lock_init(l, &d);
@@ -209,6 +216,18 @@ static void test_owner(PGconn *c)
     ST_CHECK(inspect(&xu, "never-used", &h) == 0, "unnamed: free key");
 }
 
+/* pump a non-blocking view until the lock's acquire (poll) or release answers */
+static int a_wait(ldl_pg_async *pa, ldl_lock *l, int rc, int release)
+{
+    uint64_t t0 = st_now_ms();
+    while (rc == LDL_EINPROGRESS && st_now_ms() - t0 < 5000) {
+        ldl_pg_async_pump(pa);
+        st_sleep_ms(1);
+        rc = release ? ldl_lock_release(l) : ldl_lock_poll(l);
+    }
+    return rc;
+}
+
 /* the non-blocking view's submit_owned, read back by a synchronous inspect */
 static void test_owner_async(PGconn *c)
 {
@@ -221,7 +240,6 @@ static void test_owner_async(PGconn *c)
     ldl_holder h;
     ldl_scope root, pool[2];
     ldl_lock l;
-    uint64_t t0;
     int rc = 0;
 
     ST_CHECK(ldl_pg_init(&pg, c, T_OWN) == LDL_OK, "init (inspect side)");
@@ -233,24 +251,12 @@ static void test_owner_async(PGconn *c)
     ST_CHECK(ax.submit_owned && !ax.acquire_owned && !ax.inspect && ax.ctx == &pa, "ldl_pg_async_ext: submit_owned");
     ST_CHECK(lock_with(&l, &root, pool, "ak1", 5000, NULL, &as, &ax, "pipelined-9") == LDL_OK, "lock: %s",
              ldl_lock_why(&l));
-    rc = ldl_lock_acquire(&l);
-    t0 = st_now_ms();
-    while (rc == LDL_EINPROGRESS && st_now_ms() - t0 < 5000) {
-        ldl_pg_async_pump(&pa);
-        rc = ldl_lock_poll(&l);
-        st_sleep_ms(1);
-    }
+    rc = a_wait(&pa, &l, ldl_lock_acquire(&l), 0);
     ST_CHECK(rc == 1, "pipelined owned grant: %d (%s)", rc, ldl_pg_why(&apg));
     rc = inspect(&x, "ak1", &h);
     ST_CHECK(rc == 1 && h.token == ldl_lock_fencing_token(&l) && strcmp(h.owner, "pipelined-9") == 0,
              "sync inspect of the pipelined grant: %d token %lld owner '%s'", rc, (long long)h.token, h.owner);
-    rc = ldl_lock_release(&l);
-    t0 = st_now_ms();
-    while (rc == LDL_EINPROGRESS && st_now_ms() - t0 < 5000) {
-        ldl_pg_async_pump(&pa);
-        st_sleep_ms(1);
-        rc = ldl_lock_release(&l);
-    }
+    rc = a_wait(&pa, &l, ldl_lock_release(&l), 1);
     ST_CHECK(rc == 1 && inspect(&x, "ak1", &h) == 0, "released: %d", rc);
     ldl_lock_dispose(&l);
     PQfinish(ac);
@@ -473,33 +479,30 @@ static int b_pre(bstore *b)
     wd_set(PQsocket(b->c), WD_MS);
     return 0;
 }
-static int b_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *tok)
+/* one bounded call: kind LDL_OP_* */
+static int b_call(void *ctx, int kind, const char *key, int64_t tok, uint32_t ttl, int64_t *tok_out)
 {
     bstore *b = (bstore *)ctx;
     int rc;
-    *tok = 0;
+    if (tok_out) *tok_out = 0;
     if (b_pre(b) != 0) return LDL_ESTORE;
-    rc = b->in.acquire(b->in.ctx, key, ttl, tok);
+    rc = kind == LDL_OP_ACQUIRE ? b->in.acquire(b->in.ctx, key, ttl, tok_out)
+       : kind == LDL_OP_RENEW   ? b->in.renew(b->in.ctx, key, tok, ttl)
+                                : b->in.release(b->in.ctx, key, tok);
     wd_set(-1, 0);
     return rc;
+}
+static int b_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *tok)
+{
+    return b_call(ctx, LDL_OP_ACQUIRE, key, 0, ttl, tok);
 }
 static int b_renew(void *ctx, const char *key, int64_t tok, uint32_t ttl)
 {
-    bstore *b = (bstore *)ctx;
-    int rc;
-    if (b_pre(b) != 0) return LDL_ESTORE;
-    rc = b->in.renew(b->in.ctx, key, tok, ttl);
-    wd_set(-1, 0);
-    return rc;
+    return b_call(ctx, LDL_OP_RENEW, key, tok, ttl, NULL);
 }
 static int b_release(void *ctx, const char *key, int64_t tok)
 {
-    bstore *b = (bstore *)ctx;
-    int rc;
-    if (b_pre(b) != 0) return LDL_ESTORE;
-    rc = b->in.release(b->in.ctx, key, tok);
-    wd_set(-1, 0);
-    return rc;
+    return b_call(ctx, LDL_OP_RELEASE, key, tok, 0, NULL);
 }
 
 typedef struct rider {
@@ -524,14 +527,8 @@ static int rider_init(rider *r, const ldl_store *s, const ldl_async_store *as, c
 {
     ldl_lock_desc d;
     memset(r, 0, sizeof *r);
-    memset(&d, 0, sizeof d);
-    ldl_scope_init(&r->root, r->pool, 2);
-    d.container = ldl_scope_container(&r->root);
-    d.key = key;
-    d.ttl_ms = R_TTL;
+    desc_of(&d, &r->root, r->pool, key, R_TTL, s, as);
     d.heartbeat_ms = R_HB;
-    d.store = s;
-    d.async_store = as;
     d.ride_out_ms = ride ? R_RIDE : 0;
     d.on_event = r_event;
     d.user = r;
@@ -632,13 +629,7 @@ static void ride_async(int ride)
     if (!c) return;
     as = ldl_pg_async_store(&pa);
     ST_CHECK(rider_init(&r, NULL, &as, key, ride) == LDL_OK, "lock");
-    rc = ldl_lock_acquire(&r.lock);
-    t0 = st_now_ms();
-    while (rc == LDL_EINPROGRESS && st_now_ms() - t0 < 5000) {
-        ldl_pg_async_pump(&pa);
-        st_sleep_ms(1);
-        rc = ldl_lock_poll(&r.lock);
-    }
+    rc = a_wait(&pa, &r.lock, ldl_lock_acquire(&r.lock), 0);
     ST_CHECK(rc == 1, "grant");
     f = ldl_lock_fencing_token(&r.lock);
     renewals = ldl_lock_counters(&r.lock)->renewals;
@@ -720,13 +711,7 @@ static void ride_async(int ride)
         } else if (cst == PGRES_POLLING_FAILED) { PQfinish(nc); nc = NULL; }
         st_sleep_ms(2);
     }
-    rc = ldl_lock_release(&r.lock);
-    t0 = st_now_ms();
-    while (rc == LDL_EINPROGRESS && st_now_ms() - t0 < 5000) {
-        ldl_pg_async_pump(&pa);
-        st_sleep_ms(1);
-        rc = ldl_lock_release(&r.lock);
-    }
+    rc = a_wait(&pa, &r.lock, ldl_lock_release(&r.lock), 1);
     ST_CHECK(rc == 1, "release = %d", rc);
     ldl_lock_dispose(&r.lock);
     if (nc) PQfinish(nc);
@@ -807,22 +792,16 @@ static int campaigner(void *arg, int in, int out)
     snprintf(path, sizeof path, "%s/slot%d.log", c_dir, c_slot);
     c_logfd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
     if (c_logfd < 0 || !c || ldl_pg_init(&pg, c, T_CAMP) != LDL_OK) return 10;
-    memset(&d, 0, sizeof d);
     if (async) {
         if (ldl_pg_async_init(&pa, &pg, reqs, 4) != LDL_OK) return 11;
         as = ldl_pg_async_store(&pa);
         x = ldl_pg_async_ext(&pa);
-        d.async_store = &as;
     } else {
         s = ldl_pg_store(&pg);
         x = ldl_pg_ext(&pg);
-        d.store = &s;
     }
     snprintf(owner, sizeof owner, "p%d", c_slot);
-    ldl_scope_init(&root, pool, 2);
-    d.container = ldl_scope_container(&root);
-    d.key = C_KEY;
-    d.ttl_ms = C_TTL;
+    desc_of(&d, &root, pool, C_KEY, C_TTL, async ? NULL : &s, async ? &as : NULL);
     d.heartbeat_ms = C_HB;
     d.drift_ms = C_DRIFT;
     d.clock.now_ms = c_clock;
