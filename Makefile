@@ -37,6 +37,7 @@ CORE.gxx-cxx17     := g++        c++17  -O2 -x c++
 CORE.clangxx-cxx17 := clang++    c++17  -O2 -Wno-deprecated -x c++
 CORE.asan-ubsan    := $(CLANG)   c99    -O1 -g $(SAN)
 CORE.keymax32      := gcc        c99    -O2 -DLDL_KEY_MAX=32
+CORE.noelection    := gcc        c99    -O2 -DLDL_NO_ELECTION
 CORE_BUILDS := $(sort $(patsubst CORE.%,%,$(filter CORE.%,$(.VARIABLES))))
 
 -include $(sort $(wildcard mk/*.mk))

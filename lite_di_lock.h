@@ -52,6 +52,12 @@
                                 refuses desc.async_store, and ldl_op_complete /
                                 ldl_memstore_async_store are not declared; the
                                 lock's async branches compile away (decision 0006).
+   LDL_NO_ELECTION              no leader-election options (small firmware):
+                                init refuses retry, ride_out_ms, campaign,
+                                on_leading, on_event, owner and store_ext; their
+                                code compiles away (counters and the raw answer
+                                stay). Decision 0009.
+   LDL_OWNER_MAX                bytes of a holder identity with the NUL (64).
    LDL_SCOPE_BINDINGS           bindings per reference-container scope (8).
 
    The built-in clock is clock_gettime(CLOCK_MONOTONIC) on POSIX and
@@ -1239,6 +1245,12 @@ enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2, LDL__HOOKED = 3 };
 #define LDL__ASYNC(l)  ((l)->_async)
 #define LDL__PHASE(l)  ((l)->_op._phase)
 #endif
+/* LDL_NO_ELECTION: the same for the election options (decision 0009) */
+#ifdef LDL_NO_ELECTION
+#define LDL__ELECTION 0
+#else
+#define LDL__ELECTION 1
+#endif
 
 static int ldl__situation(const ldl_lock *l) {
     if (!l || l->_dead) return LDL__DEAD;
@@ -1269,7 +1281,7 @@ static void ldl__disarm(ldl_lock *l) {
 static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, uint32_t lat,
                       uint32_t next) {
     ldl_event ev;
-    if (!l->_on_event) return;
+    if (!LDL__ELECTION || !l->_on_event) return;
     ev.kind = kind; ev.raw = raw; ev.reason = reason; ev.token = tok;
     ev.latency_ms = lat; ev.next_ms = next;
     l->_busy += LDL__HOOK;
@@ -1293,13 +1305,14 @@ static uint64_t ldl__rand(ldl_lock *l) {
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* full jitter: uniform in [1, min(cap, base * 2^round)] (decision 0009) */
+/* full jitter: uniform in [1, min(cap, base * 2^round)] (decision 0009); the
+   draw is a multiply-shift of the top 32 bits (no 64-bit division) */
 static uint32_t ldl__backoff(ldl_lock *l) {
     uint64_t ceil = l->_retry.base_ms, cap = l->_retry.cap_ms;
     uint32_t n = l->_round;
     while (n-- && ceil < cap) ceil <<= 1;
     if (ceil > cap) ceil = cap;
-    return 1u + (uint32_t)(ldl__rand(l) % ceil);
+    return 1u + (uint32_t)(((ldl__rand(l) >> 32) * ceil) >> 32);
 }
 
 static void ldl__fire(void *arg);
@@ -1317,7 +1330,7 @@ static uint32_t ldl__schedule(ldl_lock *l, uint64_t now, int *gave_up) {
     uint32_t d;
     *gave_up = 0;
     l->_retrying = 0;
-    if (!l->_competing || l->_dead) return UINT32_MAX;
+    if (!LDL__ELECTION || !l->_competing || l->_dead) return UINT32_MAX;
     d = ldl__backoff(l);
     if (l->_round < UINT32_MAX) l->_round++;
     if (l->_give_up) {
@@ -1336,6 +1349,7 @@ static uint32_t ldl__schedule(ldl_lock *l, uint64_t now, int *gave_up) {
 
 /* stop competing: no more attempts (release, dispose, run that does not wait) */
 static void ldl__stop(ldl_lock *l) {
+    if (!LDL__ELECTION) return;
     l->_competing = 0;
     if (l->_retrying) {
         l->_retrying = 0;
@@ -1358,7 +1372,7 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         switch (kind) {
         case LDL_OP_ACQUIRE:
             *tok = 0;
-            rc = l->_owner ? l->_ext.acquire_owned(l->_ext.ctx, l->_key, l->_ttl_ms, l->_owner, tok)
+            rc = LDL__ELECTION && l->_owner ? l->_ext.acquire_owned(l->_ext.ctx, l->_key, l->_ttl_ms, l->_owner, tok)
                            : l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok);
             break;
         case LDL_OP_RENEW:   rc = l->_st.s.renew(l->_st.s.ctx, l->_key, *tok, l->_ttl_ms); break;
@@ -1370,7 +1384,7 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         switch (kind) {
         case LDL_OP_ACQUIRE:
             *tok = 0;
-            rc = l->_owner ? l->_ext.submit_owned(l->_ext.ctx, op, l->_key, l->_ttl_ms, l->_owner)
+            rc = LDL__ELECTION && l->_owner ? l->_ext.submit_owned(l->_ext.ctx, op, l->_key, l->_ttl_ms, l->_owner)
                            : l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms);
             break;
         case LDL_OP_RENEW:   rc = l->_st.a.renew(l->_st.a.ctx, op, l->_key, *tok, l->_ttl_ms); break;
@@ -1467,12 +1481,12 @@ static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     l->_counters.losses[reason & 7]++;
     ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
     ldl__emit(l, LDL_EV_LOST, 0, reason, lost, 0, 0);
-    if ((hand_back || l->_competing) && l->_owed && l->_state == LDL_LOST) {
+    if ((hand_back || (LDL__ELECTION && l->_competing)) && l->_owed && l->_state == LDL_LOST) {
         int64_t t = l->_owed;                /* a campaign hands back at once */
         l->_owed = 0;
         ldl__hand_back(l, t);
     }
-    if (l->_competing && l->_state == LDL_LOST) {   /* campaign: compete again */
+    if (LDL__ELECTION && l->_competing && l->_state == LDL_LOST) {   /* campaign: compete again */
         int gave_up;
         uint64_t now = ldl__now(l);
         ldl__round(l, now);
@@ -1528,10 +1542,10 @@ static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     l->_reason = LDL_REASON_NONE;
     l->_state = LDL_HELD;
     l->_counters.grants++;
-    if (!l->_campaign) l->_competing = 0;    /* a retry round ends at its grant */
+    if (!LDL__ELECTION || !l->_campaign) l->_competing = 0;   /* a retry round ends at its grant */
     ldl__emit(l, LDL_EV_GRANTED, rc, 0, tok, lat, 0);
     if (!ldl__arm(l)) return 0;
-    if (l->_on_leading) l->_on_leading(l->_user, tok);
+    if (LDL__ELECTION && l->_on_leading) l->_on_leading(l->_user, tok);
     return l->_state == LDL_HELD;
 }
 
@@ -1545,7 +1559,7 @@ static int ldl__renewed(ldl_lock *l, int rc, uint64_t start, int deadline) {
     l->_raw = rc;
     if (rc != 1) {
         if (rc != 0) l->_counters.store_errors++;
-        if (rc != 0 && l->_ride_out_ms && ldl__within(l->_start, now, l->_window)) {
+        if (LDL__ELECTION && rc != 0 && l->_ride_out_ms && ldl__within(l->_start, now, l->_window)) {
             uint32_t left = (uint32_t)(l->_window - (now - l->_start));
             uint32_t next = l->_ride_out_ms < left ? l->_ride_out_ms : left;
             l->_next = now + next;
@@ -1672,6 +1686,12 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
             return "async_store: acquire, renew, release and cancel are all required";
         if (has_timers) return "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)";
     }
+#ifdef LDL_NO_ELECTION
+    if (r->retry.base_ms || r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed ||
+        r->retry.sleep_ms || r->retry.sleep_ctx || d->ride_out_ms || d->campaign ||
+        d->on_leading || d->on_event || d->owner || d->store_ext)
+        return "election options: this build has LDL_NO_ELECTION";
+#endif
     if (!r->retry.base_ms && (r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed))
         return "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0";
     if (r->retry.cap_ms < r->retry.base_ms) return "retry.cap_ms: must be >= base_ms";
@@ -1724,7 +1744,9 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_on_event = d->on_event;
     l->_owner = d->owner;
     l->_next = 0; l->_give_up = 0; l->_round = 0; l->_rel_tok = 0;
-    {   /* splitmix64 of the seed (or of the lock's address and the clock): never 0 */
+    l->_rng = 1;
+    if (LDL__ELECTION && r->retry.base_ms) {
+        /* splitmix64 of the seed (or of the lock's address and the clock): never 0 */
         uint64_t z = r->retry.seed ? r->retry.seed
                                    : (uint64_t)(uintptr_t)l ^ (ldl__now(l) << 20);
         z += 0x9E3779B97F4A7C15ull;
@@ -1744,7 +1766,7 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
         l->_st.s = ldl_memstore_store(&l->_own);
     }
     if (d->store_ext) l->_ext = *d->store_ext;
-    else if (!d->store && !d->async_store) l->_ext = ldl_memstore_ext(&l->_own);
+    else if (LDL__ELECTION && !d->store && !d->async_store) l->_ext = ldl_memstore_ext(&l->_own);
     else { l->_ext.acquire_owned = NULL; l->_ext.submit_owned = NULL; l->_ext.inspect = NULL; l->_ext.ctx = NULL; }
     l->_state = LDL_IDLE;
     l->_dead = 0;
@@ -1810,7 +1832,7 @@ LDL_API int ldl_lock_acquire(ldl_lock *l) {
     if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
     ldl__apply(l, 2);                        /* 2: apply, but acquire checks no deadline */
     if (l->_dead || (l->_state != LDL_IDLE && l->_state != LDL_RELEASED)) return LDL_ESTATE;
-    if (l->_retry.base_ms) {                 /* a new round of attempts, from now */
+    if (LDL__ELECTION && l->_retry.base_ms) {   /* a new round of attempts, from now */
         ldl__stop(l);
         l->_competing = 1;
         ldl__round(l, ldl__now(l));
@@ -1875,7 +1897,8 @@ static int ldl__heartbeat(ldl_lock *l, int renew_now) {
     case LDL_RELEASING:
         return LDL_EINPROGRESS;
     default:                                 /* a scheduled attempt, when due (manual mode) */
-        if (l->_retrying && !l->_timers.set_timeout && ldl__now(l) >= l->_next) return ldl__try(l);
+        if (LDL__ELECTION && l->_retrying && !l->_timers.set_timeout && ldl__now(l) >= l->_next)
+            return ldl__try(l);
         return 0;
     }
 }
@@ -1897,7 +1920,7 @@ static void ldl__fire(void *arg) {
     if (ldl__situation(l) != LDL__FREE) return;   /* stale or re-entrant fire */
     l->_timer = 0;                           /* this one-shot is spent */
     if (l->_state == LDL_HELD) (void)ldl_lock_tick(l);
-    else if (l->_retrying) (void)ldl__try(l);
+    else if (LDL__ELECTION && l->_retrying) (void)ldl__try(l);
 }
 
 /* ------------------------------------------------------------ [lifecycle] release */
@@ -2014,7 +2037,7 @@ LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
     } else if (phase == LDL__OP_FLYING && l->_state != LDL_IDLE) {
         start = l->_op._start;                   /* ACQUIRING or RELEASING: the timeout */
         w = l->_state == LDL_ACQUIRING ? l->_window : l->_ttl_ms;
-    } else if (l->_retrying && !l->_timers.set_timeout) {
+    } else if (LDL__ELECTION && l->_retrying && !l->_timers.set_timeout) {
         now = ldl__now(l);                       /* the next scheduled attempt */
         return now >= l->_next ? 0 : l->_next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(l->_next - now);
     } else {
@@ -2035,7 +2058,7 @@ LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
 /* run's wait sleeps with retry.sleep_ms, else the built-in sleep; without
    either (LDL_NO_DEFAULT_CLOCK) run tries once */
 static int ldl__can_sleep(const ldl_lock *l) {
-#ifdef LDL_NO_DEFAULT_CLOCK
+#if defined(LDL_NO_DEFAULT_CLOCK) || defined(LDL_NO_ELECTION)
     return l->_retry.sleep_ms != NULL;
 #else
     (void)l;
@@ -2045,7 +2068,7 @@ static int ldl__can_sleep(const ldl_lock *l) {
 
 static void ldl__sleep(ldl_lock *l, uint32_t ms) {
     if (l->_retry.sleep_ms) { l->_retry.sleep_ms(l->_retry.sleep_ctx, ms); return; }
-#ifndef LDL_NO_DEFAULT_CLOCK
+#if !defined(LDL_NO_DEFAULT_CLOCK) && !defined(LDL_NO_ELECTION)
 #if defined(_WIN32)
     Sleep(ms);
 #else
@@ -2074,7 +2097,7 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
     rc = ldl_lock_acquire(l);
     if (rc < 0) return rc;
-    if (l->_retry.give_up_ms && ldl__can_sleep(l)) {   /* the wait budget */
+    if (LDL__ELECTION && l->_retry.give_up_ms && ldl__can_sleep(l)) {   /* the wait budget */
         while (rc != 1 && l->_retrying && ldl__situation(l) == LDL__FREE) {
             uint64_t now = ldl__now(l);
             if (now < l->_next) ldl__sleep(l, (uint32_t)(l->_next - now));

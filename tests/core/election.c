@@ -40,6 +40,7 @@ static void on_leading(void *user, int64_t fence) {
     ev("on_leading");
 }
 
+#ifndef LDL_NO_ELECTION
 static int kinds_are(const int *want, int n) {
     int i;
     if (rec.n != n) return 0;
@@ -69,6 +70,9 @@ static int step_to_next(fix *f) {
     return ldl_lock_poll(&f->l);
 }
 
+#endif
+
+#ifndef LDL_NO_ELECTION
 /* ------------------------------------------------------------ options */
 static void t_options_refused(void) {
     fix f;
@@ -587,6 +591,8 @@ static void t_owner_and_inspect(void) {
     ldl_lock_dispose(&b);
 }
 
+#endif /* LDL_NO_ELECTION */
+
 static void t_owner_truncated_in_memstore(void) {
     fake_clock c = {0};
     ldl_memstore ms;
@@ -640,6 +646,7 @@ static void t_inspect_refuses_bad_input(void) {
     CHECK_EQ(h.token, 0);
 }
 
+#ifndef LDL_NO_ELECTION
 /* ------------------------------------------------------------ run's wait budget */
 static fake_clock *sleep_clock;
 static uint64_t slept;
@@ -684,6 +691,31 @@ static void t_run_waits_within_budget(void) {
     CHECK_EQ(ldl_lock_retrying(&f.l), 0);
 }
 
+#endif /* LDL_NO_ELECTION */
+
+#ifdef LDL_NO_ELECTION
+/* the LDL_NO_ELECTION build: every election option is refused at init, and a
+   lock without them works as before (the other suites) */
+static void t_no_election_refuses(void) {
+    fix f;
+#define NOEL(stmt) do { fix_setup(&f, "job", 0, 0); stmt; \
+        CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_EINVAL); \
+        CHECK_MSG(strstr(ldl_lock_why(&f.l), "LDL_NO_ELECTION") != NULL, "why: %s", ldl_lock_why(&f.l)); } while (0)
+    NOEL(f.d.retry.base_ms = 10);
+    NOEL(f.d.ride_out_ms = 10);
+    NOEL((f.d.retry.base_ms = 10, f.d.campaign = 1));
+    NOEL(f.d.on_event = on_event);
+    NOEL(f.d.on_leading = on_leading);
+    NOEL(f.d.owner = "x");
+#undef NOEL
+}
+
+void suite_election(void) {
+    RUN(t_no_election_refuses);
+    RUN(t_inspect_refuses_bad_input);
+    RUN(t_owner_truncated_in_memstore);
+}
+#else
 void suite_election(void) {
     RUN(t_options_refused);
     RUN(t_schedule_bounds_and_cap);
@@ -706,3 +738,4 @@ void suite_election(void) {
     RUN(t_inspect_refuses_bad_input);
     RUN(t_run_waits_within_budget);
 }
+#endif
