@@ -1,6 +1,6 @@
 /* tests/chaos/chaos.c -- a randomized fault campaign against a real store (issue 14).
  *
- *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the three planted controls
+ *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the four planted controls
  *
  * One program, three roles, all forked from the orchestrator:
  *   clients   NCLIENT processes, each driving NKEYS locks (the same keys for everybody) over
@@ -12,7 +12,7 @@
  *             rejects lower ones; it logs every write it accepted or rejected.
  *   nemesis   the orchestrator itself: ROUNDS faults at random times from a seeded PRNG.
  * Every client appends its history (one write(2) per record, so a SIGKILL loses nothing) to
- * DIR/main/h-<pid>.log; tests/chaos/check.py judges it. The controls write DIR/ctl-X (X = l, c, r) and
+ * DIR/main/h-<pid>.log; tests/chaos/check.py judges it. The controls write DIR/ctl-X (X = l, c, r, k) and
  * must be flagged by the checker. Times are CLOCK_MONOTONIC milliseconds (one host).
  * Run through tests/chaos/run.sh (temp dir, pid files, cleanup trap). */
 #define _POSIX_C_SOURCE 200809L
@@ -159,6 +159,7 @@ struct client {
     uint64_t last_back;             /* real time of the last backward step applied */
     uint64_t rng;
     int64_t *repeat;                /* control: a store that repeats its first token */
+    uint32_t leak;                  /* control: the store is asked for leak x the TTL */
     /* the store */
     redisContext   *rc;
     ldl_redis       rr;
@@ -242,7 +243,7 @@ static int w_acquire(void *ctx, const char *key, uint32_t ttl, int64_t *tok)
     client *c = l->cl;
     int rc;
     l->acq_sl = c->last_l; l->acq_sr = c->last_r;
-    rc = c->real.acquire(c->real.ctx, key, ttl, tok);
+    rc = c->real.acquire(c->real.ctx, key, c->leak ? ttl * c->leak : ttl, tok);
     if (rc == 1 && c->repeat) {                       /* control: repeat the first token */
         if (*c->repeat == 0) *c->repeat = *tok; else *tok = *c->repeat;
     }
@@ -255,7 +256,7 @@ static int w_renew(void *ctx, const char *key, int64_t tok, uint32_t ttl)
     cl_lock *l = (cl_lock *)ctx;
     client *c = l->cl;
     uint64_t sl = c->last_l, sr = c->last_r;
-    int rc = c->real.renew(c->real.ctx, key, tok, ttl);
+    int rc = c->real.renew(c->real.ctx, key, tok, c->leak ? ttl * c->leak : ttl);
     hlog(c, "r %d %llu %llu %d %lld", l->idx, (unsigned long long)sl, (unsigned long long)sr, rc, (long long)tok);
     return rc;
 }
@@ -877,6 +878,13 @@ static void fault(campaign *k, int round)
         unpidfile(pid, "client");
         k->cl[i].cont_at = 0;
         spawn_client(k, i);
+        if (rnd_in(&k->rng, 1, 4) == 1) {  /* a quiet window: check (5) can judge this kill */
+            int j;
+            for (j = 0; j < NCLIENT; j++) if (k->cl[j].cont_at) k->cl[j].cont_at = st_now_ms();
+            wait_until(k, st_now_ms() + 5);
+            nlog(k, "quiet %u", TTL + 1500);
+            wait_until(k, st_now_ms() + TTL + 1500);
+        }
         break;
     }
     case 3: {
@@ -994,6 +1002,50 @@ static void ctl_write(client *c, cl_lock *l)
 
 /* which: 'l' a client that keeps writing after its loss, 'c' a clock that lies (a large
    backward step the lock cannot see), 'r' a store that repeats a token */
+/* 'k': a store whose leases outlive the lock's TTL (a wrapper asks for 5 x the TTL): A, in its
+   own process, holds and is SIGKILLed; B, in this one, waits for the key. The nemesis log
+   says who lived when, as in the campaign */
+static int control_leak(int store, const char *dir)
+{
+    client *b = &g_ctl.b;
+    char path[480];
+    int go[2], up[2], status;
+    pid_t pid;
+    campaign log;
+    memset(&log, 0, sizeof log);
+    snprintf(path, sizeof path, "%s/nemesis.log", dir);
+    if ((log.nlog = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0) return 3;
+    if (pipe(go) != 0 || pipe(up) != 0) return 3;
+    fflush(stdout); fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        client *a = &g_ctl.a;
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (client_open(a, store, K_SYNC, 100, dir, 1, -1, TTL, HB, DRIFT) != 0) _exit(3);
+        a->leak = 5;
+        if (lock_open(a, &a->L[0], 0, "ctl-k") != 0) _exit(4);
+        if (st_recv(go[0], 10000) != 'g' || !ctl_grant(a, &a->L[0], 5000)) _exit(5);
+        ctl_write(a, &a->L[0]);
+        st_send(up[1], 'h');
+        for (;;) { st_sleep_ms(10); (void)ldl_lock_poll(&a->L[0].lk); }
+    }
+    if (pid < 0) return 3;
+    nlog(&log, "spawn %d 0 0", (int)pid);
+    nlog(&log, "spawn %d 1 0", (int)getpid());
+    if (client_open(b, store, K_SYNC, 101, dir, 2, -1, TTL, HB, DRIFT) != 0 ||
+        lock_open(b, &b->L[0], 0, "ctl-k") != 0) { kill(pid, SIGKILL); return 4; }
+    st_send(go[1], 'g');
+    if (st_recv(up[0], 10000) != 'h') { kill(pid, SIGKILL); waitpid(pid, &status, 0); return 5; }
+    kill(pid, SIGKILL);
+    nlog(&log, "kill %d", (int)pid);
+    waitpid(pid, &status, 0);
+    if (!ctl_grant(b, &b->L[0], 5000)) return 6;   /* only after 5 x TTL */
+    ctl_write(b, &b->L[0]);
+    ldl_lock_dispose(&b->L[0].lk);
+    nlog(&log, "end");
+    return 0;
+}
+
 static int control_main(int store, int which, const char *dir)
 {
     client *a = &g_ctl.a, *b = &g_ctl.b;
@@ -1051,7 +1103,7 @@ static int run_control(campaign *k, int which)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        _exit(control_main(k->store, which, dir));
+        _exit(which == 'k' ? control_leak(k->store, dir) : control_main(k->store, which, dir));
     }
     waitpid(pid, &status, 0);
     stop_res(res);
@@ -1130,7 +1182,8 @@ int main(int argc, char **argv)
     printf(" (%ld drops confirmed by the server)\n", k->drops_done);
     fflush(stdout);
     /* the planted controls, on the same server */
-    if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0) {
+    if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0 ||
+        run_control(k, 'k') != 0) {
         if (k->store == ST_REDIS) rs_stop(&k->srv);
         return 1;
     }

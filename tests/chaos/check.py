@@ -13,8 +13,8 @@ Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds 
       real time the holder's own clock (offset steps included) reached start + ttl - drift, or
       its release / loss, whichever came first
   (4) every loss reported with the right reason, and on_lost exactly once
-  (5) no key stays blocked past one TTL + SLACK_MS after its holder died or froze (each server
-      outage of the nemesis nearby adds its own length + TTL + SLACK_MS)
+  (5) no key stays blocked past one TTL + SLACK_MS after its holder died or froze, plus what the
+      nemesis did meanwhile (see the comment at the check)
 """
 import glob
 import os
@@ -38,6 +38,7 @@ class Grant:
         self.lost = []                # (t, reason, lastl, line)
         self.seen = None              # (t, reason, count, line)
         self.released = None          # t of E
+        self.released_line = None
         self.vs = []                  # (t, deadline): the lock's own deadline, as observed
         self.end = None
 
@@ -104,6 +105,7 @@ def load(d):
                     g.seen = (t, int(a[1]), int(a[2]), n)
                 elif k == "E":
                     g.released = t
+                    g.released_line = n
                 elif k == "V":
                     g.vs.append((t, int(a[1])))
         clients.append(cl)
@@ -237,7 +239,7 @@ def check(d, quiet=False):
                 reasons[REASON.get(r, str(r))] += 1
             if len(g.lost) > 1:
                 rep.fail(4, "on_lost fired %d times for one grant" % len(g.lost), grant_slice(g))
-            if g.released is not None and any(x[0] > g.released for x in g.lost):
+            if g.released_line is not None and any(x[3] > g.released_line for x in g.lost):
                 rep.fail(4, "on_lost after the holder released", grant_slice(g))
             if g.seen:
                 t, r, cnt, n = g.seen
@@ -276,7 +278,11 @@ def check(d, quiet=False):
                 if not ok:
                     rep.fail(4, "loss reason %s not justified by the history" % REASON.get(r, str(r)), grant_slice(g))
 
-    # (5) a dead or frozen holder blocks its key for at most one TTL (+ SLACK_MS)
+    # (5) a dead or frozen holder blocks its key for at most one TTL + SLACK_MS after its last
+    # renew. Judged where nothing else is in the way: no server outage, no other client
+    # stopped, killed or dropped (an acquire it had sent may take a lease nobody uses), some
+    # other client alive throughout, before the run's end. The nemesis makes such windows on
+    # purpose: one kill in four is followed by a quiet TTL + 1.5 s.
     spans = []          # (t0, t1, what, pid)
     open_stop = {}
     alive = {}
@@ -286,7 +292,8 @@ def check(d, quiet=False):
         if kind == "spawn":
             alive[int(e[2])] = [t, None]
         elif kind == "kill":
-            alive[int(e[2])][1] = t
+            alive.setdefault(int(e[2]), [0, None])[1] = t
+            spans.append((t, t, "kill", int(e[2])))
         elif kind == "stop":
             open_stop[int(e[2])] = t
         elif kind == "cont":
@@ -297,47 +304,39 @@ def check(d, quiet=False):
         elif kind in ("scont", "sup"):
             spans.append((open_stop.pop("server", t), t, "server", None))
         elif kind == "drop":
-            spans.append((t, t, "stop", int(e[2])))     # a dropped contender counts as touched
+            spans.append((t, t, "drop", int(e[2])))
         elif kind == "end":
             t_end = t
     for pid, t in open_stop.items():
         spans.append((t, t_end or t, "server" if pid == "server" else "stop", None if pid == "server" else pid))
     checked = 0
     for cl in clients:
+        ttl = cl.ttl
         for g in cl.grants:
             ev = None
             if cl.death is not None and g.end == cl.death:
                 ev = cl.death
             for t0, t1, what, pid in spans:
-                if what == "stop" and pid == cl.pid and t1 - t0 > cl.ttl and g.known <= t0 < g.end:
+                if what == "stop" and pid == cl.pid and t1 - t0 > ttl and g.known <= t0 < g.end:
                     ev = t0 if ev is None else min(ev, t0)
             if ev is None:
                 continue
-            f = max([g.sr] + [x[2] for x in g.renews if x[2] <= ev]) + cl.ttl
-            # a server outage near the expiry adds its length, one TTL (a lease an acquire
-            # queued during the outage may take) and SLACK_MS (reconnects) to the limit
-            lo, hi = f - cl.ttl, f + SLACK_MS
-            counted = set()
-            grew = True
-            while grew:
-                grew = False
-                for n, (t0, t1, w, _) in enumerate(spans):
-                    if w == "server" and n not in counted and t0 <= hi and t1 >= lo:
-                        counted.add(n)
-                        hi += (t1 - t0) + cl.ttl + SLACK_MS
-                        grew = True
-            if t_end is None or hi >= t_end:
+            f = max([g.sr] + [x[2] for x in g.renews if x[2] <= ev]) + ttl
+            # before f the lease still stands, so only what happens from f - 200 ms on can
+            # leave a lease nobody uses (a request the server answers after f)
+            lo, hi = f - 200, f + SLACK_MS
+            if any(w == "server" and t0 <= hi and t1 >= lo - ttl for t0, t1, w, _ in spans):
                 continue
-            touched = {pid for t0, t1, w, pid in spans if w == "stop" and t0 <= hi and t1 >= lo}
-            contenders = [p for p, (a, b) in alive.items()
-                          if p != cl.pid and a <= lo and (b is None or b > hi) and p not in touched]
-            if not contenders:
+            if any(w != "server" and pid != cl.pid and t0 <= hi and t1 >= lo for t0, t1, w, pid in spans):
+                continue
+            contenders = [p for p, (a, b) in alive.items() if p != cl.pid and a <= lo and (b is None or b > hi)]
+            if not contenders or t_end is None or hi >= t_end:
                 continue
             checked += 1
             nxt = [b for b in by_key[g.key] if b.tok > g.tok and b.known > g.known]
             first = min((b.known for b in nxt), default=None)
             if first is None or first > hi:
-                rep.fail(5, "key %s blocked: holder %d stopped at %d, lease free by %d, next grant %s (limit %d)" %
+                rep.fail(5, "key %s blocked: holder %d gone at %d, lease free by %d, next grant %s (limit %d)" %
                          (g.key, cl.pid, ev, f, first, hi), grant_slice(g) + nem_slice(nem, ev - 200, hi))
 
     ngrants = sum(len(cl.grants) for cl in clients)
