@@ -1,10 +1,12 @@
 # mk/reliability.mk -- the reliability gate (issue 4): fuzzers with an
-# invariant oracle (synchronous and non-blocking stores, issue 9), a
-# differential MemoryStore fuzzer, edges, a soak,
+# invariant oracle (synchronous and non-blocking stores, issue 9; the
+# leader-election options, issue 12: fuzz_election), a differential
+# MemoryStore fuzzer, edges, a soak,
 # valgrind memcheck and mutation controls. See docs/TESTING.md.
 #
-#   make fuzz [FUZZ_SECONDS=60]   both libFuzzer fuzzers, FUZZ_SECONDS each
-#   make fuzz-ci                  corpus replay + a bounded run (CI)
+#   make fuzz [FUZZ_SECONDS=60]   every libFuzzer fuzzer, FUZZ_SECONDS each
+#   make fuzz-ci                  corpus replay + a bounded run (CI): FUZZ_CI_SECONDS
+#                                 each, fuzz_election FUZZ_CI_SECONDS_ELECTION
 #   make edge                     edge programs under ASan+UBSan, then the soak
 #   make soak                     one million lifecycles, RSS must stay flat
 #   make valgrind                 memcheck: core suite, edges, corpus replays
@@ -13,9 +15,11 @@
 
 FUZZ_SECONDS    ?= 60
 FUZZ_CI_SECONDS ?= 40
-FUZZERS         := fuzz_lock fuzz_memstore
+FUZZ_CI_SECONDS_ELECTION ?= 25
+FUZZERS         := fuzz_lock fuzz_memstore fuzz_election
 FUZZ_MAXLEN_fuzz_lock     := 512
 FUZZ_MAXLEN_fuzz_memstore := 1024
+FUZZ_MAXLEN_fuzz_election := 512
 FUZZ_BIN   := $(B)/fuzz/lib
 REPLAY_BIN := $(B)/fuzz/replay
 # deterministic pseudo-random inputs the replay feeds after the corpus
@@ -47,16 +51,18 @@ fuzz-replay: $(addprefix $(REPLAY_BIN)/,$(FUZZERS))
 	  out=$$(./$(REPLAY_BIN)/$$f -r $(REPLAY_RANDOM) tests/fuzz/corpus/$$f 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out" | tail -n 30; exit 1; fi; done
 
-# $(1) = seconds per fuzzer. The committed corpus seeds a scratch corpus under
+# $(1) = seconds per fuzzer, $(2) = seconds for fuzz_election. The committed
+# corpus seeds a scratch corpus under
 # $(B) (the committed one never grows by itself); any crash, leak, timeout or
 # oracle violation makes libFuzzer exit non-zero and the target fail.
 define ldl_run_fuzzers
 	@for f in $(FUZZERS); do \
 	  rm -rf $(B)/fuzz/work/$$f; mkdir -p $(B)/fuzz/work/$$f $(B)/fuzz/artifacts; \
 	  cp tests/fuzz/corpus/$$f/* $(B)/fuzz/work/$$f/ 2>/dev/null; \
-	  case $$f in fuzz_lock) ml=$(FUZZ_MAXLEN_fuzz_lock);; *) ml=$(FUZZ_MAXLEN_fuzz_memstore);; esac; \
-	  printf '== fuzz %-14s %ss ... ' "$$f" "$(1)"; \
-	  ./$(FUZZ_BIN)/$$f -max_total_time=$(1) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
+	  s=$(1); case $$f in fuzz_lock) ml=$(FUZZ_MAXLEN_fuzz_lock);; \
+	    fuzz_election) ml=$(FUZZ_MAXLEN_fuzz_election); s=$(2);; *) ml=$(FUZZ_MAXLEN_fuzz_memstore);; esac; \
+	  printf '== fuzz %-14s %ss ... ' "$$f" "$$s"; \
+	  ./$(FUZZ_BIN)/$$f -max_total_time=$$s -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 -artifact_prefix=$(B)/fuzz/artifacts/$$f- \
 	    $(B)/fuzz/work/$$f > $(B)/fuzz/$$f.log 2>&1; rc=$$?; \
 	  runs=$$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(B)/fuzz/$$f.log | grep -o '[0-9]*$$'); \
@@ -67,10 +73,10 @@ define ldl_run_fuzzers
 endef
 
 fuzz: fuzz-replay $(addprefix $(FUZZ_BIN)/,$(FUZZERS))
-	$(call ldl_run_fuzzers,$(FUZZ_SECONDS))
+	$(call ldl_run_fuzzers,$(FUZZ_SECONDS),$(FUZZ_SECONDS))
 
 fuzz-ci: fuzz-replay $(addprefix $(FUZZ_BIN)/,$(FUZZERS))
-	$(call ldl_run_fuzzers,$(FUZZ_CI_SECONDS))
+	$(call ldl_run_fuzzers,$(FUZZ_CI_SECONDS),$(FUZZ_CI_SECONDS_ELECTION))
 
 # ---------------------------------------------------------------- edges, soak
 $(B)/edge/edge: $(EDGE_SRC) $(HDR)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/mutants/run.sh -- mutation controls for lite_di_lock.h (issue 4, gate 5;
-# issue 9 for the v0.2 non-blocking store mutants).
+# issue 9 for the v0.2 non-blocking store mutants; issue 12 for [election] and
+# the fuzz_election replay).
 #
 #   sh tests/mutants/run.sh tests/mutants/mutants.txt      (make mutants)
 #
@@ -38,7 +39,7 @@ JOBS=${MUTANT_JOBS:-2}
 CFLAGS_M="-std=c99 -O1 -w"
 CORE_SRC=$(ls tests/core/*.c 2>/dev/null | tr '\n' ' ')
 CORE_IMPL=$(grep -l 'define LITE_DI_LOCK_IMPLEMENTATION' $CORE_SRC 2>/dev/null | tr '\n' ' ')
-FUZZERS="fuzz_lock fuzz_memstore"
+FUZZERS="fuzz_lock fuzz_memstore fuzz_election"
 
 [ -f "$LIST" ] || { echo "mutants: no list $LIST"; exit 2; }
 [ -f "$HDR" ] || { echo "mutants: run from the repository root"; exit 2; }
