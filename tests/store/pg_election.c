@@ -395,19 +395,45 @@ typedef struct freeze {
     uint32_t ms;
 } freeze;
 
-/* a child of its own: SIGSTOP everything, 's', wait, SIGCONT everything, 'c'.
-   It continues the server even when the test dies meanwhile. */
+/* a child of its own: SIGSTOP every pid, 's', wait ms (less when the test
+   sends a byte, or dies: EOF), SIGCONT every pid, 'c'. So nothing stays
+   stopped when the test is killed meanwhile. */
 static int freezer(void *arg, int in, int out)
 {
     freeze *z = (freeze *)arg;
     int i;
-    (void)in;
     for (i = 0; i < z->n; i++) kill(z->pids[i], SIGSTOP);
     st_send(out, 's');
-    st_sleep_ms(z->ms);
+    (void)st_recv(in, z->ms);
     for (i = z->n; i-- > 0;) kill(z->pids[i], SIGCONT);
     st_send(out, 'c');
     return 0;
+}
+
+static int freeze_start(st_child *ch, freeze *z)
+{
+    if (st_fork(ch, freezer, z) != 0) return -1;
+    if (st_recv(ch->from_child, 5000) != 's') { st_join(ch, 5000); return -1; }
+    return 0;
+}
+
+/* thaw now (if still frozen) and reap; 0 when it ran to its end */
+static int freeze_end(st_child *ch)
+{
+    st_send(ch->to_child, 't');
+    return st_join(ch, 5000);
+}
+
+/* one process (a campaigner) for ms */
+static void freeze_pid(pid_t pid, uint32_t ms)
+{
+    st_child ch;
+    freeze z;
+    z.pids[0] = pid;
+    z.n = 1;
+    z.ms = ms;
+    if (freeze_start(&ch, &z) == 0) (void)st_recv(ch.from_child, ms + 5000);
+    ST_CHECK(freeze_end(&ch) == 0, "freeze %d for %u ms", (int)pid, ms);
 }
 
 static int start_freeze(st_child *ch, freeze *z, PGconn *c, uint32_t ms)
@@ -418,9 +444,7 @@ static int start_freeze(st_child *ch, freeze *z, PGconn *c, uint32_t ms)
     for (i = 0; i < z->n; i++) ours |= z->pids[i] == (pid_t)PQbackendPID(c);
     ST_CHECK(z->n >= 3 && ours, "the server's processes (%d), our backend %d among them", z->n, PQbackendPID(c));
     if (z->n < 3 || !ours) return -1;
-    if (st_fork(ch, freezer, z) != 0) return -1;
-    if (st_recv(ch->from_child, 5000) != 's') { st_join(ch, 5000); return -1; }
-    return 0;
+    return freeze_start(ch, z);
 }
 
 /* ------------------------------------------------------------ ride-out, synchronous */
@@ -729,6 +753,7 @@ static void ride_async(int ride)
 
 static char c_dir[256];
 static int c_slot, c_logfd = -1, c_bad;
+static st_child c_kids[C_PROCS];
 static uint64_t c_last;              /* the lock's last clock read */
 static int64_t c_granted;
 
@@ -788,7 +813,10 @@ static int campaigner(void *arg, int in, int out)
     ldl_scope root, pool[2];
     ldl_lock l;
     ldl_lock_desc d;
+    int j;
     (void)arg;
+    for (j = 0; j < C_PROCS; j++)           /* the others' pipes: so each sees EOF when the test dies */
+        if (j != c_slot && c_kids[j].pid > 0) { close(c_kids[j].to_child); close(c_kids[j].from_child); }
     snprintf(path, sizeof path, "%s/slot%d.log", c_dir, c_slot);
     c_logfd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
     if (c_logfd < 0 || !c || ldl_pg_init(&pg, c, T_CAMP) != LDL_OK) return 10;
@@ -995,7 +1023,6 @@ static int c_wait_leader(ldl_store_ext *x, int64_t min, int slot, uint32_t ms, i
     return 0;
 }
 
-static st_child c_kids[C_PROCS];
 
 static int c_start(int slot)
 {
@@ -1019,6 +1046,8 @@ static void test_campaign(PGconn *c)
     int64_t prev = 0, tok = 0;
     int i, s, who = -1, kills = 0, stops = 0, takeovers = 0, steers = 0, overlaps = 0, fences = 0;
     int led[C_PROCS] = {0};
+    st_child fzc;
+    freeze fz;
     uint64_t maxend = 0;
 
     pgt_exec(c, "DROP TABLE IF EXISTS " T_CAMP);
@@ -1040,9 +1069,7 @@ static void test_campaign(PGconn *c)
             takeovers++;
             prev = tok + 1;
         } else {
-            kill(c_kids[who].pid, SIGSTOP);
-            st_sleep_ms(act == 1 ? C_TTL + 150 : C_TTL / 5);
-            kill(c_kids[who].pid, SIGCONT);
+            freeze_pid(c_kids[who].pid, act == 1 ? C_TTL + 150 : C_TTL / 5);
             stops++;
             takeovers += act == 1;
             prev = act == 1 ? tok + 1 : tok;
@@ -1064,11 +1091,14 @@ static void test_campaign(PGconn *c)
         if (!c_wait_leader(&x, 0, -1, 5000, &who, &tok)) { ST_CHECK(0, "settle: no leader"); break; }
         if (who == need && lost_never) { c_kill(who, tok); kills++; takeovers++; continue; }
         third = 3 - who - need;
-        kill(c_kids[third].pid, SIGSTOP);
+        fz.pids[0] = c_kids[third].pid;
+        fz.n = 1;
+        fz.ms = 8000;
+        if (freeze_start(&fzc, &fz) != 0) { ST_CHECK(0, "settle: freeze p%d", third); break; }
         st_send(c_kids[who].to_child, 'd');
         ST_CHECK(c_wait_leader(&x, tok + 1, need, 5000, &s, &tok), "settle: p%d leads after p%d steps down",
                  need, who);
-        kill(c_kids[third].pid, SIGCONT);
+        (void)freeze_end(&fzc);
         st_send(c_kids[who].to_child, 'a');
         steers++;
         takeovers++;
