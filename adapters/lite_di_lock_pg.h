@@ -172,7 +172,9 @@
      a failover to an asynchronous replica.
    - A frozen server still ACKs TCP: no libpq timeout fires and a synchronous
      call waits until it resumes. The lock stays safe (its own deadline), but
-     your loop waits; the non-blocking view does not.
+     your loop waits; the non-blocking view does not. desc.ride_out_ms can
+     only ride out an error: bound the call yourself (docs/postgres.md,
+     "Riding out a frozen server").
    - Keys are text: valid in the client encoding, or the call answers an error.
 */
 #ifndef LITE_DI_LOCK_PG_H
