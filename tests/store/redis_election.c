@@ -370,6 +370,21 @@ static redisContext *connect_nb(void)
     return c;
 }
 
+/* acquire through a pumped non-blocking store: 1 once HELD (within ms) */
+static void pump_single(void *ra) { ldl_redis_async_pump((ldl_redis_async *)ra); }
+static void pump_cluster(void *ra) { ldl_redis_cluster_async_pump((ldl_redis_cluster_async *)ra); }
+static int acquire_pumped(ldl_lock *lk, void (*pump)(void *), void *ra, uint32_t ms)
+{
+    uint64_t end = st_now_ms() + ms;
+    ldl_lock_acquire(lk);
+    while (ldl_lock_state(lk) == LDL_ACQUIRING && st_now_ms() < end) {
+        pump(ra);
+        ldl_lock_poll(lk);
+        st_sleep_ms(1);
+    }
+    return ldl_lock_state(lk) == LDL_HELD;
+}
+
 /* a cancelled owned acquire whose grant comes after SIGCONT: the adapter hands it back */
 static void test_cancel_owned(redisContext *admin)
 {
@@ -592,14 +607,7 @@ static void test_rideout_async(int ride)
     d.store_ext = &ax;
     d.owner = "rider-async";
     ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
-    ldl_lock_acquire(&lk);
-    end = st_now_ms() + 3000;
-    while (ldl_lock_state(&lk) == LDL_ACQUIRING && st_now_ms() < end) {
-        ldl_redis_async_pump(&ra);
-        ldl_lock_poll(&lk);
-        st_sleep_ms(1);
-    }
-    ST_CHECK(ldl_lock_state(&lk) == LDL_HELD, "async owned acquire: %s", ldl_redis_async_why(&ra));
+    ST_CHECK(acquire_pumped(&lk, pump_single, &ra, 3000), "async owned acquire: %s", ldl_redis_async_why(&ra));
     f = ldl_lock_fencing_token(&lk);
     {   /* submit_owned stored the owner: read it from a synchronous connection */
         sconn b;
@@ -1082,14 +1090,7 @@ static void test_cluster(void)
             d.store_ext = &ax;
             d.owner = owner;
             ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
-            ldl_lock_acquire(&lk);
-            end = st_now_ms() + 5000;
-            while (ldl_lock_state(&lk) == LDL_ACQUIRING && st_now_ms() < end) {
-                ldl_redis_cluster_async_pump(&ra);
-                ldl_lock_poll(&lk);
-                st_sleep_ms(1);
-            }
-            ST_CHECK(ldl_lock_state(&lk) == LDL_HELD, "cluster async owned acquire %s: %s", keys[k],
+            ST_CHECK(acquire_pumped(&lk, pump_cluster, &ra, 5000), "cluster async owned acquire %s: %s", keys[k],
                      ldl_redis_cluster_async_why(&ra));
             ST_CHECK(ldl_store_inspect(&x, keys[k], &h) == 1 && h.token == ldl_lock_fencing_token(&lk) &&
                      strcmp(h.owner, owner) == 0, "cluster async inspect %s: owner \"%s\"", keys[k], h.owner);
