@@ -9,7 +9,7 @@ DEPS_PKGS    += python3 redis-server libhiredis-dev postgresql libpq-dev
 DEPS_CMDS    += python3
 
 CHAOS_ROUNDS       ?= 1000
-CHAOS_SLICE_ROUNDS ?= 100
+CHAOS_SLICE_ROUNDS ?= 80
 CHAOS_BIN := $(B)/chaos/chaos
 
 .PHONY: chaos test-chaos

@@ -181,17 +181,27 @@ struct client {
     int             ctl;            /* control pipe from the nemesis, -1 = none */
 };
 
-static void hlog(client *c, const char *fmt, ...)
+/* one history line "<CLOCK_MONOTONIC ms> <fmt...>\n" in ONE write(2): a SIGKILL between two
+   records loses nothing, and records of one file never interleave */
+static int vlog(int fd, const char *fmt, va_list ap)
 {
     char buf[400];
-    int n;
-    va_list ap;
+    int n, m;
     n = snprintf(buf, sizeof buf, "%llu ", (unsigned long long)st_now_ms());
-    va_start(ap, fmt);
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    va_end(ap);
+    m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    n += m < (int)(sizeof buf - (size_t)n - 1) ? m : (int)(sizeof buf - (size_t)n - 2);
     buf[n++] = '\n';
-    if (write(c->hfd, buf, (size_t)n) != n) _exit(90);
+    return write(fd, buf, (size_t)n) == n ? 0 : -1;
+}
+
+static void hlog(client *c, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = vlog(c->hfd, fmt, ap);
+    va_end(ap);
+    if (rc != 0) _exit(90);
 }
 
 static uint64_t clk_now(void *ctx)
@@ -662,15 +672,12 @@ static const char *FAULT_NAME[] = {
 
 static void nlog(campaign *k, const char *fmt, ...)
 {
-    char buf[300];
-    int n;
     va_list ap;
-    n = snprintf(buf, sizeof buf, "%llu ", (unsigned long long)st_now_ms());
+    int rc;
     va_start(ap, fmt);
-    n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    rc = vlog(k->nlog, fmt, ap);
     va_end(ap);
-    buf[n++] = '\n';
-    if (write(k->nlog, buf, (size_t)n) != n) exit(91);
+    if (rc != 0) exit(91);
 }
 
 static void spawn_client(campaign *k, int slot)
