@@ -68,6 +68,14 @@ static int sconn_open(sconn *k, uint32_t timeout_ms)
     return 0;
 }
 
+/* the lock desc takes k's store, ext and the owner */
+static void sconn_owned(ldl_lock_desc *d, sconn *k, const char *owner)
+{
+    d->store = &k->s;
+    d->store_ext = &k->x;
+    d->owner = owner;
+}
+
 static void sconn_close(sconn *k)
 {
     if (k->c) redisFree(k->c);
@@ -97,9 +105,7 @@ static void test_owner_sync(redisContext *admin)
         return;
     }
     base_desc(&d, "own1", 5000);
-    d.store = &a.s;
-    d.store_ext = &a.x;
-    d.owner = "node-a:4242";
+    sconn_owned(&d, &a, "node-a:4242");
     ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
     ST_CHECK(ldl_lock_acquire(&lk) == 1, "owned acquire: %s", ldl_redis_why(&a.r));
     f = ldl_lock_fencing_token(&lk);
@@ -558,9 +564,7 @@ static void test_rideout_sync(int ride)
     memset(&ps, 0, sizeof ps);
     if (sconn_open(&a, 200) != 0) { ST_CHECK(0, "%s", "connect"); return; }
     ride_desc(&d, key, ride, &rd);
-    d.store = &a.s;
-    d.store_ext = &a.x;
-    d.owner = "rider-sync";
+    sconn_owned(&d, &a, "rider-sync");
     ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
     ST_CHECK(ldl_lock_acquire(&lk) == 1, "acquire: %s", ldl_redis_why(&a.r));
     f = ldl_lock_fencing_token(&lk);
@@ -700,9 +704,7 @@ static int campaign_worker(void *arg, int in, int out)
     snprintf(owner, sizeof owner, "w%d-%d", g_wslot, (int)getpid());
     base_desc(&d, "elect", C_TTL);
     d.drift_ms = C_DRIFT;
-    d.store = &a.s;
-    d.store_ext = &a.x;
-    d.owner = owner;
+    sconn_owned(&d, &a, owner);
     d.campaign = 1;
     d.retry.base_ms = 40;
     d.retry.cap_ms = 200;
