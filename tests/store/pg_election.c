@@ -1007,9 +1007,11 @@ static int c_wait_holder(ldl_store_ext *x, int64_t min, int slot, uint32_t ms, i
 /* the holder by the server, once its process logged the grant (it trusts it) */
 static int c_wait_leader(ldl_store_ext *x, int64_t min, int slot, uint32_t ms, int *who, int64_t *tok)
 {
-    uint64_t end = st_now_ms() + ms;
-    while (c_wait_holder(x, min, slot, (uint32_t)(end > st_now_ms() ? end - st_now_ms() : 1), who, tok)) {
-        uint64_t seen = st_now_ms();
+    uint64_t end = st_now_ms() + ms, now, seen;
+    for (;;) {
+        now = st_now_ms();
+        if (!c_wait_holder(x, min, slot, (uint32_t)(end > now ? end - now : 1), who, tok)) break;
+        seen = st_now_ms();
         do {
             lease *e;
             c_read_logs();
@@ -1090,6 +1092,7 @@ static void test_campaign(PGconn *c)
         if (need < 0) break;
         if (!c_wait_leader(&x, 0, -1, 5000, &who, &tok)) { ST_CHECK(0, "settle: no leader"); break; }
         if (who == need && lost_never) { c_kill(who, tok); kills++; takeovers++; continue; }
+        if (who == need) continue;          /* it won by itself meanwhile: look again */
         third = 3 - who - need;
         fz.pids[0] = c_kids[third].pid;
         fz.n = 1;
