@@ -11,6 +11,9 @@
    `ldl-run --help` lists the options and exit codes; decision record
    docs/decisions/0701-ldl-run.md says why it is built this way.
 
+   `ldl-run --status [store] KEY` says who holds KEY (owner, fence, ms left)
+   without taking it.
+
    Built on lite_di_lock.h and the non-blocking views of its adapters
    (ldl_redis_async, ldl_pg_async, ldl_memstore_async_store): ONE loop waits in
    poll() on the store's socket and a self-pipe fed by the signal handlers
@@ -44,7 +47,7 @@
 #include <sys/prctl.h>
 #endif
 
-#define RUN_VERSION "0.1.0"
+#define RUN_VERSION "0.2.0"
 
 /* exit codes (also in --help and the README section) */
 #define EXIT_NOT_ACQUIRED 1     /* default of -E */
@@ -55,8 +58,8 @@
 #define EXIT_NOEXEC       126   /* the command could not be executed */
 #define EXIT_NOTFOUND     127   /* the command was not found */
 
-#define RETRY_MIN_MS  100u      /* plain bounded retry: every 100..299 ms */
-#define RETRY_SPAN_MS 200u
+#define RETRY_BASE_MS 100u      /* the library's retry schedule (full jitter): the n-th */
+#define RETRY_CAP_MS  1000u     /* retry waits 1..min(1000, 100 * 2^n) ms */
 #define REDIS_RECONNECT_MS 500u /* at most one Redis reconnect per 500 ms */
 #define GROUP_CHECK_MS 50       /* while only grandchildren are left */
 
@@ -86,10 +89,17 @@ static const char usage_text[] =
 "Waiting (as flock(1)):\n"
 "  (default)              wait until KEY is free, however long it takes\n"
 "  -n, --nonblock         one attempt: if KEY is held, exit at once\n"
-"  -w, --wait SECONDS     wait at most SECONDS (decimals allowed). There is no\n"
-"                         retry schedule in the library yet: waiting is a plain\n"
-"                         bounded retry, one attempt every 100 to 300 ms\n"
+"  -w, --wait SECONDS     wait at most SECONDS (decimals allowed). Waiting is the\n"
+"                         library's retry schedule: exponential backoff with full\n"
+"                         jitter, the n-th retry after 1..min(1000, 100*2^n) ms\n"
 "  -E, --conflict-exit-code CODE   exit code when KEY was not acquired (default 1)\n"
+"\n"
+"Identity:\n"
+"  --owner NAME           stored with the lease (default ldl-run@HOST:PID); 1..63\n"
+"                         bytes, no control bytes. Not stored in a PostgreSQL table\n"
+"                         created before v0.2 (docs/postgres.md says how to add it)\n"
+"  --status               no COMMAND: print who holds KEY (owner, fence, ms left on\n"
+"                         the store's clock) without taking it; exit 0 held, 1 free\n"
 "\n"
 "Running:\n"
 "  --grace SECONDS        after SIGTERM to the group, SIGKILL after this (default 10)\n"
@@ -105,7 +115,7 @@ static const char usage_text[] =
 "\n"
 "Exit status:\n"
 "  COMMAND's own exit status; 128+N when it was killed by signal N\n"
-"  1     KEY not acquired (-n, or -w expired; change it with -E)\n"
+"  1     KEY not acquired (-n, or -w expired; change it with -E); --status: KEY free\n"
 "  64    usage: bad option, key, TTL or heartbeat\n"
 "  69    store error: unreachable, failing, or silent while acquiring KEY\n"
 "  71    system error (fork, pipe, poll)\n"
@@ -172,8 +182,7 @@ enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG };
 typedef struct store {
     int kind;
     ldl_async_store inner;       /* the adapter's non-blocking view */
-    int refused;                 /* a submit answered negative (store error at once) */
-    int link_failed;             /* the pump answered negative since the last check */
+    ldl_store_ext ext;           /* its owned acquire (submit_owned may be NULL) */
     uint64_t last_reconnect;
     /* memory */
     ldl_memstore ms;
@@ -188,31 +197,6 @@ typedef struct store {
     ldl_pg_async pa;
     ldl_pg_req preqs[8];
 } store;
-
-/* the lock talks to these, which forward to the adapter and note a refused submit
-   (the lock only sees "no grant"; ldl-run must tell a busy key from a failing store) */
-static int w_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl) {
-    store *s = (store *)ctx;
-    int rc = s->inner.acquire(s->inner.ctx, op, key, ttl);
-    if (rc < 0) s->refused = 1;
-    return rc;
-}
-static int w_renew(void *ctx, ldl_op *op, const char *key, int64_t tok, uint32_t ttl) {
-    store *s = (store *)ctx;
-    int rc = s->inner.renew(s->inner.ctx, op, key, tok, ttl);
-    if (rc < 0) s->refused = 1;
-    return rc;
-}
-static int w_release(void *ctx, ldl_op *op, const char *key, int64_t tok) {
-    store *s = (store *)ctx;
-    int rc = s->inner.release(s->inner.ctx, op, key, tok);
-    if (rc < 0) s->refused = 1;
-    return rc;
-}
-static void w_cancel(void *ctx, ldl_op *op) {
-    store *s = (store *)ctx;
-    s->inner.cancel(s->inner.ctx, op);
-}
 
 static const char *store_why(const store *s) {
     if (s->kind == ST_REDIS) return ldl_redis_async_why(&s->ra);
@@ -256,6 +240,7 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
         memset(&zero, 0, sizeof zero);
         if (ldl_memstore_init(&s->ms, s->slots, 2, zero) != LDL_OK) return EXIT_OSERR;
         s->inner = ldl_memstore_async_store(&s->ms);
+        s->ext = ldl_memstore_ext(&s->ms);
     } else if (kind == ST_REDIS) {
         if (strchr(arg, '/')) {
             s->rc = redisConnectUnixNonBlock(arg);
@@ -274,6 +259,7 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
             return strstr(ldl_redis_async_why(&s->ra), "prefix") ? EXIT_USAGE : EXIT_STORE;
         }
         s->inner = ldl_redis_async_store(&s->ra);
+        s->ext = ldl_redis_async_ext(&s->ra);
     } else {
         int rc;
         s->pc = PQconnectdb(arg);
@@ -292,6 +278,7 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
             return EXIT_STORE;
         }
         s->inner = ldl_pg_async_store(&s->pa);
+        s->ext = ldl_pg_async_ext(&s->pa);
     }
     return 0;
 }
@@ -315,7 +302,6 @@ static void store_pump(store *s) {
     if (s->kind == ST_REDIS) {
         if (ldl_redis_async_pump(&s->ra) < 0) {
             uint64_t t = now_ms();
-            s->link_failed = 1;
             /* a reconnect now and then: a restarted server can still renew our lease
                (the lock's own deadline decides whether it is still ours) */
             if (t - s->last_reconnect >= REDIS_RECONNECT_MS) {
@@ -324,7 +310,7 @@ static void store_pump(store *s) {
             }
         }
     } else if (s->kind == ST_PG) {
-        if (ldl_pg_async_pump(&s->pa) < 0) s->link_failed = 1;
+        (void)ldl_pg_async_pump(&s->pa);
     }
 }
 
@@ -333,7 +319,6 @@ typedef struct run {
     store st;
     ldl_lock lock;
     ldl_scope root, pool[1];
-    char why_before[LDL_REDIS_WHY_MAX + LDL__PG_ERR_MAX];
     pid_t child;                 /* 0: none yet or reaped */
     pid_t pgid;
     int child_status;
@@ -388,6 +373,8 @@ typedef struct opts {
     int conflict_code;
     uint64_t grace_ms;
     const char *key;
+    const char *owner;           /* NULL: ldl-run@HOST:PID */
+    int status;                  /* --status: inspect KEY, run nothing */
     char **cmd;
 } opts;
 
@@ -449,6 +436,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         }
         if (!strcmp(a, "-n") || !strcmp(a, "--nonblock")) { o->nonblock = 1; continue; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; continue; }
+        if (!strcmp(a, "--status")) { o->status = 1; continue; }
         if (!strcmp(a, "--memory")) {
             if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
             o->store_kind = ST_MEMORY;
@@ -463,6 +451,8 @@ static int parse_args(int argc, char **argv, opts *o) {
             o->prefix = v;
         } else if (!strcmp(a, "--table")) {
             o->table = v;
+        } else if (!strcmp(a, "--owner")) {
+            o->owner = v;
         } else if (!strcmp(a, "--ttl")) {
             if (parse_u32(v, &o->ttl_ms)) return usage_error("--ttl: want milliseconds, got ", v);
         } else if (!strcmp(a, "--heartbeat")) {
@@ -482,8 +472,14 @@ static int parse_args(int argc, char **argv, opts *o) {
         if (!takes) return usage_error("unknown option: ", a);
         i++;
     }
-    if (i >= argc) return usage_error("missing KEY and COMMAND", NULL);
+    if (i >= argc) return usage_error(o->status ? "missing KEY" : "missing KEY and COMMAND", NULL);
     o->key = argv[i++];
+    if (o->status) {
+        if (i < argc) return usage_error("--status takes KEY and no COMMAND", NULL);
+        if (!o->store_kind) return usage_error("no store: give --redis or --pg", NULL);
+        if (o->store_kind == ST_MEMORY) return usage_error("--status needs a shared store (--redis or --pg)", NULL);
+        return 0;
+    }
     if (i < argc && !strcmp(argv[i], "--")) i++;
     if (i >= argc) return usage_error("missing COMMAND after KEY", NULL);
     o->cmd = argv + i;
@@ -493,41 +489,48 @@ static int parse_args(int argc, char **argv, opts *o) {
 }
 
 /* ------------------------------------------------------------------ acquire */
-/* did the store fail during the last attempt (as opposed to: KEY is held)? */
-static int attempt_failed(run *r) {
-    return r->st.refused || r->st.link_failed || strcmp(store_why(&r->st), r->why_before) != 0;
+/* a signal while acquiring: give up, nothing ran */
+static int acquire_signalled(run *r, unsigned sigs, int *code) {
+    int j;
+    for (j = 0; j < NFWD; j++) if (sigs & (1u << j)) r->signal_seen = fwd_sigs[j];
+    ldl_lock_dispose(&r->lock);
+    *code = 128 + r->signal_seen;
+    return 0;
 }
 
-static void attempt_begin(run *r) {
-    r->st.refused = 0;
-    r->st.link_failed = 0;
-    strncpy(r->why_before, store_why(&r->st), sizeof r->why_before - 1);
-    r->why_before[sizeof r->why_before - 1] = 0;
-}
-
-/* 1 held; else an exit code (> 1 or the -E code, which may be 0 or 1: flagged by *out) */
+/* 1 held; else 0 with an exit code in *code (> 1, or the -E code, which may be 0 or 1).
+   The waiting is the library's retry schedule (desc.retry, set in main): ldl_lock_poll
+   makes each attempt when it is due, and the lock's counters tell a busy KEY
+   (contention) from a failing store (store_errors), so no error text is compared. */
 static int acquire_loop(run *r, const opts *o, int *code) {
-    uint64_t t0 = now_ms();
-    uint32_t seed = (uint32_t)getpid() * 2654435761u ^ (uint32_t)t0;
-    uint64_t abound, attempt_t0;
+    const ldl_counters *c = ldl_lock_counters(&r->lock);
+    uint32_t errs = c->store_errors;
+    uint64_t t0 = now_ms(), abound = 0, attempt_t0 = 0;
+    int rc = ldl_lock_acquire(&r->lock);
     for (;;) {
-        int rc;
+        uint64_t t;
+        int tmo;
         unsigned sigs;
-        attempt_begin(r);
-        attempt_t0 = now_ms();
-        rc = ldl_lock_acquire(&r->lock);
-        /* how long this attempt may wait for the store's answer: TTL/2 (the lock's own
-           timeout, TTL - drift, comes later), cut to the -w deadline but never below 1 s
-           (a slow answer is not a silent store) */
-        abound = now_ms() + o->ttl_ms / 2u;
-        if (o->wait_set) {
-            uint64_t wend = t0 + o->wait_ms, floor1 = now_ms() + 1000u;
-            if (wend < floor1) wend = floor1;
-            if (wend < abound) abound = wend;
+        if (rc == 1) return 1;
+        if (c->store_errors != errs) {
+            say("store error while acquiring: %s%s", store_why(&r->st)[0] ? store_why(&r->st) : "no answer", NULL);
+            *code = EXIT_STORE;
+            return 0;
         }
-        while (rc == LDL_EINPROGRESS) {
-            uint64_t t = now_ms();
-            int tmo = clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000);
+        t = now_ms();
+        if (rc == LDL_EINPROGRESS) {
+            /* an attempt in flight may wait for its answer TTL/2 (the lock's own
+               timeout, TTL - drift, comes later), cut to the -w deadline but never
+               below 1 s (a slow answer is not a silent store) */
+            if (!abound) {
+                attempt_t0 = t;
+                abound = t + o->ttl_ms / 2u;
+                if (o->wait_set) {
+                    uint64_t wend = t0 + o->wait_ms, floor1 = t + 1000u;
+                    if (wend < floor1) wend = floor1;
+                    if (wend < abound) abound = wend;
+                }
+            }
             if (t >= abound) {
                 char ms[24];
                 (void)ldl_lock_release(&r->lock);    /* cancels; the adapter hands back a late grant */
@@ -536,47 +539,84 @@ static int acquire_loop(run *r, const opts *o, int *code) {
                 *code = EXIT_STORE;
                 return 0;
             }
-            if ((uint64_t)tmo > abound - t) tmo = (int)(abound - t);
-            sigs = wait_events(r, tmo);
-            if (sigs) {
-                int j;
-                for (j = 0; j < NFWD; j++) if (sigs & (1u << j)) r->signal_seen = fwd_sigs[j];
-                ldl_lock_dispose(&r->lock);
-                *code = 128 + r->signal_seen;
+        } else {
+            abound = 0;
+            if (!ldl_lock_retrying(&r->lock)) {      /* -n, or the -w budget is spent */
+                if (verbose) say("'%s' is held elsewhere: not acquired%s", o->key, NULL);
+                *code = o->conflict_code;
                 return 0;
             }
-            rc = ldl_lock_poll(&r->lock);
         }
-        if (rc == 1) return 1;
-        if (attempt_failed(r)) {
-            say("store error while acquiring: %s%s", store_why(&r->st)[0] ? store_why(&r->st) : "no answer", NULL);
-            *code = EXIT_STORE;
-            return 0;
-        }
-        if (o->nonblock || (o->wait_set && now_ms() - t0 >= o->wait_ms)) {
-            if (verbose) say("'%s' is held elsewhere: not acquired%s", o->key, NULL);
-            *code = o->conflict_code;
-            return 0;
-        }
-        /* plain bounded retry: sleep 100..299 ms (never past the -w deadline),
-           pumping the store meanwhile (hand-backs may still be on their way) */
-        {
-            uint64_t until, t;
-            seed = seed * 1664525u + 1013904223u;
-            until = now_ms() + RETRY_MIN_MS + (seed >> 16) % RETRY_SPAN_MS;
-            if (o->wait_set && until > t0 + o->wait_ms) until = t0 + o->wait_ms;
-            while ((t = now_ms()) < until) {
-                sigs = wait_events(r, (int)(until - t));
-                if (sigs) {
-                    int j;
-                    for (j = 0; j < NFWD; j++) if (sigs & (1u << j)) r->signal_seen = fwd_sigs[j];
-                    ldl_lock_dispose(&r->lock);
-                    *code = 128 + r->signal_seen;
-                    return 0;
-                }
-            }
-        }
+        tmo = clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000);
+        if (abound && (uint64_t)tmo > abound - t) tmo = (int)(abound - t);
+        sigs = wait_events(r, tmo);
+        if (sigs) return acquire_signalled(r, sigs, code);
+        rc = ldl_lock_poll(&r->lock);
     }
+}
+
+/* --status: who holds KEY, asked through a synchronous connection of the store */
+static int show_status(const opts *o) {
+    ldl_holder h;
+    ldl_store_ext ext;
+    int rc;
+    static ldl_redis rs;
+    static ldl_pg pg;
+    redisContext *c = NULL;
+    PGconn *pc = NULL;
+    if (o->store_kind == ST_REDIS) {
+        struct timeval tv;
+        tv.tv_sec = 5; tv.tv_usec = 0;
+        if (strchr(o->store_arg, '/')) {
+            c = redisConnectUnixWithTimeout(o->store_arg, tv);
+        } else {
+            char host[128];
+            int port = 0, r = parse_hostport(o->store_arg, host, sizeof host, &port);
+            if (r == -1) return usage_error("--redis: want HOST:PORT or a socket path, got ", o->store_arg);
+            if (r == -2) { say("--redis: cannot resolve '%s'%s", o->store_arg, NULL); return EXIT_STORE; }
+            c = redisConnectWithTimeout(host, port, tv);
+        }
+        if (!c || c->err) {
+            say("redis: %s%s", c ? c->errstr : "out of memory", NULL);
+            if (c) redisFree(c);
+            return EXIT_STORE;
+        }
+        (void)redisSetTimeout(c, tv);
+        if (ldl_redis_init(&rs, c, o->prefix) != LDL_OK) {
+            say("redis: %s%s", ldl_redis_why(&rs), NULL);
+            redisFree(c);
+            return EXIT_USAGE;
+        }
+        ext = ldl_redis_ext(&rs);
+    } else {
+        pc = PQconnectdb(o->store_arg);
+        if (!pc || PQstatus(pc) != CONNECTION_OK) {
+            say("postgres: %s%s", pc ? PQerrorMessage(pc) : "out of memory", NULL);
+            if (pc) PQfinish(pc);
+            return EXIT_STORE;
+        }
+        rc = ldl_pg_init(&pg, pc, o->table);
+        if (rc != LDL_OK) {
+            say("postgres: %s%s", ldl_pg_why(&pg), NULL);
+            PQfinish(pc);
+            return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+        }
+        ext = ldl_pg_ext(&pg);
+    }
+    rc = ldl_store_inspect(&ext, o->key, &h);
+    if (rc == 1) {
+        printf("%s: held by %s, fence %lld, %lu ms left\n", o->key, h.owner[0] ? h.owner : "(no owner recorded)",
+               (long long)h.token, (unsigned long)h.ttl_left_ms);
+    } else if (rc == 0) {
+        printf("%s: free\n", o->key);
+    } else {
+        say("status of '%s': %s", o->key,
+            o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : ldl_pg_why(&pg));
+    }
+    if (c) redisFree(c);
+    if (pc) PQfinish(pc);
+    if (rc == LDL_EINVAL) return EXIT_USAGE;
+    return rc == 1 ? 0 : rc == 0 ? EXIT_NOT_ACQUIRED : EXIT_STORE;
 }
 
 /* ------------------------------------------------------------------ child */
@@ -636,6 +676,7 @@ int main(int argc, char **argv) {
     rc = parse_args(argc, argv, &o);
     if (rc == -1) return 0;
     if (rc) return rc;
+    if (o.status) return show_status(&o);
 
     if (install_signals() != 0) { say("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
 
@@ -646,15 +687,35 @@ int main(int argc, char **argv) {
     d.key = o.key;
     d.ttl_ms = o.ttl_ms;
     d.heartbeat_ms = o.heartbeat_ms;
+    if (!o.nonblock && !(o.wait_set && o.wait_ms == 0)) {   /* wait: the library's schedule */
+        d.retry.base_ms = RETRY_BASE_MS;
+        d.retry.cap_ms = RETRY_CAP_MS;
+        d.retry.give_up_ms = o.wait_set ? (o.wait_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)o.wait_ms) : 0;
+    }
+    {   /* who we are, stored with the lease */
+        static char me[LDL_OWNER_MAX];
+        char host[48];
+        if (!o.owner) {
+            if (gethostname(host, sizeof host) != 0) host[0] = 0;
+            host[sizeof host - 1] = 0;
+            snprintf(me, sizeof me, "ldl-run@%s:%ld", host[0] ? host : "?", (long)getpid());
+            for (i = 0; me[i]; i++) if ((unsigned char)me[i] < 0x20 || me[i] == 0x7F) me[i] = '?';
+            o.owner = me;
+        }
+        d.owner = o.owner;
+    }
     {
         ldl_memstore_slot s1[1];
         ldl_memstore m;
         ldl_clock zero;
         ldl_async_store probe;
+        ldl_store_ext pext;
         memset(&zero, 0, sizeof zero);
         ldl_memstore_init(&m, s1, 1, zero);
         probe = ldl_memstore_async_store(&m);
+        pext = ldl_memstore_ext(&m);
         d.async_store = &probe;
+        d.store_ext = &pext;
         if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
             say("bad option: %s%s", ldl_lock_why(&r.lock), NULL);
             return EXIT_USAGE;
@@ -664,11 +725,12 @@ int main(int argc, char **argv) {
 
     rc = store_open(&r.st, o.store_kind, o.store_arg, o.prefix, o.table);
     if (rc) { store_close(&r.st); return rc; }
-    {
-        static ldl_async_store wrap;
-        wrap.acquire = w_acquire; wrap.renew = w_renew; wrap.release = w_release;
-        wrap.cancel = w_cancel; wrap.ctx = &r.st;
-        d.async_store = &wrap;
+    d.async_store = &r.st.inner;
+    d.store_ext = &r.st.ext;
+    if (!r.st.ext.submit_owned) {            /* a PostgreSQL table from before v0.2 */
+        if (verbose) say("this store keeps no owner: '%s' is not stored%s", d.owner, NULL);
+        d.owner = NULL;
+        d.store_ext = NULL;
     }
     if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
         say("bad option: %s%s", ldl_lock_why(&r.lock), NULL);

@@ -112,6 +112,12 @@ run k -- sh -c 'echo "$LDL_KEY" > key.out; cut -d" " -f5 /proc/$$/stat > pg.out;
 check "LDL_KEY is the key" '[ "$(cat key.out)" = k ]'
 check "the command leads its own process group" '[ -s pg.out ] && [ "$(cat pg.out)" = "$(cat pid.out)" ]'
 
+run --owner "$(printf 'a\tb')" k -- true 2>"$d/e"; rc=$?
+check "control byte in --owner: exit 64, the library says why (got $rc)" '[ $rc = 64 ] && grep -q owner "$d/e"'
+run --status k >/dev/null 2>&1;              rc=$?
+[ "$kind" = memory ] && check "--status with --memory: exit 64 (got $rc)" '[ $rc = 64 ]'
+run --status k -- true 2>/dev/null;           rc=$?; check "--status with a COMMAND: exit 64 (got $rc)" '[ $rc = 64 ]'
+
 if [ "$kind" = memory ]; then
   run k -- sh -c 'echo $LDL_FENCE > f1'; run k -- sh -c 'echo $LDL_FENCE > f2'
   check "memory: fence 1 each time (nothing shared between processes)" '[ "$(cat f1)" = 1 ] && [ "$(cat f2)" = 1 ]'
@@ -122,6 +128,34 @@ fi
 for i in 1 2 3; do run fk -- sh -c 'echo $LDL_FENCE >> fences'; done
 check "LDL_FENCE rises across runs ($(tr '\n' ' ' < fences))" \
   '[ $(wc -l < fences) = 3 ] && [ "$(sort -n -u fences)" = "$(cat fences)" ] && [ "$(head -1 fences)" -ge 1 ]'
+
+# ---------------------------------------------------------------- --status, --owner
+runbad --status ST 2>/dev/null >/dev/null;    rc=$?; check "--status, store unreachable: exit 69 (got $rc)" '[ $rc = 69 ]'
+run --status ST > st0;                        rc=$?
+check "--status of a free key: exit 1, says free (got $rc: $(cat st0))" '[ $rc = 1 ] && [ "$(cat st0)" = "ST: free" ]'
+run --owner "nightly job@host-7" ST -- sh -c 'echo $LDL_FENCE > st.f; while [ ! -e st.go ]; do sleep 0.05; done' & sa=$!
+wait_for st.f
+run --status ST > st1;                        rc=$?
+check "--status while held: exit 0, owner and fence ($(cat st1))" \
+  '[ $rc = 0 ] && grep -q "^ST: held by nightly job@host-7, fence $(cat st.f), [0-9]* ms left$" st1'
+touch st.go; wait $sa
+run --status ST > st2;                        rc=$?
+check "--status after the release: free again (got $rc)" '[ $rc = 1 ] && grep -q "ST: free" st2'
+export LDLBIN="$bin" LDLS="${S:-}" LDLSV="${SV:-}"
+if [ "$kind" = pg ]; then
+  run ST2 -- sh -c 'echo $LDL_FENCE > st2.f; "$LDLBIN" --pg "$LDLSV" --status ST2 > st3'
+else
+  run ST2 -- sh -c 'echo $LDL_FENCE > st2.f; "$LDLBIN" $LDLS --status ST2 > st3'
+fi
+check "the default owner is ldl-run@HOST:PID ($(cat st3))" \
+  'grep -q "^ST2: held by ldl-run@[^:]*:[0-9]*, fence $(cat st2.f), " st3'
+
+if [ "$kind" = pg ]; then   # a table created before v0.2 (three columns): no owner, still works
+  psql "$SV" -qc "DROP TABLE IF EXISTS ldl_old; CREATE TABLE ldl_old (key text PRIMARY KEY, token bigint NOT NULL CHECK (token >= 1), expires_at timestamptz NOT NULL)" >/dev/null 2>&1
+  run --table ldl_old OLD -- sh -c '"$LDLBIN" --pg "$LDLSV" --table ldl_old --status OLD > st4'; rc=$?
+  check "a v0.1 table: the run works and --status says no owner ($(cat st4 2>/dev/null))" \
+    '[ $rc = 0 ] && grep -q "^OLD: held by (no owner recorded), fence [0-9]*, " st4'
+fi
 
 # ---------------------------------------------------------------- exclusion, -n, -w
 # A holds K until the file "go" exists; B and C wait (default: no limit), D waits with
