@@ -7,9 +7,9 @@
    non-blocking one (its answers are held until a pump step), retry
    (base / cap / give_up / seed), ride_out_ms, campaign, on_event (recording,
    optionally calling back into the lock), owner with a store_ext. Every
-   following byte is one step: acquire, release, tick, poll, valid_ms,
-   due_in_ms, dispose, fire the armed timer, move the clock (forward; rarely
-   backward), pump the store. The store's answers come from the script too:
+   following byte is one step: acquire, release, run (its wait budget),
+   tick, poll, valid_ms, due_in_ms, dispose, fire the armed timer, move the
+   clock (forward; rarely backward), pump the store. The store's answers come from the script too:
    1, 0, negative, malformed, fresh / duplicated / regressed / missing
    tokens, slow (the clock moves inside the call) and late ones.
 
@@ -115,6 +115,7 @@ static struct {
     uint32_t armed_delay;
     void (*fire)(void *); void *fire_arg;
     int in_hook, in_store;
+    int in_run, run_wait, run_fenced, run_sleeps;   /* inside ldl_lock_run: its wait, its scope */
     el_lease lease[MAXL]; int nlease, ledger_full;
     int64_t tokgen;
     ldl_store_ext ext;
@@ -840,8 +841,49 @@ static void el_held_ok(const char *what) {
     CHECK(within(S.start, S.clock, S.window), "held past start + ttl - drift");
 }
 
+/* ------------------------------------------------------------ ldl_lock_run: its wait and its scope
+   run's wait budget sleeps with retry.sleep_ms until the next scheduled
+   attempt, then makes it; the fake sleep moves the clock. The container
+   refuses the child scope, so a run that got the lease releases it at once
+   (LDL_EFENCE): what is checked here is the wait. */
+static int el_body(void *scope, void *user);
+static void el_begin(void);
+
+static void el_sleep(void *ctx, uint32_t ms) {
+    CHECK(ctx == &S, "sleep_ms: wrong ctx");
+    CHECK(S.in_run && S.run_wait, "retry.sleep_ms called outside run's wait budget");
+    CHECK(S.retrying, "run sleeps although no attempt is scheduled");
+    if (!S.sched_known) {
+        CHECK(S.sched_from == S.clock, "oracle: the clock moved after scheduling");
+        m_sched_learn(ms, S.epoch, "run sleeps although no attempt is scheduled");
+    }
+    CHECK(S.clock + ms == S.sched, "run sleeps other than until the scheduled attempt");
+    /* one loop round is done: what it was to do happened; the next starts afresh */
+    CHECK(S.ge == S.nee && S.arm_i == S.narm && S.hback_i == S.nhback && S.lost_i == S.nlost &&
+          S.lead_i == S.nlead && !S.attempt_ok && !S.urel_ok, "run sleeps before its last attempt was done");
+    el_begin();
+    S.run_sleeps++;
+    S.clock += ms;
+    TRACE("  run sleeps %u ms -> %llu\n", ms, (unsigned long long)S.clock);
+    m_try(S.clock);                 /* run's loop makes the attempt next */
+}
+
+static void *el_scope(void *self) {
+    CHECK(self == &S, "container.scope: wrong self");
+    CHECK(S.in_run && !S.run_fenced, "container.scope called outside run (or twice)");
+    CHECK(S.st == LDL_HELD && ldl_lock_state(&S.lock) == LDL_HELD, "run asks for the child scope while not HELD");
+    S.run_fenced = 1;
+    /* refused: run releases the lease now (ldl_lock_release from HELD) */
+    m_stop();
+    S.reason = LDL_REASON_RELEASED;
+    S.rel_tok = S.cur; S.cur = 0;
+    S.st = LDL_RELEASING; S.cnt.releases++;
+    S.urel_ok = 1; S.ret = LDL_EINPROGRESS;
+    return NULL;
+}
+
 /* ------------------------------------------------------------ steps */
-enum { OP_ACQUIRE, OP_RELEASE, OP_TICK, OP_POLL, OP_VALID, OP_DUE, OP_DISPOSE, OP_FIRE, OP_CLOCK, OP_PUMP };
+enum { OP_ACQUIRE, OP_RELEASE, OP_TICK, OP_POLL, OP_VALID, OP_DUE, OP_DISPOSE, OP_FIRE, OP_CLOCK, OP_PUMP, OP_RUN };
 
 static void el_begin(void) {
     S.nee = S.ge = 0; S.narm = S.arm_i = 0; S.nhback = S.hback_i = 0; S.nlost = S.lost_i = 0;
@@ -1025,6 +1067,35 @@ static void el_step(int op) {
         fire(arg);
         break;
     }
+    case OP_RUN: {
+        ldl_run_result res;
+        TRACE("run @%llu\n", (unsigned long long)now);
+        if (S.async) want = LDL_EUNSUPPORTED;
+        else if (S.dead || (S.st != LDL_IDLE && S.st != LDL_RELEASED)) want = LDL_ESTATE;
+        else {
+            if (S.base) { m_stop(); S.competing = 1; m_round(now); }
+            m_attempt(now, 0);
+            S.in_run = 1; S.run_wait = S.give_up != 0; S.run_fenced = 0; S.run_sleeps = 0;
+            want = -100;
+        }
+        memset(&res, 0x55, sizeof res);
+        got = ldl_lock_run(l, el_body, &S, &res);
+        if (want == -100) {
+            S.in_run = 0;
+            if (S.run_fenced) {
+                want = LDL_EFENCE;
+                CHECK(res.body_rc == 0 && res.shutdown_rc == 0 && res.lost_reason == 0 &&
+                      res.release_rc == S.ret, "run's result does not match the refused scope and the release");
+            } else {
+                want = LDL_ENOTACQUIRED;
+                /* the wait ends only with a grant, or when nothing is scheduled */
+                if (S.run_wait) CHECK(!S.retrying, "run stopped waiting while an attempt was still scheduled");
+                m_stop();       /* run never competes on */
+            }
+        }
+        if (got != want) { fprintf(stderr, "run answered %d, model %d\n", got, want); el_fail("run answered other than the model"); }
+        break;
+    }
     case OP_CLOCK:
         el_clock(in8());
         break;
@@ -1109,6 +1180,7 @@ static void el_config(ldl_lock_desc *d, ldl_store *st, ldl_async_store *as) {
     if (S.events) d->on_event = el_on_event;
     d->retry.base_ms = S.base; d->retry.cap_ms = S.cap; d->retry.give_up_ms = S.give_up;
     d->retry.seed = S.seed;
+    if (S.base) { d->retry.sleep_ms = el_sleep; d->retry.sleep_ctx = &S; }
     d->ride_out_ms = S.ride;
     d->campaign = S.campaign;
     if (S.owner) {
@@ -1122,7 +1194,7 @@ static void el_config(ldl_lock_desc *d, ldl_store *st, ldl_async_store *as) {
 }
 
 static uint64_t el_now(void *ctx) { (void)ctx; return S.clock; }
-static void *el_scope(void *self) { (void)self; return NULL; }
+static int el_body(void *scope, void *user) { (void)scope; (void)user; el_fail("run's body ran although the scope was refused"); return 0; }
 static int el_value(void *scope, const char *name, void *value) { (void)scope; (void)name; (void)value; return -1; }
 static int el_shutdown(void *scope) { (void)scope; return 0; }
 
@@ -1152,7 +1224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         S.step = i;
         switch (b % 16) {
         case 0: case 1: el_step(OP_ACQUIRE); break;
-        case 2: el_step((b >> 4) == 15 ? OP_DISPOSE : OP_RELEASE); break;
+        case 2: el_step((b >> 4) == 15 ? OP_DISPOSE : (b >> 4) >= 12 ? OP_RUN : OP_RELEASE); break;
         case 3: el_step(OP_TICK); break;
         case 4: case 5: case 6: el_step(OP_POLL); break;
         case 7: el_step(OP_VALID); break;
@@ -1169,6 +1241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     el_step(OP_POLL);
     el_step(OP_TICK);
     el_step(OP_RELEASE);
+    el_step(OP_RUN);
     el_step(OP_DISPOSE);
     CHECK(!ldl_lock_pending(&S.lock), "pending after dispose");
     for (i = 0; i < S.nlease; i++)
