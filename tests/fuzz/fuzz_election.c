@@ -163,6 +163,15 @@ static void ledger_release(int64_t tok) {
     CHECK(S.ledger_full, "release of a token the store never granted");
 }
 
+/* after dispose: every grant went back exactly once */
+static void ledger_balanced(void) {
+    const el_lease *ls = S.lease, *end = S.lease + S.nlease;
+    for (; ls < end && ls->rels == ls->opens; ls++) {}
+    if (ls == end) return;
+    fprintf(stderr, "token %lld: %u grant(s), %u release(s)\n", (long long)ls->tok, ls->opens, ls->rels);
+    el_fail("the lease ledger does not balance after dispose");
+}
+
 /* ------------------------------------------------------------ the model */
 static void e_push(int kind, int raw, int reason, int64_t tok, uint32_t lat, uint32_t next, uint32_t hi) {
     ldl_event *e;
@@ -1244,11 +1253,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     el_step(OP_RUN);
     el_step(OP_DISPOSE);
     CHECK(!ldl_lock_pending(&S.lock), "pending after dispose");
-    for (i = 0; i < S.nlease; i++)
-        if (S.lease[i].rels != S.lease[i].opens) {
-            fprintf(stderr, "token %lld granted %u time(s), released %u time(s)\n",
-                    (long long)S.lease[i].tok, S.lease[i].opens, S.lease[i].rels);
-            el_fail("the lease ledger does not balance after dispose");
-        }
+    ledger_balanced();
     return 0;
 }
