@@ -684,7 +684,7 @@ static void spawn_client(campaign *k, int slot)
 {
     int fds[2];
     pid_t pid;
-    uint64_t seed = rnd(&k->rng);
+    uint64_t seed = k->seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(k->spawned + 1));   /* its own stream */
     int kind = slot % 3;
     char pf[400];
     if (pipe(fds) != 0) exit(92);
@@ -836,15 +836,8 @@ static int drop_conn(campaign *k, long v)
     return ok;
 }
 
-static int pick_client(campaign *k, int running_only)
-{
-    int tries;
-    for (tries = 0; tries < 20; tries++) {
-        int i = (int)rnd_in(&k->rng, 0, NCLIENT - 1);
-        if (!running_only || k->cl[i].cont_at == 0) return i;
-    }
-    return -1;
-}
+/* r mapped onto [lo, hi] */
+static uint64_t pick(uint64_t r, uint64_t lo, uint64_t hi) { return lo + r % (hi - lo + 1); }
 
 static int stopped_count(campaign *k)
 {
@@ -857,19 +850,23 @@ static void fault(campaign *k, int round)
 {
     /* weights: pauses, kills, server stop/kill, drops, clock steps */
     static const int W[NFAULT] = { 3, 2, 2, 1, 1, 2, 2, 2, 1 };
-    int f, i, total = 0, r;
+    /* exactly four draws per round, whatever happens, so a seed replays the same draws;
+       only the adjustments below depend on timing (which clients are stopped right now) */
+    uint64_t r_kind = rnd(&k->rng), r_client = rnd(&k->rng), r_dur = rnd(&k->rng), r_quiet = rnd(&k->rng);
+    int f, i, t, total = 0, r;
     for (f = 0; f < NFAULT; f++) total += W[f];
-    r = (int)rnd_in(&k->rng, 0, (uint64_t)total - 1);
+    r = (int)pick(r_kind, 0, (uint64_t)total - 1);
     for (f = 0; r >= W[f]; f++) r -= W[f];
     if (f == 8 && k->store == ST_REDIS) f = 4;           /* backend-kill is PostgreSQL's */
     if ((f == 0 || f == 1) && stopped_count(k) >= 2) f = 6;
-    i = pick_client(k, 1);
-    if (i < 0) { f = 6; i = 0; }
+    i = (int)pick(r_client, 0, NCLIENT - 1);
+    for (t = 0; t < NCLIENT && k->cl[i].cont_at; t++) i = (i + 1) % NCLIENT;   /* a running one */
+    if (k->cl[i].cont_at) f = 6;
     k->faults[f]++;
-    nlog(k, "round %d %s", round, FAULT_NAME[f]);
+    nlog(k, "round %d %s %d", round, FAULT_NAME[f], i);
     switch (f) {
     case 0: case 1: {
-        uint64_t d = f == 0 ? rnd_in(&k->rng, TTL / 4, TTL * 4 / 5) : rnd_in(&k->rng, TTL * 6 / 5, TTL * 3);
+        uint64_t d = f == 0 ? pick(r_dur, TTL / 4, TTL * 4 / 5) : pick(r_dur, TTL * 6 / 5, TTL * 3);
         kill(k->cl[i].pid, SIGSTOP);
         nlog(k, "stop %d %llu", (int)k->cl[i].pid, (unsigned long long)d);
         k->cl[i].cont_at = st_now_ms() + d;
@@ -885,7 +882,7 @@ static void fault(campaign *k, int round)
         unpidfile(pid, "client");
         k->cl[i].cont_at = 0;
         spawn_client(k, i);
-        if (rnd_in(&k->rng, 1, 4) == 1) {  /* a quiet window: check (5) can judge this kill */
+        if (r_quiet % 4 == 0) {             /* a quiet window: check (5) can judge this kill */
             int j;
             for (j = 0; j < NCLIENT; j++) if (k->cl[j].cont_at) k->cl[j].cont_at = st_now_ms();
             wait_until(k, st_now_ms() + 5);
@@ -895,7 +892,7 @@ static void fault(campaign *k, int round)
         break;
     }
     case 3: {
-        uint64_t d = rnd_in(&k->rng, 50, TTL * 3 / 2);
+        uint64_t d = pick(r_dur, 50, TTL * 3 / 2);
         if (k->store == ST_REDIS) {
             kill(k->srv.pid, SIGSTOP);
             nlog(k, "sstop %llu", (unsigned long long)d);
@@ -936,13 +933,13 @@ static void fault(campaign *k, int round)
         break;
     }
     case 6: {
-        uint32_t v = (uint32_t)rnd_in(&k->rng, 1, 2 * TTL);
+        uint32_t v = (uint32_t)pick(r_dur, 1, 2 * TTL);
         nlog(k, "step %d %u", (int)k->cl[i].pid, v);
         send_ctl(&k->cl[i], 'f', v);
         break;
     }
     case 7: {
-        uint32_t v = (uint32_t)rnd_in(&k->rng, 1, BACK_MAX);
+        uint32_t v = (uint32_t)pick(r_dur, 1, BACK_MAX);
         nlog(k, "step %d -%u", (int)k->cl[i].pid, v);
         send_ctl(&k->cl[i], 'b', v);
         break;
