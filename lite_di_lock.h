@@ -380,7 +380,8 @@ typedef struct ldl_store_ext {
 } ldl_store_ext;
 
 /* who holds `key`: 1 held (*out filled), 0 free (*out zeroed), LDL_EUNSUPPORTED
-   (no inspect method), LDL_EINVAL, or the store's error (malformed: LDL_ESTORE) */
+   (no inspect method), LDL_EINVAL (NULLs, or a key ldl_lock_init would refuse),
+   or the store's error (malformed: LDL_ESTORE) */
 LDL_API int ldl_store_inspect(const ldl_store_ext *ext, const char *key, ldl_holder *out);
 
 /* store -> lock: record the answer (rc as the synchronous method would answer;
@@ -997,6 +998,8 @@ LDL_API int ldl_store_inspect(const ldl_store_ext *x, const char *key, ldl_holde
     if (!x || !key || !out) return LDL_EINVAL;
     len = ldl__keylen(key);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    while (len--)                            /* a key ldl_lock_init would refuse */
+        if ((unsigned char)key[len] < 0x20 || key[len] == 0x7F) return LDL_EINVAL;
     if (!x->inspect) return LDL_EUNSUPPORTED;
     out->token = 0; out->ttl_left_ms = 0; out->owner[0] = 0;
     rc = x->inspect(x->ctx, key, out);

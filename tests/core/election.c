@@ -634,6 +634,8 @@ static void t_inspect_refuses_bad_input(void) {
     CHECK_EQ(ldl_store_inspect(&x, NULL, &h), LDL_EINVAL);
     CHECK_EQ(ldl_store_inspect(&x, "k", NULL), LDL_EINVAL);
     CHECK_EQ(ldl_store_inspect(&x, "", &h), LDL_EINVAL);
+    CHECK_EQ(ldl_store_inspect(&x, "a\tb", &h), LDL_EINVAL);     /* as ldl_lock_init */
+    CHECK_EQ(ldl_store_inspect(&x, "a\177", &h), LDL_EINVAL);
     CHECK_EQ(ldl_store_inspect(&x, "k", &h), LDL_EUNSUPPORTED);
     x.inspect = bad_inspect;
     bad_inspect_rc = 1;
