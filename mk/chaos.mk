@@ -4,7 +4,7 @@
 #                     replay with CHAOS_SEED=N
 #   make test-chaos   the short slice `make test` runs (CHAOS_SLICE_ROUNDS per store)
 
-# (test-chaos joins TEST_TARGETS once the slice has run green repeatedly)
+TEST_TARGETS += test-chaos
 DEPS_PKGS    += python3 redis-server libhiredis-dev postgresql libpq-dev
 DEPS_CMDS    += python3
 
