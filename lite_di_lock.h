@@ -150,7 +150,8 @@
    instead of giving up: full-jitter exponential backoff (the delay is uniform
    in [1, min(cap_ms, base_ms * 2^n)] ms for the n-th retry of a round),
    per-lock xorshift64* state seeded by retry.seed, stopping at give_up_ms
-   after the round began (0 = never). Manual mode: ldl_lock_poll makes the
+   after the round began (0 = never; a poll or timer that comes at or after
+   it makes no attempt). Manual mode: ldl_lock_poll makes the
    attempt when due and ldl_lock_due_in_ms counts down to it; timer mode: the
    one timer does. ldl_lock_retrying() is 1 while an attempt is scheduled;
    ldl_lock_release (or dispose) stops the schedule. ldl_lock_run waits up to
@@ -162,7 +163,8 @@
    tries again after ride_out_ms; the lease is lost at the local deadline
    (LEASE_EXPIRED) if no renew succeeds, or at once on a clean 0
    (HEARTBEAT_FAILED). Trust never outlives start + ttl_ms - drift_ms: start
-   moves only on a renew answered 1.
+   moves only on a renew answered 1. (An error answer applied after the
+   deadline loses the lease as without ride-out: STORE_ERROR.)
 
    desc.campaign = 1 (needs retry.base_ms): ldl_lock_acquire starts
    competing; after any loss the lock hands the lost lease back at once and
@@ -182,7 +184,9 @@
    raw answer, the token, the reason, the latency (clock from the request to
    the answer being applied: for non-blocking stores, to the lock's next call)
    and the ms to the next try. It runs with the lock HOOKED: calls into the
-   lock from it answer LDL_ESTATE and change nothing (dispose: nothing).
+   lock from it answer LDL_ESTATE (0 once the lock is disposed) and change
+   nothing (dispose: nothing). A release that times out in flight sends no
+   RELEASED event (its raw answer reads LDL_EINPROGRESS).
    ldl_lock_counters() (attempts, grants, contention, refused, renewals,
    store_errors, releases, handbacks, losses by reason, worst latency of
    acquire/renew answers) and ldl_lock_raw_answer() (the last store answer
@@ -1845,11 +1849,18 @@ LDL_API int ldl_lock_acquire(ldl_lock *l) {
     return rc;
 }
 
-/* the scheduled attempt (FREE, not HELD, retrying) */
+/* the scheduled attempt (FREE, not HELD, retrying). A poll or timer that comes
+   at or after the give-up deadline gives up instead: no attempt past it. */
 static int ldl__try(ldl_lock *l) {
     int rc;
     l->_retrying = 0;
     ldl__disarm(l);
+    if (l->_give_up && ldl__now(l) >= l->_give_up) {
+        l->_competing = 0;
+        l->_answer = 0;
+        ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
+        return 0;
+    }
     rc = ldl__acquire(l);
     l->_answer = rc;
     return rc;

@@ -207,6 +207,28 @@ static void t_schedule_give_up(void) {
     CHECK(rc >= 4);
 }
 
+/* a poll that comes late, after the give-up deadline, makes no attempt (the
+   fuzzer's regress-giveup-late-poll) */
+static void t_give_up_late_poll(void) {
+    fix f;
+    int calls;
+    efix(&f, 0, 10, 0, 100, 1);
+    f.s.acquire_rc = 0;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(ldl_lock_retrying(&f.l), 1);
+    calls = f.s.acquire_calls;
+    f.s.acquire_rc = 1;
+    f.c.now += 500;
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(f.s.acquire_calls, calls);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_IDLE);
+    CHECK_EQ(ldl_lock_retrying(&f.l), 0);
+    CHECK_EQ(rec.e[rec.n - 1].kind, LDL_EV_GAVE_UP);
+    f.c.now += 500;
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(f.s.acquire_calls, calls);
+}
+
 static void t_retry_grants_later(void) {
     fix f;
     efix(&f, 0, 10, 0, 0, 1);
@@ -723,6 +745,7 @@ void suite_election(void) {
     RUN(t_schedule_bounds_and_cap);
     RUN(t_schedule_spread_and_seed);
     RUN(t_schedule_give_up);
+    RUN(t_give_up_late_poll);
     RUN(t_retry_grants_later);
     RUN(t_release_stops_the_schedule);
     RUN(t_retry_timer_mode);
