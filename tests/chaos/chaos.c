@@ -1120,6 +1120,8 @@ static int run_control(campaign *k, int which)
 
 /* ------------------------------------------------------------ main */
 static campaign g_k;
+static char g_mainpid[600];
+static void unpid_main(void) { remove(g_mainpid); }
 
 static void emergency(int sig)
 {
@@ -1154,6 +1156,12 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/main/nemesis.log", k->dir);
     k->nlog = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (k->nlog < 0) return 2;
+    {   /* run.sh's cleanup kills every pid it finds: this process's too, until it exits */
+        FILE *f;
+        snprintf(g_mainpid, sizeof g_mainpid, "%s/chaos-main-%d.pid", getenv("LDL_TEST_DIR"), (int)getpid());
+        if ((f = fopen(g_mainpid, "w")) != NULL) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+        atexit(unpid_main);                 /* children leave with _exit: only this one */
+    }
 
     if (k->store == ST_REDIS) {
         char port[16];
