@@ -181,28 +181,24 @@ struct client {
     int             ctl;            /* control pipe from the nemesis, -1 = none */
 };
 
-/* one history line "<CLOCK_MONOTONIC ms> <fmt...>\n" in ONE write(2): a SIGKILL between two
-   records loses nothing, and records of one file never interleave */
-static int vlog(int fd, const char *fmt, va_list ap)
+/* one log line "<CLOCK_MONOTONIC ms> <fmt...>\n" in ONE write(2): a SIGKILL between two
+   records loses nothing, and records of one file never interleave. A log that cannot be
+   written ends the process (a history with holes could hide a violation). */
+static void rec(int fd, const char *fmt, ...)
 {
     char buf[400];
     int n, m;
+    va_list ap;
     n = snprintf(buf, sizeof buf, "%llu ", (unsigned long long)st_now_ms());
+    va_start(ap, fmt);
     m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
     n += m < (int)(sizeof buf - (size_t)n - 1) ? m : (int)(sizeof buf - (size_t)n - 2);
     buf[n++] = '\n';
-    return write(fd, buf, (size_t)n) == n ? 0 : -1;
+    if (write(fd, buf, (size_t)n) != n) _exit(90);
 }
-
-static void hlog(client *c, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    rc = vlog(c->hfd, fmt, ap);
-    va_end(ap);
-    if (rc != 0) _exit(90);
-}
+#define hlog(c, ...) rec((c)->hfd, __VA_ARGS__)     /* a client's history */
+#define nlog(k, ...) rec((k)->nlog, __VA_ARGS__)    /* the nemesis' log */
 
 static uint64_t clk_now(void *ctx)
 {
@@ -669,16 +665,6 @@ static const char *FAULT_NAME[] = {
     "clock-fwd", "clock-back", "backend-kill"
 };
 #define NFAULT 9
-
-static void nlog(campaign *k, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    rc = vlog(k->nlog, fmt, ap);
-    va_end(ap);
-    if (rc != 0) exit(91);
-}
 
 static void spawn_client(campaign *k, int slot)
 {
