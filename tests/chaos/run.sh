@@ -15,7 +15,7 @@ store=$1; rounds=$2
 seed=${3:-${CHAOS_SEED:-}}
 [ -n "$seed" ] || seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 here=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$here/build/chaos/chaos
+bin=${CHAOS_BIN:-$here/build/chaos/chaos}     # CHAOS_BIN: another build (e.g. against a mutant)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ldl-chaos.XXXXXX") || exit 2
 child=
 cleanup() {
