@@ -76,6 +76,7 @@ def load(d):
     for path in sorted(glob.glob(os.path.join(d, "h-*.log"))):
         cl = Client(path)
         cur = {}
+        pend = defaultdict(list)    # renews logged before their grant's G line (below)
         with open(path) as f:
             raw = [ln.rstrip("\n") for ln in f if ln.strip()]
         for n, ln in enumerate(raw):
@@ -94,6 +95,15 @@ def load(d):
                 g = Grant(cl, idx, int(a[1]), t, int(a[2]), int(a[3]), int(a[4]), n)
                 cl.grants.append(g)
                 cur[idx] = g
+                # a non-blocking lock applies a grant and submits its first renew in one
+                # poll: the wrapper logs that R (with this token) before the client logs G
+                for r in pend.pop(idx, []):
+                    if r[5] == g.tok:
+                        g.lines.append(r[4])
+                        g.renews.append(r[:5])
+                g.lines.sort()
+            elif k in "rR" and (int(a[0]) not in cur or cur[int(a[0])].tok != int(a[4])):
+                pend[int(a[0])].append((k, int(a[1]), int(a[2]), int(a[3]), n, int(a[4])))
             elif k in "rRLXEWV" and int(a[0]) in cur:
                 g = cur[int(a[0])]
                 g.lines.append(n)
