@@ -482,8 +482,10 @@ typedef struct ldl_retry {          /* the acquire retry schedule */
     uint32_t cap_ms;                /* largest ceiling; 0 = ttl_ms */
     uint32_t give_up_ms;            /* stop this long after a round began; 0 = never
                                        (ldl_lock_run: its wait budget; 0 = no wait) */
-    uint64_t seed;                  /* per-lock PRNG seed; 0 = from the lock's address
-                                       and the clock */
+    uint64_t seed;                  /* per-lock PRNG seed; 0 = from the lock's address,
+                                       the clock and the process id (none with
+                                       LDL_NO_DEFAULT_CLOCK); an explicit seed must
+                                       differ per process, or forked workers align */
     void   (*sleep_ms)(void *ctx, uint32_t ms);  /* ldl_lock_run's wait only; NULL =
                                        built-in (nanosleep / Sleep) */
     void    *sleep_ctx;
@@ -687,6 +689,7 @@ typedef char ldl__check_hot[(offsetof(ldl_lock, _op) + offsetof(ldl_op, _phase) 
                               same file would silently stay lean */
 #else
 #include <time.h>
+#include <unistd.h>        /* getpid: the retry seed's per-process part */
 #if !defined(CLOCK_MONOTONIC)
 #error "lite_di_lock.h: the built-in clock needs clock_gettime(CLOCK_MONOTONIC). Define _POSIX_C_SOURCE=200112L before including any system header (or compile with -std=gnu99), or define LDL_NO_DEFAULT_CLOCK and pass an ldl_clock."
 #endif
@@ -801,6 +804,23 @@ static uint64_t ldl__default_now(void *ctx) {
         if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
         return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
     }
+#endif
+}
+
+/* The retry seed's system part when retry.seed is 0: the process id and the
+   clock in nanoseconds, so workers forked from one parent that init the same
+   lock address in the same millisecond still draw apart. */
+static uint64_t ldl__entropy(void) {
+#if defined(_WIN32)
+    LARGE_INTEGER c;
+    QueryPerformanceCounter(&c);
+    return ((uint64_t)GetCurrentProcessId() << 32) ^ (uint64_t)c.QuadPart;
+#else
+    struct timespec ts;
+    uint64_t t = 0;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+        t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return ((uint64_t)(uint32_t)getpid() << 32) ^ t;
 #endif
 }
 #endif
@@ -1753,9 +1773,14 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_next = 0; l->_give_up = 0; l->_round = 0; l->_rel_tok = 0;
     l->_rng = 1;
     if (LDL__ELECTION && r->retry.base_ms) {
-        /* splitmix64 of the seed (or of the lock's address and the clock): never 0 */
+        /* splitmix64 of the seed (or of the lock's address, the lock's clock and,
+           with the built-in clock compiled in, the process id and a nanosecond
+           clock): never 0 */
         uint64_t z = r->retry.seed ? r->retry.seed
                                    : (uint64_t)(uintptr_t)l ^ (ldl__now(l) << 20);
+#ifndef LDL_NO_DEFAULT_CLOCK
+        if (!r->retry.seed) z ^= ldl__entropy() * 0x9E3779B97F4A7C15ull;
+#endif
         z += 0x9E3779B97F4A7C15ull;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

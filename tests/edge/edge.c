@@ -18,6 +18,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ runner */
 #include "tests/check.h"      /* CHECK, CHECK_EQ, RUN, chk_report */
@@ -131,6 +133,79 @@ static int e_init(ldl_lock *l, uint32_t ttl, uint32_t hb, uint32_t drift, int ti
     if (timers) { d.timers.set_timeout = e_set; d.timers.clear_timeout = e_clear; }
     d.on_lost = e_on_lost;
     return ldl_lock_init(l, &d);
+}
+
+/* ================================================================ fork
+   Pre-forked workers that init the same lock (same address after fork) on
+   the same clock reading, retry.seed 0: their first retry delays must not
+   all be equal (the seed mixes in the process id and a nanosecond clock).
+   With one explicit seed they must all be equal: the documented reason an
+   explicit seed has to differ per process. */
+static ldl_lock f_lock;                  /* one address in every child */
+static ldl_memstore f_ms;
+static ldl_memstore_slot f_slots[2];
+
+static uint32_t f_first_delay(uint64_t seed) {
+    ldl_lock_desc d;
+    ldl_store st;
+    ldl_clock c = { e_now, NULL };
+    int64_t t = 0;
+    e_clock = 5000;                      /* the same reading in every child */
+    if (ldl_memstore_init(&f_ms, f_slots, 2, c) != LDL_OK) return 0;
+    st = ldl_memstore_store(&f_ms);
+    if (st.acquire(st.ctx, "forked", 1000000, &t) != 1) return 0;   /* held by another */
+    memset(&d, 0, sizeof d);
+    d.container = e_container();
+    d.key = "forked";
+    d.ttl_ms = 1000000;
+    d.store = &st;
+    d.clock = c;
+    d.retry.base_ms = 500000;
+    d.retry.seed = seed;
+    if (ldl_lock_init(&f_lock, &d) != LDL_OK) return 0;
+    if (ldl_lock_acquire(&f_lock) != 0) return 0;
+    return ldl_lock_due_in_ms(&f_lock);
+}
+
+/* n children each report their first delay; answers how many distinct */
+static int f_distinct(uint64_t seed, int n, uint32_t *out) {
+    int i, k, distinct = 0;
+    for (i = 0; i < n; i++) {
+        int p[2];
+        pid_t pid;
+        out[i] = 0;
+        if (pipe(p) != 0) return -1;
+        pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            uint32_t v = f_first_delay(seed);
+            ssize_t w = write(p[1], &v, sizeof v);
+            _exit(w == (ssize_t)sizeof v ? 0 : 1);
+        }
+        close(p[1]);
+        if (read(p[0], &out[i], sizeof out[i]) != (ssize_t)sizeof out[i]) out[i] = 0;
+        close(p[0]);
+        (void)waitpid(pid, NULL, 0);
+    }
+    for (i = 0; i < n; i++) {
+        for (k = 0; k < i; k++) if (out[k] == out[i]) break;
+        if (k == i) distinct++;
+    }
+    return distinct;
+}
+
+static void edge_forked_workers_draw_apart(void) {
+    uint32_t v[6];
+    int i, n;
+    e_reset();
+#ifdef LDL_NO_ELECTION
+    chk_skip(); return;
+#endif
+    n = f_distinct(0, 6, v);
+    for (i = 0; i < 6; i++) CHECK_MSG(v[i] >= 1 && v[i] <= 500000, "child %d: delay %u", i, v[i]);
+    CHECK_MSG(n >= 5, "seed 0: only %d distinct first delays among 6 forked workers", n);
+    n = f_distinct(42, 6, v);
+    CHECK_MSG(n == 1, "seed 42: %d distinct first delays (one seed draws one schedule)", n);
 }
 
 /* ================================================================ edges */
@@ -611,5 +686,6 @@ int main(void) {
     RUN(kill_dispose);
     RUN(kill_memstore);
     RUN(kill_reentrant_release_state);
+    RUN(edge_forked_workers_draw_apart);
     return chk_report();
 }
