@@ -193,7 +193,7 @@
    applied: 0 contention vs < 0 store error; LDL_EINPROGRESS = timed out in
    flight) are plain reads at any time.
 
-   desc.owner (1..LDL_OWNER_MAX-1 bytes, no control bytes; kept as a
+   desc.owner (1..LDL_OWNER_MAX-1 bytes of printable ASCII; kept as a
    pointer) is stored with the lease through the store's ldl_store_ext
    (desc.store_ext; the default MemoryStore brings its own).
    ldl_store_inspect(ext, key, &holder) asks who holds a key -- token, ms
@@ -345,6 +345,11 @@ typedef struct ldl_store {
    ldl_op_complete, which runs no lock logic; the lock applies the answer at
    its next call. cancel detaches the op: the store never touches it again
    and releases an ACQUIRE's token itself if the answer carries one. */
+/* The events a non-blocking adapter's socket waits for, as its *_fd call
+   answers them (for poll/epoll): one definition for every adapter. */
+#define LDL_WANT_READ  1
+#define LDL_WANT_WRITE 2
+
 typedef enum ldl_op_kind {
     LDL_OP_ACQUIRE = 1, LDL_OP_RENEW = 2, LDL_OP_RELEASE = 3
 } ldl_op_kind;
@@ -1734,7 +1739,7 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
         if (len >= LDL_OWNER_MAX) return "owner: longer than LDL_OWNER_MAX - 1 bytes";
         for (i = 0; i < len; i++) {
             unsigned char c = (unsigned char)d->owner[i];
-            if (c < 0x20 || c == 0x7F) return "owner: contains a control byte";
+            if (c < 0x20 || c > 0x7E) return "owner: printable ASCII only (0x20..0x7E)";
         }
         if ((d->store || as) && !d->store_ext)
             return "owner: needs store_ext (the store's acquire_owned / submit_owned)";

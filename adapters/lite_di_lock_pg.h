@@ -189,13 +189,8 @@
 #define LDL_PG_API LDL_API
 #endif
 
-/* the events ldl_pg_async_fd asks for (the Redis adapter defines the same) */
-#ifndef LDL_WANT_READ
-#define LDL_WANT_READ 1
-#endif
-#ifndef LDL_WANT_WRITE
-#define LDL_WANT_WRITE 2
-#endif
+/* LDL_WANT_READ / LDL_WANT_WRITE (the events ldl_pg_async_fd answers) are
+   defined once, in lite_di_lock.h. */
 
 #if !defined(LDL_NO_ASYNC) && !defined(LIBPQ_HAS_PIPELINING)
 #error "the non-blocking view needs libpq 14 or later (pipeline mode); define LDL_NO_ASYNC to build without it"
@@ -678,12 +673,13 @@ static int ldl__pg_release(void *ctx, const char *key, int64_t token) {
 }
 
 /* ------------------------------------------------------------ holder identity */
-/* an owner: 1..LDL_OWNER_MAX-1 bytes, no control bytes (< 0x20, 0x7F), as the
-   lock checks desc.owner; 0 ok, -1 bad */
+/* an owner: 1..LDL_OWNER_MAX-1 bytes of printable ASCII (0x20..0x7E: no
+   control, C1 or multi-byte sequence reaches a terminal), as the lock checks
+   desc.owner; 0 ok, -1 bad */
 static int ldl__pg_owner_ok(const char *o) {
     size_t i;
     for (i = 0; i < LDL_OWNER_MAX && o[i]; i++)
-        if ((unsigned char)o[i] < 0x20 || (unsigned char)o[i] == 0x7F) return -1;
+        if ((unsigned char)o[i] < 0x20 || (unsigned char)o[i] > 0x7E) return -1;
     return i >= 1 && i < LDL_OWNER_MAX ? 0 : -1;
 }
 

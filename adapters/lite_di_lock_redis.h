@@ -243,13 +243,8 @@
 #endif
 #define LDL_REDIS_WHY_MAX 160
 
-/* the events a non-blocking adapter's socket waits for (for poll/epoll) */
-#ifndef LDL_WANT_READ
-#define LDL_WANT_READ  1
-#endif
-#ifndef LDL_WANT_WRITE
-#define LDL_WANT_WRITE 2
-#endif
+/* LDL_WANT_READ / LDL_WANT_WRITE (the events ldl_redis_async_fd answers) are
+   defined once, in lite_di_lock.h. */
 
 #ifdef __cplusplus
 extern "C" {
@@ -490,14 +485,14 @@ static void ldl__redis_hex(uint64_t v, char *buf) {
     buf[16] = 0;
 }
 
-/* an owner: 1 to LDL_OWNER_MAX-1 bytes, no control byte (< 0x20, 0x7F), as the
-   core's desc.owner; its length, 0 when it is not one */
+/* an owner: 1 to LDL_OWNER_MAX-1 bytes of printable ASCII (0x20..0x7E), as
+   the core's desc.owner; its length, 0 when it is not one */
 static size_t ldl__redis_owner(const char *o, size_t n) {
     size_t i;
     if (!o || n == 0 || n >= LDL_OWNER_MAX) return 0;
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)o[i];
-        if (c < 0x20 || c == 0x7F) return 0;
+        if (c < 0x20 || c > 0x7E) return 0;
     }
     return n;
 }

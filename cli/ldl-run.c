@@ -96,7 +96,7 @@ static const char usage_text[] =
 "\n"
 "Identity:\n"
 "  --owner NAME           stored with the lease (default ldl-run@HOST:PID); 1..63\n"
-"                         bytes, no control bytes. Not stored in a PostgreSQL table\n"
+"                         bytes of printable ASCII. Not stored in a PostgreSQL table\n"
 "                         created before v0.2 (docs/postgres.md says how to add it)\n"
 "  --status               no COMMAND: print who holds KEY (owner, fence, ms left on\n"
 "                         the store's clock) without taking it; exit 0 held, 1 free\n"

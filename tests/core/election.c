@@ -91,7 +91,10 @@ static void t_options_refused(void) {
     REFUSED(f.d.campaign = 1, "campaign: needs retry.base_ms");
     REFUSED((f.d.retry.base_ms = 5, f.d.campaign = 2), "campaign: 0 or 1");
     REFUSED(f.d.owner = "", "owner: empty");
-    REFUSED(f.d.owner = "bad\001owner", "owner: contains a control byte");
+    REFUSED(f.d.owner = "bad\001owner", "owner: printable ASCII only");
+    REFUSED(f.d.owner = "csi\233[2J", "owner: printable ASCII only");         /* C1 CSI */
+    REFUSED(f.d.owner = "bidi\342\200\256x", "owner: printable ASCII only");  /* U+202E */
+    REFUSED(f.d.owner = "del\177", "owner: printable ASCII only");
     REFUSED(f.d.owner = "0123456789012345678901234567890123456789012345678901234567890123",
             "owner: longer");
     REFUSED(f.d.owner = "alice", "owner: needs store_ext");

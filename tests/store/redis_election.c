@@ -155,7 +155,7 @@ static void test_owner_sync(redisContext *admin)
     ST_CHECK(b.s.release(b.s.ctx, "own1", t) == 1, "%s", "v0.1 release of an owned lease by its token");
     ST_CHECK(ldl_store_inspect(&a.x, "own1", &h) == 0, "%s", "free again");
 
-    /* owner bytes: 1..LDL_OWNER_MAX-1, no control bytes; UTF-8 kept as is */
+    /* owner bytes: 1..LDL_OWNER_MAX-1 of printable ASCII (0x20..0x7E) */
     memset(o63, 'o', 63); o63[63] = 0;
     memset(o64, 'o', 64); o64[64] = 0;
     t = -7;
@@ -168,9 +168,11 @@ static void test_owner_sync(redisContext *admin)
     ST_CHECK(a.x.acquire_owned(a.x.ctx, "own2", 5000, o63, &t) == 1, "%s", "63-byte owner");
     ST_CHECK(ldl_store_inspect(&b.x, "own2", &h) == 1 && strcmp(h.owner, o63) == 0, "%s", "63-byte owner read back");
     ST_CHECK(a.s.release(a.s.ctx, "own2", t) == 1, "%s", "release own2");
-    ST_CHECK(a.x.acquire_owned(a.x.ctx, "own2", 5000, "m\xc3\xbcller 1", &t) == 1, "%s", "UTF-8 owner");
-    ST_CHECK(ldl_store_inspect(&b.x, "own2", &h) == 1 && strcmp(h.owner, "m\xc3\xbcller 1") == 0,
-             "UTF-8 owner read back \"%s\"", h.owner);
+    ST_CHECK(a.x.acquire_owned(a.x.ctx, "own2", 5000, "m\xc3\xbcller 1", &t) == LDL_EINVAL, "%s", "UTF-8 owner refused");
+    ST_CHECK(a.x.acquire_owned(a.x.ctx, "own2", 5000, "csi\x9b" "2J", &t) == LDL_EINVAL, "%s", "C1 CSI owner refused");
+    ST_CHECK(a.x.acquire_owned(a.x.ctx, "own2", 5000, " ~ {x}'\"", &t) == 1, "%s", "printable ASCII edges granted");
+    ST_CHECK(ldl_store_inspect(&b.x, "own2", &h) == 1 && strcmp(h.owner, " ~ {x}'\"") == 0,
+             "printable owner read back \"%s\"", h.owner);
     ST_CHECK(a.s.release(a.s.ctx, "own2", t) == 1, "%s", "release own2 again");
 
     /* the request size the header and docs/redis.md give */
