@@ -11,8 +11,6 @@ PREFIX ?= /usr/local
 
 TEST_TARGETS      += test-cli
 EXAMPLE_TARGETS   += cli
-INSTALL_TARGETS   += install-cli
-UNINSTALL_TARGETS += uninstall-cli
 DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev
 DEPS_CMDS  += redis-server redis-cli psql
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
@@ -45,13 +43,6 @@ test-cli: $(CLI_BUILDS)
 	@printf '== ldl-run, redis: '; tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-san redis
 	tests/store/with_pg.sh 'sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-san pg'
 	@printf '== ldl-run, C++17 build on redis: '; tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-cxx17 redis
-
-install-cli: $(B)/cli/ldl-run
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(B)/cli/ldl-run $(DESTDIR)$(PREFIX)/bin/ldl-run
-
-uninstall-cli:
-	rm -f $(DESTDIR)$(PREFIX)/bin/ldl-run
 
 # each broken copy of the tool must turn the Redis suite red (not in `make test`)
 .PHONY: test-cli-mutants

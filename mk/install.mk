@@ -1,12 +1,26 @@
 # mk/install.mk -- make install / make uninstall, pkg-config and CMake package
-# files, and the packaging proof (docs/decisions/0601-install-layout.md).
-#   make install   PREFIX=/usr/local DESTDIR=   headers, .pc files, CMake package
+# files, ldl-run's install, and the packaging proof (docs/decisions/0601-install-layout.md,
+# 0602-install-safety.md).
+#   make install   PREFIX=/usr/local DESTDIR=   the library (headers, .pc files, CMake
+#                  package; no compiler needed), then ldl-run into BINDIR when it can
+#                  be built (WITH_CLI=auto: otherwise one "ldl-run skipped" line;
+#                  WITH_CLI=yes: otherwise an error; WITH_CLI=no: never)
+#   make install-headers                        the library alone
+#   make install-cli                            ldl-run alone (an error if it cannot be built)
 #   make uninstall PREFIX=... DESTDIR=...       removes exactly what install wrote
 #   make test-pkg  install into a temp DESTDIR, build consumers four ways
 #                  (pkg-config, CMake find_package, CMake add_subdirectory, Meson
-#                  subproject), run them (adapters against real servers), uninstall
+#                  subproject), run them (adapters against real servers), uninstall;
+#                  then tests/pkg/install_test.sh (unsafe paths, CC=false, BINDIR,
+#                  a root install from a tree owned by nobody, the round trip)
+# Every install and uninstall target first refuses a DESTDIR, PREFIX or *DIR with
+# a character outside A-Z a-z 0-9 / . _ + - (or not absolute), before it writes or
+# removes anything. The paths reach pkg/install.sh through the environment, quoted.
+# Nothing is written in the source tree (generated files and the ldl-run build go
+# to a mktemp dir), so `sudo make install` leaves no root-owned file in it.
 # Other fragments hook their own files in by appending to INSTALL_TARGETS /
-# UNINSTALL_TARGETS (and may use PREFIX, DESTDIR, BINDIR, DATADIR, INSTALL).
+# UNINSTALL_TARGETS (and may use PREFIX, DESTDIR, BINDIR, DATADIR, INSTALL; their
+# recipes should start with $(LDL_I_CHECK)).
 # The version in every generated file comes from lite_di_lock.h (pkg/version.sh).
 
 TEST_TARGETS += test-pkg
@@ -21,60 +35,57 @@ DATADIR      ?= $(PREFIX)/share
 PKGCONFIGDIR ?= $(DATADIR)/pkgconfig
 CMAKEDIR     ?= $(DATADIR)/cmake/lite_di_lock
 INSTALL      ?= install
+WITH_CLI     ?= auto
 
-INSTALL_TARGETS   += install-headers
-UNINSTALL_TARGETS += uninstall-headers
+INSTALL_TARGETS   += install-headers install-cli-auto
+UNINSTALL_TARGETS += uninstall-headers uninstall-cli
 
-# what install-headers writes, relative to nothing: every path below is final
-LDL_I_HDRS  := $(INCLUDEDIR)/lite_di_lock.h
-# every adapter header in the tree (a new adapter is installed without an edit here)
-LDL_I_ADPH  := $(sort $(wildcard adapters/lite_di_lock_*.h))
-LDL_I_ADPS  := $(addprefix $(INCLUDEDIR)/lite_di_lock/,$(notdir $(LDL_I_ADPH)))
-LDL_I_PCS   := $(addprefix $(PKGCONFIGDIR)/,lite_di_lock.pc lite_di_lock_redis.pc lite_di_lock_pg.pc)
-LDL_I_CMAKE := $(addprefix $(CMAKEDIR)/,lite_di_lockConfig.cmake lite_di_lockConfigVersion.cmake lite_di_lockDeps.cmake)
-LDL_I_SRC   := $(DATADIR)/lite_di_lock/lite_di_lock.c
-# the directories that are ours alone (removed by uninstall when empty)
-LDL_I_DIRS  := $(INCLUDEDIR)/lite_di_lock $(CMAKEDIR) $(DATADIR)/lite_di_lock
+LDL_I_RULES := install uninstall install-headers uninstall-headers install-cli \
+  install-cli-auto uninstall-cli
+# exported as they are (to every recipe, so a fragment's own install target sees
+# them too), never pasted into a shell line
+export LDL_I_DESTDIR = $(DESTDIR)
+export LDL_I_PREFIX = $(PREFIX)
+export LDL_I_BINDIR = $(BINDIR)
+export LDL_I_INCLUDEDIR = $(INCLUDEDIR)
+export LDL_I_DATADIR = $(DATADIR)
+export LDL_I_PKGCONFIGDIR = $(PKGCONFIGDIR)
+export LDL_I_CMAKEDIR = $(CMAKEDIR)
+export LDL_I_INSTALL = $(INSTALL)
+export LDL_I_WITH_CLI = $(WITH_CLI)
+export LDL_I_MAKE = $(MAKE)
+export LDL_I_CC = $(CC)
+export LDL_I_CLI_INC = $(CLI_INC)
+export LDL_I_CLI_LIBS = $(CLI_LIBS)
+LDL_I_CHECK = sh pkg/install.sh check
 
-.PHONY: install uninstall install-headers uninstall-headers test-pkg
-# A sub-make, so the lists are read after every fragment has appended to them.
+.PHONY: $(LDL_I_RULES) test-pkg test-pkg-install
+# The check first, then a sub-make, so the lists are read after every fragment
+# has appended to them.
 install:
+	@$(LDL_I_CHECK) install
 	@$(MAKE) --no-print-directory $(INSTALL_TARGETS)
 uninstall:
+	@$(LDL_I_CHECK) uninstall
 	@$(MAKE) --no-print-directory $(UNINSTALL_TARGETS)
 
-# @INCLUDEDIR_PC@: the include dir written as ${prefix}/... when it is under PREFIX
-LDL_I_SUBST = sed -e 's|@VERSION@|'"$$v"'|g' -e 's|@PREFIX@|$(PREFIX)|g' \
-  -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
-  -e 's|@INCLUDEDIR_PC@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|g'
-
 install-headers:
-	@case "$(PREFIX)$(DESTDIR)$(INCLUDEDIR)$(DATADIR)$(PKGCONFIGDIR)$(CMAKEDIR)" in \
-	  *' '*|*'|'*) echo "install: PREFIX, DESTDIR and the dirs must not contain spaces or '|'" >&2; exit 1;; esac
-	@case "$(PREFIX)" in /*) ;; *) echo "install: PREFIX must be an absolute path (got '$(PREFIX)')" >&2; exit 1;; esac
-	@v=$$(sh pkg/version.sh $(HDR)) || exit 1; set -e; \
-	  gen=$(B)/install; rm -rf $$gen; mkdir -p $$gen; \
-	  for f in lite_di_lock lite_di_lock_redis lite_di_lock_pg; do \
-	    $(LDL_I_SUBST) pkg/$$f.pc.in > $$gen/$$f.pc; done; \
-	  $(LDL_I_SUBST) cmake/lite_di_lockConfig.cmake.in > $$gen/lite_di_lockConfig.cmake; \
-	  $(LDL_I_SUBST) cmake/lite_di_lockConfigVersion.cmake.in > $$gen/lite_di_lockConfigVersion.cmake; \
-	  if grep -n '@[A-Z_]*@' $$gen/*; then echo "install: a template placeholder was left" >&2; exit 1; fi; \
-	  $(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/lite_di_lock $(DESTDIR)$(PKGCONFIGDIR) \
-	    $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DATADIR)/lite_di_lock; \
-	  $(INSTALL) -m 644 $(HDR) $(DESTDIR)$(INCLUDEDIR)/; \
-	  $(INSTALL) -m 644 $(LDL_I_ADPH) $(DESTDIR)$(INCLUDEDIR)/lite_di_lock/; \
-	  $(INSTALL) -m 644 $$gen/lite_di_lock.pc $$gen/lite_di_lock_redis.pc $$gen/lite_di_lock_pg.pc $(DESTDIR)$(PKGCONFIGDIR)/; \
-	  $(INSTALL) -m 644 $$gen/lite_di_lockConfig.cmake $$gen/lite_di_lockConfigVersion.cmake \
-	    cmake/lite_di_lockDeps.cmake $(DESTDIR)$(CMAKEDIR)/; \
-	  $(INSTALL) -m 644 lib/lite_di_lock.c $(DESTDIR)$(DATADIR)/lite_di_lock/; \
-	  echo "installed lite_di_lock $$v under $(DESTDIR)$(PREFIX)"
-
+	@sh pkg/install.sh headers
 uninstall-headers:
-	rm -f $(addprefix $(DESTDIR),$(LDL_I_HDRS) $(LDL_I_ADPS) $(LDL_I_PCS) $(LDL_I_CMAKE) $(LDL_I_SRC))
-	@for d in $(addprefix $(DESTDIR),$(LDL_I_DIRS)); do [ ! -d $$d ] || rmdir $$d 2>/dev/null || \
-	  echo "uninstall: $$d is not empty (files not installed by make install): kept" >&2; done
+	@sh pkg/install.sh uninstall-headers
+# ldl-run (mk/cli.mk builds it; built here into a temp dir with that same rule)
+install-cli:
+	@sh pkg/install.sh cli
+install-cli-auto:
+	@sh pkg/install.sh cli-auto
+uninstall-cli:
+	@sh pkg/install.sh uninstall-cli
 
 # The packaging proof: tests/pkg/run.sh (about a minute; starts its own
-# redis-server and PostgreSQL on 127.0.0.1 through tests/store/with_*.sh).
+# redis-server and PostgreSQL on 127.0.0.1 through tests/store/with_*.sh), then
+# tests/pkg/install_test.sh (test-pkg-install alone; seconds).
 test-pkg:
 	@sh tests/pkg/run.sh
+	@sh tests/pkg/install_test.sh
+test-pkg-install:
+	@sh tests/pkg/install_test.sh

@@ -25,15 +25,8 @@ WARN="-Wall -Wextra -Wpedantic -Werror"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldl-pkg.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); echo "  ok   $*"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $*" >&2; }
-# check DESCRIPTION CMD...: the command's output is shown only when it fails
-check() {
-  d=$1; shift
-  if "$@" >"$tmp/last.log" 2>&1; then ok "$d"; else bad "$d"; sed 's/^/    | /' "$tmp/last.log" | tail -n 150 >&2; fi
-}
-finish() { echo "== packaging: $pass passed, $fail failed"; echo "$pass passed, $fail failed"; [ $fail = 0 ]; exit; }
+suite=packaging
+. "$here/common.sh"
 # add a sub-suite's "N passed, N failed" (its last line) to ours
 tally() {
   sed 's/^/    /' "$tmp/sub.log"
