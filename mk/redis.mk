@@ -5,6 +5,7 @@
 #                            + fixes suite + election suite (owner/inspect, ride-out, campaign)
 #                            + verbs suite (live reconnect/rebind/drop, nonce replay, errors as values)
 #                            + leader and game-server smoke tests
+#   make mutants-redis       the adapters' mutant lists (several minutes; not in make test)
 #   make examples-redis      build examples/redis_leader.c and examples/game_server.c (no server needed)
 
 TEST_TARGETS    += test-redis
@@ -82,3 +83,11 @@ $(B)/redis/redis_leader: examples/redis_leader.c $(RD_HDRS)
 $(B)/redis/game_server: examples/game_server.c $(RD_HDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -O2 $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
+
+# mutation controls of the two Redis headers (tests/mutants/redis.txt, redis_cluster.txt;
+# runner tests/mutants/adapters.sh): every mutant must be killed. Several minutes: not in
+# TEST_TARGETS.
+.PHONY: mutants-redis
+mutants-redis:
+	sh tests/mutants/adapters.sh tests/mutants/redis.txt
+	sh tests/mutants/adapters.sh tests/mutants/redis_cluster.txt

@@ -1053,6 +1053,17 @@ static void test_coverage(void)
     ST_CHECK(lost_no == 0, "full coverage no: healthy masters keep their leases (%d lost)", lost_no);
 }
 
+/* LDL_CLUSTER_TESTS="a b ..." runs only those cases (the mutant suite); unset: all */
+static int want(const char *name)
+{
+    const char *sel = getenv("LDL_CLUSTER_TESTS"), *p;
+    size_t n = strlen(name);
+    if (!sel) return 1;
+    for (p = sel; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == sel || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return 1;
+    return 0;
+}
+
 int main(void)
 {
     uint64_t t0 = st_now_ms();
@@ -1063,26 +1074,26 @@ int main(void)
         return st_report();
     }
     printf("  cluster up in %llu ms\n", (unsigned long long)(st_now_ms() - t0));
-    test_keyslot();
-    test_hostile();
-    test_control();
-    test_conformance();
-    test_sync1000();
-    test_async1000();
-    test_migrate();
-    test_amoved();
-    test_aask();
-    test_aask_long();
-    test_ask_noscript();
-    test_last_error();
-    test_adrop();
-    test_contention();
-    test_sigstop();
-    test_sync_sigstop();
-    test_wait();
-    test_failover();
-    test_takeover();
-    test_coverage();
+    if (want("keyslot")) test_keyslot();
+    if (want("hostile")) test_hostile();
+    if (want("control")) test_control();
+    if (want("conformance")) test_conformance();
+    if (want("sync1000")) test_sync1000();
+    if (want("async1000")) test_async1000();
+    if (want("migrate")) test_migrate();
+    if (want("amoved")) test_amoved();
+    if (want("aask")) test_aask();
+    if (want("aask_long")) test_aask_long();
+    if (want("ask_noscript")) test_ask_noscript();
+    if (want("last_error")) test_last_error();
+    if (want("adrop")) test_adrop();
+    if (want("contention")) test_contention();
+    if (want("sigstop")) test_sigstop();
+    if (want("sync_sigstop")) test_sync_sigstop();
+    if (want("wait")) test_wait();
+    if (want("failover")) test_failover();
+    if (want("takeover")) test_takeover();
+    if (want("coverage")) test_coverage();
     stop_cluster();
     printf("  total %llu ms\n", (unsigned long long)(st_now_ms() - t0));
     return st_report();

@@ -217,6 +217,7 @@ static void test_ask15(void)
     ST_CHECK(ldl_redis_cluster_init(&rc, seed, NULL, 1000) == LDL_OK, "init: %s", ldl_redis_cluster_why(&rc));
     s = ldl_redis_cluster_store(&rc);
     for (i = 0; i < 15; i++) asks += s.acquire(s.ctx, "churned", 5000, &tok) == LDL_ESTORE;
+    ST_CHECK(rc._m._nn == 1, "after 15 ASKs the node table holds the map's one node (%d)", rc._m._nn);
     r = s.acquire(s.ctx, "churned", 5000, &tok);    /* MOVED to the real server */
     printf("  ask15: 15 ASKs to dead ports answered %d x LDL_ESTORE; then MOVED to a real node: %d token %lld (%s)\n",
            asks, r, (long long)tok, r == 1 ? "" : ldl_redis_cluster_why(&rc));
