@@ -986,7 +986,7 @@ static int live_nodes_ok(uint32_t ms)
     return 0;
 }
 
-static int coverage_round(const char *full, uint32_t ride_out, int *n_out, int *clusterdown)
+static int coverage_round(const char *full, uint32_t ttl, uint32_t ride_out, int *n_out, int *clusterdown)
 {
     static ldl_redis_cluster_async ra;
     static char keys[CN][16];
@@ -1013,7 +1013,7 @@ static int coverage_round(const char *full, uint32_t ride_out, int *n_out, int *
             d.container.value = nop_value;
             d.container.shutdown = nop_shutdown;
             d.key = keys[i];
-            d.ttl_ms = 3000;
+            d.ttl_ms = ttl;
             d.ride_out_ms = ride_out;
             d.async_store = &as;
             d.clock.now_ms = frame_clock;
@@ -1029,8 +1029,8 @@ static int coverage_round(const char *full, uint32_t ride_out, int *n_out, int *
     *clusterdown = (int)ldl_redis_cluster_async_stats(&ra)->refreshes;
     for (i = 0; i < CN; i++) lost += ldl_lock_state(&g_cl[i]) != LDL_HELD;
     kill(g_n[victim].pid, SIGCONT);
-    printf("  coverage full=%s ride_out %u: master %d frozen 6 s (node timeout 1000 ms), %d of %d healthy-master "
-           "leases held before, %d lost (why: %s)\n", full, (unsigned)ride_out, victim, held0, CN, lost,
+    printf("  coverage full=%s ttl %u ride_out %u: master %d frozen 6 s (node timeout 1000 ms), %d of %d healthy-master "
+           "leases held before, %d lost (why: %s)\n", full, (unsigned)ttl, (unsigned)ride_out, victim, held0, CN, lost,
            ldl_redis_cluster_async_why(&ra));
     ST_CHECK(held0 == CN, "coverage: all held before the freeze");
     for (i = 0; i < CN; i++) ldl_lock_release(&g_cl[i]);
@@ -1044,13 +1044,16 @@ static int coverage_round(const char *full, uint32_t ride_out, int *n_out, int *
 
 static void test_coverage(void)
 {
-    int n = 0, down = 0, lost_yes, lost_no;
-    lost_yes = coverage_round("yes", 0, &n, &down);
-    lost_no = coverage_round("no", 0, &n, &down);
+    int n = 0, down = 0, lost_yes, lost_no, lost_ride;
+    lost_yes = coverage_round("yes", 3000, 0, &n, &down);
+    lost_no = coverage_round("no", 3000, 0, &n, &down);
+    lost_ride = coverage_round("yes", 6000, 150, &n, &down);
     config_all("cluster-node-timeout", "15000");
     config_all("cluster-require-full-coverage", "no");
     ST_CHECK(lost_yes > 0, "full coverage yes: a frozen master FAILed takes leases on healthy masters (%d lost)", lost_yes);
     ST_CHECK(lost_no == 0, "full coverage no: healthy masters keep their leases (%d lost)", lost_no);
+    ST_CHECK(lost_ride == 0, "full coverage yes, ride_out_ms 150, TTL 6 s: the CLUSTERDOWN window is ridden out (%d lost)",
+             lost_ride);
 }
 
 /* LDL_CLUSTER_TESTS="a b ..." runs only those cases (the mutant suite); unset: all */
