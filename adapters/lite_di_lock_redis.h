@@ -98,6 +98,10 @@
    ldl_redis_why() / ldl_redis_async_why() keep the text of the LAST error
    (a server's error reply such as "MOVED 3999 10.0.0.2:6379" or "NOPERM ...",
    a timeout, a refused send): the lock only sees "no grant" or STORE_ERROR.
+   The same error as VALUES: ldl_redis_last_error() / _async_last_error()
+   answer { kind LDL_REDIS_ERR_*, slot, addr } (MOVED / ASK carry the slot and
+   "host:port"); route on these, never on the text. In the non-blocking view
+   ldl_redis_async_on_error() shows a router each request's own error.
 
    A LOCK CONNECTION IS NOT SHARED. The adapter must own its redisContext:
    do not send your own commands on it. The synchronous view refuses to send
@@ -110,11 +114,15 @@
    SO_SNDTIMEO: a limit PER read() or write(), not per command. A server that
    drips its reply a byte at a time would keep a plain hiredis call waiting
    forever. The adapter reads the reply itself and, after each read, checks
-   the time spent on the call against the context's timeout: a call gives up
-   after at most about TWICE the timeout (the timeout, plus the read that was
-   under way), marks the context failed and answers LDL_ESTORE. A call never
-   frees a frozen frame: the non-blocking view is the one whose every call is
-   bounded by a few system calls that never wait.
+   the time spent on the call against the context's timeout, and waits (poll)
+   before each read at most for what is left: a call gives up after about the
+   timeout, marks the context failed and answers LDL_ESTORE. Times are taken
+   from the adapter's clock (ldl_redis_set_clock; all-zero = the built-in
+   monotonic clock). ldl_redis_command() sends a command of the caller's
+   (CLUSTER SLOTS, WAIT...) through the same exchange with the caller's reply
+   bounds and a wall-clock limit per call. A call never frees a frozen frame:
+   the non-blocking view is the one whose every call is bounded by a few
+   system calls that never wait.
 
    THE PHANTOM LEASE. A command that timed out on the client may still run on
    the server later (a server paused by SIGSTOP, a GC'd VM, a congested link
@@ -154,7 +162,11 @@
    answers negative until ldl_redis_async_reconnect(&ra), which calls
    redisReconnect(c) (non-blocking again; a host NAME is resolved with a
    blocking getaddrinfo, so connect by numeric address) and waits for the
-   connect inside later pumps. Requests submitted while the connect is under
+   connect inside later pumps. The verbs every non-blocking view shares
+   (decision 0105): _why, _stats, _drop (every queued and in-flight request
+   answered LDL_ESTORE at once, the link dead; answers how many) and
+   _rebind(&ra, c) (a NEW connection; all that is pending answered LDL_ESTORE
+   first, so no reply is ever matched to another lock's request). Requests submitted while the connect is under
    way are queued and go out once it completes. ldl_redis_async_fail(&ra, why)
    drops the link on purpose, e.g. when ldl_redis_async_stalled_ms() says the
    server has not answered for longer than you accept (otherwise leases simply

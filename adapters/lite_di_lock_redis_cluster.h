@@ -40,8 +40,11 @@
        desc.async_store = &as;
        for (;;) { ldl_redis_cluster_async_pump(&ra); ...ldl_lock_poll each lock... }
 
-   SEEDS: "host:port[,host:port...]", numeric IPv4 addresses or names (a name
-   is resolved by hiredis with a blocking getaddrinfo). Init reads the slot
+   SEEDS: "host:port[,host:port...]", numeric IPv4 / IPv6 addresses. The
+   non-blocking view refuses a host name (LDL_EINVAL) and never resolves
+   anything; the synchronous view resolves host-name seeds at init only.
+   After init every address comes from a map or a redirect, and one naming a
+   host is refused in both views (decision 0106). Init reads the slot
    map (CLUSTER SLOTS) from the first seed that answers -- init BLOCKS, at
    most timeout_ms per seed -- and connects to every master the map names.
    The adapter OWNS these connections (hiredis allocates them): masters come
@@ -54,17 +57,22 @@
                            that answered MOVED) and the call goes ONCE more,
                            to the new owner. A second MOVED is LDL_ESTORE.
      ASK slot host:port    (a slot being migrated, the key already moved):
-                           synchronous view: ASKING then the call, once, on the
-                           target. Non-blocking view: the base adapter's
+                           synchronous view: the call, once, on the target,
+                           ASKING before each attempt (the EVAL retry after
+                           NOSCRIPT too). Non-blocking view: the base adapter's
                            pipeline has no room for ASKING, so the request is
                            PARKED until a map read (every 50 ms) names a new
-                           owner for the slot, then sent once to it; after 2 x
-                           timeout_ms it completes with LDL_ESTORE.
+                           owner for the slot, then sent once to it; a renew
+                           waits as long as its TTL (the lock cancels it at its
+                           lease's deadline first), anything else 2 x
+                           timeout_ms, then LDL_ESTORE.
      TRYAGAIN              (acquire's two keys during a migration when they are
                            not all on one side): synchronous view LDL_ESTORE;
                            non-blocking view parked like ASK.
    A redirect is an error reply, so it is never a grant; every answer that is
-   taken is the nonce-checked answer of the node that ran the script.
+   taken is the nonce-checked answer of the node that ran the script. Routing
+   reads the Redis adapter's structured error (ldl_redis_last_error, and per
+   request ldl_redis_async_on_error), never its why text.
 
    ANSWERS as lite_di_lock_redis.h: 1, 0, negative (LDL_ESTORE, LDL_EINVAL,
    LDL_ENOSPC). ldl_redis_cluster_why() / ldl_redis_cluster_async_why() keep the
@@ -88,19 +96,31 @@
    doc).
 
    MAP READS go through short-lived connections of the adapter's own (never a
-   lock connection), whose reader refuses an array of more than 16384
-   elements, a string of more than 256 bytes or more than 300,000 objects
-   before allocating; a map that leaves a slot uncovered is refused.
+   lock connection); the synchronous view uses the Redis adapter's bounded
+   exchange (ldl_redis_command: a wall-clock limit of timeout_ms per read).
+   The reader refuses an array of more than 16384 elements, a string of more
+   than 256 bytes or more than 300,000 objects before allocating. Refused
+   maps: a host name, a port outside 1..65535, overlapping ranges, a slot
+   uncovered, too many nodes (O(16384) whatever the reply). An accepted map
+   REBUILDS the node table (nodes with requests in flight kept; a node added
+   for one ASK is not kept) and is trusted wholesale: any node's map may
+   re-route every slot (docs/redis-cluster.md). WAIT goes through
+   ldl_redis_command too (at most the WAIT timeout plus timeout_ms).
 
    MEMORY: hiredis allocates the contexts; the non-blocking view also mallocs,
    per master, a pool of nreqs ldl_redis_req for its ldl_redis_async. Both are
    freed by _free / _async_free.
 
    THE CORE'S OP. The non-blocking view gives each master's ldl_redis_async an
-   ldl_op of its own per request and reads its answer after each pump; the
-   core has no public call for that, so it copies the lock op's in-flight mark
-   at submit and reads the op's recorded answer fields (decision 0103). Submit
-   only ops that come from an ldl_lock (as the core does).
+   ldl_op of its own per request, marks it in flight with the core's public
+   ldl_op_begin and reads its answer after each pump with ldl_op_result
+   (decision 0103). Submit only ops that come from an ldl_lock (as the core
+   does).
+
+   VERBS (decision 0105): _async_why, _async_stats, _async_drop (every request
+   answered LDL_ESTORE at once, every master link dropped; how many). No
+   _rebind: the view owns its connections. _set_clock / _async_set_clock: an
+   ldl_clock for call limits and pacing (all-zero = built-in).
 
    OPTIONS
      LDL_REDIS_CLUSTER_IMPLEMENTATION  in exactly one .c/.cpp file, after
@@ -944,9 +964,9 @@ LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_ext(ldl_redis_cluster *rc)
 /* ------------------------------------------------------------ non-blocking view
    Each cluster request hands its own ldl_op (_inner) to the master's
    ldl_redis_async and looks at it after every pump. The inner op is marked in
-   flight by copying the lock's op phase at submit (the core marks the lock's op
-   in flight before it calls a submit), and read back through the core's op
-   fields: see the report / decision 0103 for the public hook this wants. */
+   flight with the core's public ldl_op_begin and read back with ldl_op_result;
+   the master's on_error hook records each inner op's error kind, on which the
+   pump routes (decision 0103). */
 #define LDL__RC_REQ(ra, i) (&(ra)->_reqs[(i) - 1])
 
 static void ldl__rc_req_free(ldl_redis_cluster_async *ra, size_t i) {
