@@ -45,7 +45,7 @@ $(B)/redis/redis_%: tests/store/redis_%.c $(RD_THDRS)
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
 
 # the verbs suite also starts tests/store/redis_fake_node.py (python3) for a replaying node
-$(B)/redis/redis_verbs: tests/store/redis_fake.h tests/store/redis_fake_node.py
+$(B)/redis/redis_verbs: tests/store/redis_fake.h tests/store/redis_locks.h tests/store/redis_fake_node.py
 
 # the election suite also runs the owner/inspect checks through the Redis Cluster view
 $(B)/redis/redis_election: adapters/lite_di_lock_redis_cluster.h tests/store/redis_cluster_server.h

@@ -24,7 +24,7 @@ test-redis-cluster: $(RC_BUILDS) $(B)/rcluster/redis_cluster $(B)/rcluster/redis
 	tests/store/with_redis_cluster.sh ./$(B)/rcluster/redis_cluster
 
 # a hostile node (tests/store/redis_fake_node.py) and a silent resolver (the suite's own getaddrinfo)
-$(B)/rcluster/redis_cluster_hostile: tests/store/redis_cluster_hostile.c $(RC_THDRS) tests/store/redis_fake.h \
+$(B)/rcluster/redis_cluster_hostile: tests/store/redis_cluster_hostile.c $(RC_THDRS) tests/store/redis_fake.h tests/store/redis_locks.h \
                                      tests/store/redis_fake_node.py
 	@mkdir -p $(B)/rcluster
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< -lhiredis -ldl -o $@

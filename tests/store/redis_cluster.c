@@ -367,44 +367,52 @@ static void test_amoved(void)
     ldl_redis_cluster_async_free(&ra);
 }
 
-/* non-blocking: renewals that land in the ASK window (keys moved, slot not handed over yet)
-   wait for the new owner instead of failing */
-static void test_aask(void)
+/* non-blocking: a renewal that lands in the ASK window (keys moved, slot not handed over
+   yet) waits for the new owner instead of failing. One case: prefix P, key K, the view's
+   timeout, the lock's TTL, how long the window stays open */
+static void aask_case(const char *name, const char *prefix, const char *key, uint32_t timeout_ms,
+                      uint32_t ttl, uint32_t window_ms)
 {
     static ldl_redis_cluster_req reqs[64];
     static ldl_redis_cluster_async ra;
     ldl_async_store as;
     ldl_lock lk;
+    char lease[64], fence[64];
     int slot, a, b, held0, held1;
     int64_t t0;
     const ldl_redis_cluster_stats *st;
-    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "ak", 1000, reqs, 64) == LDL_OK, "init");
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, prefix, timeout_ms, reqs, 64) == LDL_OK, "init");
     as = ldl_redis_cluster_async_store(&ra);
     tick();
-    lock_init(&lk, NULL, &as, "asked", 3000);               /* renewals every ~1 s */
+    lock_init(&lk, NULL, &as, key, ttl);               /* renewals every ttl / 3 */
     ldl_lock_acquire(&lk);
-    frames(&ra, &lk, 1, 200, NULL);
+    frames(&ra, &lk, 1, 300, NULL);
     held0 = ldl_lock_state(&lk) == LDL_HELD;
     t0 = ldl_lock_fencing_token(&lk);
-    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, "asked");
+    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, key);
     a = master_of_slot(slot);
     b = other_master(a);
-    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, "{ak:asked}:lease", "{ak:asked}:fence"), "keys moved");
-    frames(&ra, &lk, 1, 1200, NULL);                        /* a renewal answered ASK: parked */
+    snprintf(lease, sizeof lease, "{%s:%s}:lease", prefix, key);
+    snprintf(fence, sizeof fence, "{%s:%s}:fence", prefix, key);
+    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, lease, fence), "keys moved");
+    frames(&ra, &lk, 1, window_ms, NULL);              /* a renewal answered ASK: parked */
     ST_CHECK(migrate_end(slot, b), "slot handed over");
     frames(&ra, &lk, 1, 2500, NULL);
     held1 = ldl_lock_state(&lk) == LDL_HELD && ldl_lock_fencing_token(&lk) == t0;
     st = ldl_redis_cluster_async_stats(&ra);
-    printf("  aask: held before %d, after the ASK window %d; ask %llu moved %llu retries %llu refreshes %llu\n", held0,
-           held1, (unsigned long long)st->ask, (unsigned long long)st->moved, (unsigned long long)st->retries,
-           (unsigned long long)st->refreshes);
-    ST_CHECK(held0 && held1 && st->ask >= 1 && st->retries >= 1, "non-blocking renewals wait out the ASK window: %s",
-             ldl_redis_cluster_async_why(&ra));
+    printf("  %s: held before %d, after a %u ms ASK window (timeout_ms %u, TTL %u) %d (%s %s); ask %llu moved %llu "
+           "retries %llu refreshes %llu\n", name, held0, (unsigned)window_ms, (unsigned)timeout_ms, (unsigned)ttl, held1,
+           ldl_state_name(ldl_lock_state(&lk)), ldl_reason_name(ldl_lock_reason(&lk)), (unsigned long long)st->ask,
+           (unsigned long long)st->moved, (unsigned long long)st->retries, (unsigned long long)st->refreshes);
+    ST_CHECK(held0 && held1 && st->ask >= 1 && st->retries >= 1, "%s: a renewal in the ASK window is not lost "
+             "while its lease lasts: %s", name, ldl_redis_cluster_async_why(&ra));
     ldl_lock_release(&lk);
     frames(&ra, &lk, 1, 100, NULL);
     ldl_lock_dispose(&lk);
     ldl_redis_cluster_async_free(&ra);
 }
+
+static void test_aask(void) { aask_case("aask", "ak", "asked", 1000, 3000, 1200); }
 
 /* ------------------------------------------------------------ contention */
 static char g_res[3][300];
@@ -880,43 +888,9 @@ static void test_last_error(void)
     ldl_redis_cluster_free(&rc);
 }
 
-/* item 6: a non-blocking renew parked in a long ASK window (here 3 s, with timeout_ms 200:
-   the old give-up was 2 x 200 ms) waits for the new owner, bounded by its lease */
-static void test_aask_long(void)
-{
-    static ldl_redis_cluster_req reqs[64];
-    static ldl_redis_cluster_async ra;
-    ldl_async_store as;
-    ldl_lock lk;
-    int slot, a, b, held0, held1;
-    int64_t t0;
-    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "al", 200, reqs, 64) == LDL_OK, "init");
-    as = ldl_redis_cluster_async_store(&ra);
-    tick();
-    lock_init(&lk, NULL, &as, "window", 6000);          /* renewals every ~2 s */
-    ldl_lock_acquire(&lk);
-    frames(&ra, &lk, 1, 300, NULL);
-    held0 = ldl_lock_state(&lk) == LDL_HELD;
-    t0 = ldl_lock_fencing_token(&lk);
-    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, "window");
-    a = master_of_slot(slot);
-    b = other_master(a);
-    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, "{al:window}:lease", "{al:window}:fence"), "keys moved");
-    frames(&ra, &lk, 1, 3000, NULL);                    /* a renewal parks on ASK */
-    ST_CHECK(migrate_end(slot, b), "slot handed over");
-    frames(&ra, &lk, 1, 1500, NULL);
-    held1 = ldl_lock_state(&lk) == LDL_HELD && ldl_lock_fencing_token(&lk) == t0;
-    printf("  aask long: held before %d, after a 3 s ASK window (timeout_ms 200) %d (%s %s); ask %llu retries %llu\n",
-           held0, held1, ldl_state_name(ldl_lock_state(&lk)), ldl_reason_name(ldl_lock_reason(&lk)),
-           (unsigned long long)ldl_redis_cluster_async_stats(&ra)->ask,
-           (unsigned long long)ldl_redis_cluster_async_stats(&ra)->retries);
-    ST_CHECK(held0 && held1 && ldl_redis_cluster_async_stats(&ra)->ask >= 1,
-             "a renew is not lost while its lease lasts: %s", ldl_redis_cluster_async_why(&ra));
-    ldl_lock_release(&lk);
-    frames(&ra, &lk, 1, 100, NULL);
-    ldl_lock_dispose(&lk);
-    ldl_redis_cluster_async_free(&ra);
-}
+/* item 6: a non-blocking renew parked in a long ASK window (3 s, with timeout_ms 200: the
+   old give-up was 2 x 200 ms) waits for the new owner, bounded by its lease */
+static void test_aask_long(void) { aask_case("aask long", "al", "window", 200, 6000, 3000); }
 
 /* decision 0105's verb on the cluster view: every request in flight answered at once */
 static void test_adrop(void)

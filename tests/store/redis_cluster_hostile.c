@@ -26,6 +26,7 @@
 #include "adapters/lite_di_lock_redis_cluster.h"
 #include "tests/store/redis_server.h"
 #include "tests/store/redis_fake.h"
+#include "tests/store/redis_locks.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -50,28 +51,6 @@ int getaddrinfo(const char *node, const char *service, const struct addrinfo *hi
     if (!p) return EAI_FAIL;
     memcpy(&real, &p, sizeof real);
     return real(node, service, hints, res);
-}
-
-static uint64_t g_now;
-static uint64_t frame_clock(void *ctx) { (void)ctx; return g_now; }
-static void tick(void) { g_now = st_now_ms(); }
-static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
-static int nop_shutdown(void *s) { (void)s; return 0; }
-static int g_scope_token;
-static void *nop_scope(void *self) { (void)self; return &g_scope_token; }
-
-static int lock_init(ldl_lock *lk, const ldl_async_store *as, const char *key, uint32_t ttl)
-{
-    ldl_lock_desc d;
-    memset(&d, 0, sizeof d);
-    d.container.scope = nop_scope;
-    d.container.value = nop_value;
-    d.container.shutdown = nop_shutdown;
-    d.key = key;
-    d.ttl_ms = ttl;
-    d.async_store = as;
-    d.clock.now_ms = frame_clock;
-    return ldl_lock_init(lk, &d);
 }
 
 static void seed_of(const rf_node *f, char *buf, size_t n) { snprintf(buf, n, "127.0.0.1:%d", f->port); }
@@ -102,7 +81,7 @@ static void test_dns(void)
              ldl_redis_cluster_async_why(&ra));
     as = ldl_redis_cluster_async_store(&ra);
     tick();
-    lock_init(&lk, &as, "named", 5000);
+    lock_async(&lk, &as, "named", 5000);
     names0 = g_names;
     ldl_lock_acquire(&lk);                      /* MOVED here; the next map names a host */
     end = st_now_ms() + 2500;

@@ -18,30 +18,9 @@
 #include "adapters/lite_di_lock_redis.h"
 #include "tests/store/redis_server.h"
 #include "tests/store/redis_fake.h"
+#include "tests/store/redis_locks.h"
 
 static rs_server g_srv;
-
-static uint64_t g_now;
-static uint64_t frame_clock(void *ctx) { (void)ctx; return g_now; }
-static void tick(void) { g_now = st_now_ms(); }
-static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
-static int nop_shutdown(void *s) { (void)s; return 0; }
-static int g_scope_token;
-static void *nop_scope(void *self) { (void)self; return &g_scope_token; }
-
-static void lock_init(ldl_lock *lk, const ldl_async_store *as, const char *key)
-{
-    ldl_lock_desc d;
-    memset(&d, 0, sizeof d);
-    d.container.scope = nop_scope;
-    d.container.value = nop_value;
-    d.container.shutdown = nop_shutdown;
-    d.key = key;
-    d.ttl_ms = 5000;
-    d.async_store = as;
-    d.clock.now_ms = frame_clock;
-    ldl_lock_init(lk, &d);
-}
 
 static redisContext *nb_connect(int port)
 {
@@ -107,8 +86,8 @@ static void live_case(int how)       /* 0 reconnect, 1 rebind, 2 drop */
     for (i = 0; i < LN; i++) {
         snprintf(ka[i], sizeof ka[i], "%s-a%d", names[how], i);
         snprintf(kb[i], sizeof kb[i], "%s-b%d", names[how], i);
-        lock_init(&a[i], &as, ka[i]);
-        lock_init(&b[i], &as, kb[i]);
+        lock_async(&a[i], &as, ka[i], 5000);
+        lock_async(&b[i], &as, kb[i], 5000);
         ldl_lock_acquire(&a[i]);
         if (i == LN / 2) pump_for(&ra, a, i + 1, 30);  /* the first half sent: in flight */
     }
@@ -180,8 +159,8 @@ static void test_nonce(void)
     ST_CHECK(c && ldl_redis_async_init(&ra, c, "vb", reqs, 8) == LDL_OK, "init");
     as = ldl_redis_async_store(&ra);
     tick();
-    lock_init(&l[0], &as, "first");
-    lock_init(&l[1], &as, "second");
+    lock_async(&l[0], &as, "first", 5000);
+    lock_async(&l[1], &as, "second", 5000);
     ldl_lock_acquire(&l[0]);
     ldl_lock_acquire(&l[1]);                              /* two in flight, in one write */
     end = st_now_ms() + 2000;
