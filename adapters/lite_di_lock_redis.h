@@ -98,6 +98,10 @@
    ldl_redis_why() / ldl_redis_async_why() keep the text of the LAST error
    (a server's error reply such as "MOVED 3999 10.0.0.2:6379" or "NOPERM ...",
    a timeout, a refused send): the lock only sees "no grant" or STORE_ERROR.
+   The same error as VALUES: ldl_redis_last_error() / _async_last_error()
+   answer { kind LDL_REDIS_ERR_*, slot, addr } (MOVED / ASK carry the slot and
+   "host:port"); route on these, never on the text. In the non-blocking view
+   ldl_redis_async_on_error() shows a router each request's own error.
 
    A LOCK CONNECTION IS NOT SHARED. The adapter must own its redisContext:
    do not send your own commands on it. The synchronous view refuses to send
@@ -110,11 +114,15 @@
    SO_SNDTIMEO: a limit PER read() or write(), not per command. A server that
    drips its reply a byte at a time would keep a plain hiredis call waiting
    forever. The adapter reads the reply itself and, after each read, checks
-   the time spent on the call against the context's timeout: a call gives up
-   after at most about TWICE the timeout (the timeout, plus the read that was
-   under way), marks the context failed and answers LDL_ESTORE. A call never
-   frees a frozen frame: the non-blocking view is the one whose every call is
-   bounded by a few system calls that never wait.
+   the time spent on the call against the context's timeout, and waits (poll)
+   before each read at most for what is left: a call gives up after about the
+   timeout, marks the context failed and answers LDL_ESTORE. Times are taken
+   from the adapter's clock (ldl_redis_set_clock; all-zero = the built-in
+   monotonic clock). ldl_redis_command() sends a command of the caller's
+   (CLUSTER SLOTS, WAIT...) through the same exchange with the caller's reply
+   bounds and a wall-clock limit per call. A call never frees a frozen frame:
+   the non-blocking view is the one whose every call is bounded by a few
+   system calls that never wait.
 
    THE PHANTOM LEASE. A command that timed out on the client may still run on
    the server later (a server paused by SIGSTOP, a GC'd VM, a congested link
@@ -154,7 +162,11 @@
    answers negative until ldl_redis_async_reconnect(&ra), which calls
    redisReconnect(c) (non-blocking again; a host NAME is resolved with a
    blocking getaddrinfo, so connect by numeric address) and waits for the
-   connect inside later pumps. Requests submitted while the connect is under
+   connect inside later pumps. The verbs every non-blocking view shares
+   (decision 0105): _why, _stats, _drop (every queued and in-flight request
+   answered LDL_ESTORE at once, the link dead; answers how many) and
+   _rebind(&ra, c) (a NEW connection; all that is pending answered LDL_ESTORE
+   first, so no reply is ever matched to another lock's request). Requests submitted while the connect is under
    way are queued and go out once it completes. ldl_redis_async_fail(&ra, why)
    drops the link on purpose, e.g. when ldl_redis_async_stalled_ms() says the
    server has not answered for longer than you accept (otherwise leases simply
@@ -242,6 +254,20 @@
 #define LDL_REDIS_PUMP_READS 64
 #endif
 #define LDL_REDIS_WHY_MAX 160
+#define LDL_REDIS_ADDR_MAX 64
+
+/* the KIND of the last error (ldl_redis_last_error): a value the Cluster view
+   routes on, never a text it parses (hiredis' err + errstr are the model) */
+#define LDL_REDIS_ERR_NONE        0
+#define LDL_REDIS_ERR_ARG         1   /* a bad argument: nothing was sent */
+#define LDL_REDIS_ERR_IO          2   /* the link: lost, timed out, refused to connect, dropped */
+#define LDL_REDIS_ERR_PROTOCOL    3   /* a reply refused (size), out of step (nonce) or malformed */
+#define LDL_REDIS_ERR_SERVER      4   /* an error reply that is not one of the four below */
+#define LDL_REDIS_ERR_MOVED       5   /* "MOVED slot addr": slot and addr are set */
+#define LDL_REDIS_ERR_ASK         6   /* "ASK slot addr": slot and addr are set */
+#define LDL_REDIS_ERR_TRYAGAIN    7
+#define LDL_REDIS_ERR_CLUSTERDOWN 8
+#define LDL_REDIS_ERR_FULL        9   /* the non-blocking request pool is full */
 
 /* LDL_WANT_READ / LDL_WANT_WRITE (the events ldl_redis_async_fd answers) are
    defined once, in lite_di_lock.h. */
@@ -250,6 +276,23 @@
 extern "C" {
 #endif
 
+typedef struct ldl_redis_error {    /* the last error as values (ldl_redis_last_error) */
+    int  kind;                      /* LDL_REDIS_ERR_* */
+    int  slot;                      /* MOVED / ASK: the slot; else -1 */
+    char addr[LDL_REDIS_ADDR_MAX];  /* MOVED / ASK: "host:port" as the server wrote it; else "" */
+} ldl_redis_error;
+
+/* bounds of one exchange through ldl_redis_command; a zero field = the default */
+typedef struct ldl_redis_limits {
+    int      elements;              /* most elements of one array (default 16) */
+    size_t   string_bytes;          /* longest string (default LDL_REDIS_REPLY_MAX) */
+    long     objects;               /* most objects in one reply (default: no limit) */
+    size_t   reply_bytes;           /* most bytes of a reply still incomplete (default
+                                       LDL_REDIS_REPLY_MAX) */
+    uint32_t call_ms;               /* wall-clock limit of the call (default: the context's
+                                       timeout, redisSetTimeout) */
+} ldl_redis_limits;
+
 typedef struct ldl_redis ldl_redis;
 struct ldl_redis {                  /* private: complete so the caller owns the storage */
     redisContext *_c;
@@ -257,6 +300,11 @@ struct ldl_redis {                  /* private: complete so the caller owns the 
     uint64_t      _nonce;           /* the last nonce sent */
     size_t        _plen;
     int           _refused;         /* a reply hook refused a reply (size) */
+    int           _asking;          /* send ASKING before every attempt (Cluster view) */
+    long          _left;            /* objects the reply being read may still have */
+    const ldl_redis_limits *_lim;   /* the bounds of the exchange under way */
+    ldl_clock     _clock;           /* zero = the built-in monotonic clock */
+    ldl_redis_error _err;
     char          _prefix[LDL_REDIS_PREFIX_MAX];
     char          _why[LDL_REDIS_WHY_MAX];
 };
@@ -299,6 +347,8 @@ struct ldl_redis_async {            /* private: complete so the caller owns the 
     int             _link;          /* LDL__REDIS_CONNECTING / _UP / _FAILED */
     uint64_t        _progress_ms;   /* last reply, or when the FIFO became non-empty */
     ldl_redis_stats _stats;
+    void          (*_on_error)(void *ctx, ldl_op *op, const ldl_redis_error *e);
+    void           *_on_error_ctx;
 };
 
 #endif /* LDL_NO_ASYNC */
@@ -324,6 +374,22 @@ LDL_REDIS_API int        ldl_redis_check_durability(ldl_redis *r, char *why, siz
 /* v0.2 holder identity: acquire_owned and inspect (submit_owned NULL);
    ctx = r (see HOLDER IDENTITY) */
 LDL_REDIS_API ldl_store_ext ldl_redis_ext(ldl_redis *r);
+/* the last error as values (kind NONE when the last call succeeded); never NULL */
+LDL_REDIS_API const ldl_redis_error *ldl_redis_last_error(const ldl_redis *r);
+/* the clock the adapter measures call limits (and the non-blocking view's
+   stalls) with; all-zero = the built-in monotonic clock (the default) */
+LDL_REDIS_API void ldl_redis_set_clock(ldl_redis *r, ldl_clock clock);
+/* For the Cluster view under ASK: while on, every script attempt (the EVAL
+   retry after NOSCRIPT too) is preceded by ASKING on the same connection. */
+LDL_REDIS_API void ldl_redis_set_asking(ldl_redis *r, int on);
+/* One command of the caller's (CLUSTER SLOTS, ASKING, WAIT...) through the
+   synchronous view's bounded exchange: the reply hooks refuse, before
+   allocating, what exceeds `lim` (NULL = the defaults), and the whole call
+   gives up after lim->call_ms (then the context is marked failed). LDL_OK
+   with *reply (the caller frees it; an error reply is a reply: its kind is
+   also in ldl_redis_last_error), LDL_ESTORE (why says so) or LDL_EINVAL. */
+LDL_REDIS_API int ldl_redis_command(ldl_redis *r, const ldl_redis_limits *lim, int argc,
+                                    const char **argv, const size_t *lens, redisReply **reply);
 
 #ifndef LDL_NO_ASYNC
 /* --- non-blocking view -------------------------------------------------- */
@@ -359,6 +425,24 @@ LDL_REDIS_API void ldl_redis_async_fail(ldl_redis_async *ra, const char *why);
 LDL_REDIS_API int  ldl_redis_async_reconnect(ldl_redis_async *ra);
 /* counters since init (live, max_live, write and read calls, ...) */
 LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra);
+/* The verbs every non-blocking view shares (decision 0105):
+   _drop: every queued and in-flight request answered LDL_ESTORE at once, the
+   link treated as dead (as _fail); answers how many requests were answered.
+   _rebind: a NEW connection c (non-blocking, nothing pending) replaces the old
+   one: everything pending on the old one is answered LDL_ESTORE first, so no
+   reply can ever be matched to another lock's request; the connect completes
+   inside later pumps. LDL_OK, or LDL_EINVAL with nothing changed. The old
+   context stays the caller's (marked failed). */
+LDL_REDIS_API int  ldl_redis_async_drop(ldl_redis_async *ra);
+LDL_REDIS_API int  ldl_redis_async_rebind(ldl_redis_async *ra, redisContext *c);
+LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_async *ra);
+LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock);
+/* For a router (the Cluster view): fn(ctx, op, e) is called for each request
+   answered with an error (error reply or link failure), just before its
+   ldl_op_complete: the error of THAT request, as values. fn NULL = none. */
+LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
+                                            void (*fn)(void *ctx, ldl_op *op, const ldl_redis_error *e),
+                                            void *ctx);
 #endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
@@ -457,14 +541,48 @@ static void ldl__redis_cat(char *out, size_t cap, const char *a, const char *b) 
     out[n] = 0;
 }
 
-static void ldl__redis_say(ldl_redis *r, const char *a, const char *b) {
+/* the last error: its kind (slot -1, no address) and its text a then b */
+static void ldl__redis_say(ldl_redis *r, int kind, const char *a, const char *b) {
+    r->_err.kind = kind;
+    r->_err.slot = -1;
+    r->_err.addr[0] = 0;
     ldl__redis_cat(r->_why, sizeof r->_why, a, b);
 }
 
-static uint64_t ldl__redis_now_ms(void) {
+/* an error reply: its text as the why, its kind (and a redirect's slot and
+   address) as values */
+static void ldl__redis_server_error(ldl_redis *r, const char *s) {
+    const char *p;
+    int kind = LDL_REDIS_ERR_SERVER;
+    long slot = 0;
+    size_t n = 0;
+    if (!s) s = "";
+    ldl__redis_say(r, kind, "server: ", s);
+    if (strncmp(s, "TRYAGAIN", 8) == 0) { r->_err.kind = LDL_REDIS_ERR_TRYAGAIN; return; }
+    if (strncmp(s, "CLUSTERDOWN", 11) == 0) { r->_err.kind = LDL_REDIS_ERR_CLUSTERDOWN; return; }
+    if (strncmp(s, "MOVED ", 6) == 0) { kind = LDL_REDIS_ERR_MOVED; p = s + 6; }
+    else if (strncmp(s, "ASK ", 4) == 0) { kind = LDL_REDIS_ERR_ASK; p = s + 4; }
+    else return;
+    if (*p < '0' || *p > '9') return;              /* malformed: stays SERVER */
+    for (; *p >= '0' && *p <= '9'; p++) if ((slot = slot * 10 + (*p - '0')) > 16383) return;
+    if (*p++ != ' ') return;
+    while (p[n] && p[n] != ' ' && p[n] != '\r' && p[n] != '\n') n++;
+    if (n == 0 || n >= sizeof r->_err.addr) return;
+    memcpy(r->_err.addr, p, n);
+    r->_err.addr[n] = 0;
+    r->_err.slot = (int)slot;
+    r->_err.kind = kind;
+}
+
+static uint64_t ldl__redis_builtin_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* the adapter's clock (ldl_redis_set_clock), the built-in one when none was given */
+static uint64_t ldl__redis_now_ms(const ldl_redis *r) {
+    return r->_clock.now_ms ? r->_clock.now_ms(r->_clock.ctx) : ldl__redis_builtin_ms();
 }
 
 /* decimal text of v into buf[24]; answers its length */
@@ -519,28 +637,28 @@ static int ldl__redis_setup(ldl_redis *r, redisContext *c, const char *prefix) {
     size_t n, i;
     redisReader *fresh;
     memset(r, 0, sizeof *r);
-    if (!c) { ldl__redis_say(r, "init: NULL redisContext", NULL); return LDL_EINVAL; }
+    if (!c) { ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: NULL redisContext", NULL); return LDL_EINVAL; }
     if (!prefix) prefix = "ldl";
     n = strlen(prefix);
     if (n == 0 || n >= LDL_REDIS_PREFIX_MAX) {
-        ldl__redis_say(r, "init: the prefix must be 1 to LDL_REDIS_PREFIX_MAX-1 bytes", NULL);
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: the prefix must be 1 to LDL_REDIS_PREFIX_MAX-1 bytes", NULL);
         return LDL_EINVAL;
     }
     for (i = 0; i < n; i++) {
         if (prefix[i] == ':' || prefix[i] == '{' || prefix[i] == '}') {
-            ldl__redis_say(r, "init: the prefix must not contain ':', '{' or '}' (key names would "
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: the prefix must not contain ':', '{' or '}' (key names would "
                            "collide or leave their hash slot)", NULL);
             return LDL_EINVAL;
         }
     }
     /* hiredis keeps its reply builders static: borrow the table from a fresh reader */
     fresh = redisReaderCreate();
-    if (!fresh) { ldl__redis_say(r, "init: out of memory", NULL); return LDL_EINVAL; }
+    if (!fresh) { ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: out of memory", NULL); return LDL_EINVAL; }
     r->_dflt = fresh->fn;
     redisReaderFree(fresh);
     memcpy(r->_prefix, prefix, n + 1);
     r->_plen = n;
-    r->_nonce = ldl__redis_now_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)(uintptr_t)r;
+    r->_nonce = ldl__redis_builtin_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)(uintptr_t)r;
     r->_c = c;
     return LDL_OK;
 }
@@ -565,25 +683,31 @@ static size_t ldl__redis_name(const ldl_redis *r, const char *key, const char *s
 /* ------------------------------------------------------------ the reply hooks
    Forward to hiredis' own builders, refusing what no answer of ours can be
    before anything is allocated (a NULL makes the reader fail the reply). */
+/* one object more in the reply being read; 0 (refuse it) when `ok` is 0 or
+   the exchange's object budget is spent */
+static int ldl__redis_spend(ldl_redis *r, int ok) {
+    if (!ok || (r->_lim && r->_lim->objects > 0 && --r->_left < 0)) { r->_refused = 1; return 0; }
+    return 1;
+}
 static void *ldl__redis_mk_str(const redisReadTask *t, char *s, size_t len) {
     ldl_redis *r = (ldl_redis *)t->privdata;
-    if (!r) return NULL;
-    if (len > LDL_REDIS_REPLY_MAX) { r->_refused = 1; return NULL; }
+    size_t most = r && r->_lim && r->_lim->string_bytes ? r->_lim->string_bytes : LDL_REDIS_REPLY_MAX;
+    if (!r || !ldl__redis_spend(r, len <= most)) return NULL;
     return r->_dflt->createString(t, s, len);
 }
 static void *ldl__redis_mk_array(const redisReadTask *t, int n) {
     ldl_redis *r = (ldl_redis *)t->privdata;
-    if (!r) return NULL;
-    if (n > LDL__REDIS_ARRAY_MAX) { r->_refused = 1; return NULL; }
+    int most = r && r->_lim && r->_lim->elements ? r->_lim->elements : LDL__REDIS_ARRAY_MAX;
+    if (!r || !ldl__redis_spend(r, n <= most)) return NULL;
     return r->_dflt->createArray(t, n);
 }
 static void *ldl__redis_mk_int(const redisReadTask *t, long long v) {
     ldl_redis *r = (ldl_redis *)t->privdata;
-    return r ? r->_dflt->createInteger(t, v) : NULL;
+    return r && ldl__redis_spend(r, 1) ? r->_dflt->createInteger(t, v) : NULL;
 }
 static void *ldl__redis_mk_nil(const redisReadTask *t) {
     ldl_redis *r = (ldl_redis *)t->privdata;
-    return r ? r->_dflt->createNil(t) : NULL;
+    return r && ldl__redis_spend(r, 1) ? r->_dflt->createNil(t) : NULL;
 }
 static void ldl__redis_free_obj(void *o) { freeReplyObject(o); }
 
@@ -625,17 +749,17 @@ static size_t ldl__redis_unparsed(const redisContext *c) {
 /* the reader's error, in words (a refused reply says which bound) */
 static void ldl__redis_reader_why(ldl_redis *r, const char *errstr) {
     if (r->_refused)
-        ldl__redis_say(r, "reply refused: more than 16 elements or LDL_REDIS_REPLY_MAX bytes "
-                       "(hostile or foreign server?)", NULL);
+        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "reply refused: more than 16 elements or LDL_REDIS_REPLY_MAX bytes "
+                       "(or the exchange's own bounds; hostile or foreign server?)", NULL);
     else
-        ldl__redis_say(r, "connection failed: ", errstr);
+        ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed: ", errstr);
 }
 
 /* the connection is out of step (or the reply cannot be trusted): mark it failed
    so nothing reads on it any more; redisReconnect clears the mark */
-static void ldl__redis_break(ldl_redis *r, const char *why) {
+static void ldl__redis_break(ldl_redis *r, int kind, const char *why) {
     redisContext *c = r->_c;
-    ldl__redis_say(r, why, NULL);
+    ldl__redis_say(r, kind, why, NULL);
     if (!c->err) {
         c->err = REDIS_ERR_PROTOCOL;
         ldl__redis_cat(c->errstr, sizeof c->errstr, "ldl: ", why);
@@ -791,18 +915,18 @@ static int ldl__redis_foreign(ldl_redis *r) {
     char b;
     ssize_t n;
     if (c->obuf && sdslen(c->obuf) > 0) {
-        ldl__redis_say(r, "refused to send: the connection has output pending (a lock connection "
+        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "refused to send: the connection has output pending (a lock connection "
                        "is not shared)", NULL);
         return 1;
     }
     if (ldl__redis_unparsed(c) > 0) {
-        ldl__redis_say(r, "refused to send: the connection has unread input buffered (a lock "
+        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "refused to send: the connection has unread input buffered (a lock "
                        "connection is not shared)", NULL);
         return 1;
     }
     n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n > 0) {
-        ldl__redis_say(r, "refused to send: an unread reply waits in the socket (a lock "
+        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "refused to send: an unread reply waits in the socket (a lock "
                        "connection is not shared)", NULL);
         return 1;
     }
@@ -810,29 +934,34 @@ static int ldl__redis_foreign(ldl_redis *r) {
 }
 
 /* one command, one reply, on the blocking context; NULL on failure (why set).
-   The whole call is bounded by the context's timeout, checked after each read. */
+   The whole call is bounded by r->_lim's call_ms (else the context's timeout),
+   measured on the adapter's clock: each read waits (poll) at most for what is
+   left of it. */
 static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
     redisContext *c = r->_c;
+    const ldl_redis_limits *lim = r->_lim;
     void *rep = NULL;
-    uint64_t t0, limit = 0;
+    uint64_t t0, limit = lim && lim->call_ms ? lim->call_ms : 0, spent;
+    size_t most = lim && lim->reply_bytes ? lim->reply_bytes : LDL_REDIS_REPLY_MAX;
     int done = 0;
     char text[LDL__REDIS_TEXTMAX];
     size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
     r->_refused = 0;
+    r->_left = lim ? lim->objects : 0;
     if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
-        ldl__redis_say(r, "could not format the command: ", c->errstr);
+        ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
         return NULL;
     }
-    {   /* the command timeout is the socket's SO_RCVTIMEO (redisSetTimeout) */
+    if (!limit) {   /* the command timeout is the socket's SO_RCVTIMEO (redisSetTimeout) */
         struct timeval tv;
         socklen_t tl = sizeof tv;
         if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
             limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
     }
-    t0 = ldl__redis_now_ms();
+    t0 = ldl__redis_now_ms(r);
     do {
         if (redisBufferWrite(c, &done) != REDIS_OK) {
-            ldl__redis_say(r, "connection failed: ", c->errstr);
+            ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed: ", c->errstr);
             return NULL;
         }
     } while (!done);
@@ -842,14 +971,27 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
             return NULL;
         }
         if (rep) return (redisReply *)rep;
-        if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
-            ldl__redis_break(r, "reply larger than LDL_REDIS_REPLY_MAX: connection dropped");
+        if (ldl__redis_unparsed(c) > most) {
+            ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply larger than LDL_REDIS_REPLY_MAX (or the "
+                             "exchange's bound): connection dropped");
             return NULL;
         }
-        if (limit && ldl__redis_now_ms() - t0 >= limit) {
-            ldl__redis_break(r, "the reply took longer than the context's timeout (a server "
-                             "dripping its reply?): connection dropped");
-            return NULL;
+        spent = ldl__redis_now_ms(r) - t0;
+        if (limit) {
+            struct pollfd p;
+            int pr;
+            if (spent < limit) {
+                p.fd = c->fd; p.events = POLLIN; p.revents = 0;
+                pr = poll(&p, 1, (int)(limit - spent > 60000u ? 60000u : limit - spent));
+                if (pr < 0 && errno == EINTR) continue;
+            } else {
+                pr = 0;
+            }
+            if (pr == 0) {
+                ldl__redis_break(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
+                                 "(a server dripping its reply?): connection dropped");
+                return NULL;
+            }
         }
         if (redisBufferRead(c) != REDIS_OK) {
             ldl__redis_reader_why(r, c->errstr);
@@ -858,21 +1000,57 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     }
 }
 
-static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits *lim, int argc,
+                                            const char **argv, const size_t *lens) {
     redisContext *c = r->_c;
     ldl__redis_hooked h;
     redisReply *rep;
-    if (!c) { ldl__redis_say(r, "no connection", NULL); return NULL; }
-    if (c->err) { ldl__redis_say(r, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
+    if (!c) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "no connection", NULL); return NULL; }
+    if (c->err) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
     if (!(c->flags & REDIS_BLOCK)) {
-        ldl__redis_say(r, "the synchronous view needs a blocking redisContext", NULL);
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "the synchronous view needs a blocking redisContext", NULL);
         return NULL;
     }
     if (ldl__redis_foreign(r)) return NULL;
+    r->_lim = lim;
     ldl__redis_hook(r, &h);
     rep = ldl__redis_exchange(r, argc, argv, lens);
     ldl__redis_unhook(&h);
+    r->_lim = NULL;
     return rep;
+}
+
+static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+    return ldl__redis_roundtrip_lim(r, NULL, argc, argv, lens);
+}
+
+LDL_REDIS_API int ldl_redis_command(ldl_redis *r, const ldl_redis_limits *lim, int argc,
+                                    const char **argv, const size_t *lens, redisReply **reply) {
+    redisReply *rep;
+    int a;
+    if (reply) *reply = NULL;
+    if (!r || !reply || argc < 1 || argc > 64 || !argv || !lens) return LDL_EINVAL;
+    for (a = 0; a < argc; a++) if (!argv[a]) return LDL_EINVAL;
+    r->_err.kind = LDL_REDIS_ERR_NONE;
+    rep = ldl__redis_roundtrip_lim(r, lim, argc, argv, lens);
+    if (!rep) return LDL_ESTORE;
+    if (rep->type == REDIS_REPLY_ERROR) ldl__redis_server_error(r, rep->str);
+    *reply = rep;
+    return LDL_OK;
+}
+
+/* ASKING before an attempt (ldl_redis_set_asking); 0 ok, LDL_ESTORE (why set) */
+static int ldl__redis_asking(ldl_redis *r) {
+    static const char *const argv[1] = { "ASKING" };
+    static const size_t lens[1] = { 6 };
+    redisReply *rep = ldl__redis_roundtrip(r, 1, (const char **)argv, lens);
+    int ok = rep && rep->type == REDIS_REPLY_STATUS;
+    if (rep && !ok) {
+        if (rep->type == REDIS_REPLY_ERROR) ldl__redis_server_error(r, rep->str);
+        else ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "ASKING: unexpected reply", NULL);
+    }
+    if (rep) freeReplyObject(rep);
+    return ok ? 0 : LDL_ESTORE;
 }
 
 /* EVALSHA, once more as EVAL on NOSCRIPT; the answer (1, 0, negative).
@@ -882,17 +1060,19 @@ static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t toke
     ldl__redis_cmd m;
     redisReply *rep;
     int eval, rc;
+    r->_err.kind = LDL_REDIS_ERR_NONE;
     for (eval = 0; eval < 2; eval++) {
         uint64_t nonce = ++r->_nonce;
         if (ldl__redis_build(r, &m, kind, key, token, ttl_ms, owner, nonce, eval) != 0) {
-            ldl__redis_say(r, "bad argument (key empty or too long, ttl 0)", NULL);
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "bad argument (key empty or too long, ttl 0)", NULL);
             return LDL_EINVAL;
         }
+        if (r->_asking && ldl__redis_asking(r) != 0) return LDL_ESTORE;   /* before EVAL too */
         rep = ldl__redis_roundtrip(r, m.argc, m.argv, m.lens);
         if (!rep) return LDL_ESTORE;
         if (rep->type == REDIS_REPLY_ERROR) {
             int noscript = !eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0;
-            if (!noscript) ldl__redis_say(r, "server: ", rep->str);
+            if (!noscript) ldl__redis_server_error(r, rep->str);
             freeReplyObject(rep);
             if (noscript) continue;
             return LDL_ESTORE;
@@ -901,12 +1081,12 @@ static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t toke
                                         : ldl__redis_judge(rep, kind, nonce, tok);
         freeReplyObject(rep);
         if (rc == LDL__REDIS_OOS) {
-            ldl__redis_break(r, "reply out of step (wrong type or nonce: someone else's reply?): "
+            ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce: someone else's reply?): "
                              "connection dropped");
             return LDL_ESTORE;
         }
         if (rc == LDL_ESTORE)
-            ldl__redis_say(r, kind == LDL__REDIS_INSPECT
+            ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, kind == LDL__REDIS_INSPECT
                            ? "malformed inspect answer (token, PTTL or owner out of range: keys "
                              "written by something else?)"
                            : "malformed answer (fence counter out of range?)", NULL);
@@ -932,7 +1112,7 @@ static int ldl__redis_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms,
     int rc;
     if (!r || !token_out) return LDL_EINVAL;
     if (!ldl__redis_owner(owner, owner ? strlen(owner) : 0)) {
-        ldl__redis_say(r, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL);
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL);
         return LDL_EINVAL;
     }
     rc = ldl__redis_sync(r, LDL__REDIS_OWNED, key, 0, ttl_ms, owner, &tok, NULL);
@@ -957,9 +1137,10 @@ static int ldl__redis_tokcall(ldl_redis *r, int kind, const char *key, int64_t t
     char name[LDL__REDIS_KEYBUF];
     if (!r) return LDL_EINVAL;
     if (!ldl__redis_name(r, key, "", name) || (kind == LDL_OP_RENEW && ttl_ms == 0)) {
-        ldl__redis_say(r, "bad argument (key empty or too long, ttl 0)", NULL);
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "bad argument (key empty or too long, ttl 0)", NULL);
         return LDL_EINVAL;
     }
+    r->_err.kind = LDL_REDIS_ERR_NONE;
     if (token < 1) return 0;             /* no lease ever carries it */
     return ldl__redis_sync(r, kind, key, token, ttl_ms, NULL, &unused, NULL);
 }
@@ -990,6 +1171,19 @@ LDL_REDIS_API ldl_store_ext ldl_redis_ext(ldl_redis *r) {
     return x;
 }
 
+LDL_REDIS_API const ldl_redis_error *ldl_redis_last_error(const ldl_redis *r) {
+    static const ldl_redis_error none = { LDL_REDIS_ERR_ARG, -1, "" };
+    return r ? &r->_err : &none;
+}
+
+LDL_REDIS_API void ldl_redis_set_clock(ldl_redis *r, ldl_clock clock) {
+    if (r) r->_clock = clock;
+}
+
+LDL_REDIS_API void ldl_redis_set_asking(ldl_redis *r, int on) {
+    if (r) r->_asking = on != 0;
+}
+
 static void ldl__redis_tell(char *why, size_t why_len, const char *a, const char *b) {
     if (why && why_len > 0) ldl__redis_cat(why, why_len, a, b);
 }
@@ -1010,7 +1204,7 @@ static int ldl__redis_config(ldl_redis *r, const char *name, char *out, char *wh
         return LDL_ESTORE;
     }
     if (rep->type == REDIS_REPLY_ERROR) {
-        ldl__redis_say(r, "server: ", rep->str);
+        ldl__redis_server_error(r, rep->str);
         ldl__redis_tell(why, why_len, "durability unknown: CONFIG GET refused (an ACL user needs "
                         "+config|get; managed services often rename or disable CONFIG): ", rep->str);
     } else if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
@@ -1019,7 +1213,7 @@ static int ldl__redis_config(ldl_redis *r, const char *name, char *out, char *wh
         out[rep->element[1]->len] = 0;
         rc = 1;
     } else {
-        ldl__redis_say(r, "unexpected CONFIG GET reply for ", name);
+        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "unexpected CONFIG GET reply for ", name);
         ldl__redis_tell(why, why_len, "durability unknown: unexpected CONFIG GET reply for ", name);
     }
     freeReplyObject(rep);
@@ -1064,7 +1258,7 @@ LDL_REDIS_API int ldl_redis_check_durability(ldl_redis *r, char *why, size_t why
 static void ldl__redis_fifo_push(ldl_redis_async *ra, size_t i) {
     LDL__REDIS_REQ(ra, i)->_next = 0;
     if (ra->_tail) LDL__REDIS_REQ(ra, ra->_tail)->_next = i;
-    else { ra->_head = i; ra->_progress_ms = ldl__redis_now_ms(); }
+    else { ra->_head = i; ra->_progress_ms = ldl__redis_now_ms(&ra->_r); }
     ra->_tail = i;
     if (++ra->_stats.live > ra->_stats.max_live) ra->_stats.max_live = ra->_stats.live;
 }
@@ -1098,7 +1292,7 @@ static int ldl__redis_queue(ldl_redis_async *ra, size_t i) {
         return LDL_EINVAL;
     n = ldl__redis_resp(m.argc, m.argv, m.lens, text, sizeof text);
     if (n == 0 || redisAppendFormattedCommand(ra->_r._c, text, n) != REDIS_OK) {
-        ldl__redis_say(&ra->_r, "could not queue the command (out of memory?)", NULL);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "could not queue the command (out of memory?)", NULL);
         return LDL_ESTORE;
     }
     ldl__redis_fifo_push(ra, i);
@@ -1106,18 +1300,48 @@ static int ldl__redis_queue(ldl_redis_async *ra, size_t i) {
     return 0;
 }
 
-/* fail the link: every live request answered LDL_ESTORE, the context marked failed */
-static void ldl__redis_fail(ldl_redis_async *ra, const char *why) {
+/* an error for request q's op: the router's hook sees it as values first */
+static void ldl__redis_tell_error(ldl_redis_async *ra, ldl_redis_req *q) {
+    if (q->_op && ra->_on_error) ra->_on_error(ra->_on_error_ctx, q->_op, &ra->_r._err);
+}
+
+/* fail the link: every live request answered LDL_ESTORE, the context marked
+   failed; answers how many requests of locks were answered */
+static int ldl__redis_fail(ldl_redis_async *ra, int kind, const char *why) {
     size_t i;
-    if (ra->_link == LDL__REDIS_FAILED) return;
+    int n = 0;
+    if (ra->_link == LDL__REDIS_FAILED) return 0;
     ra->_link = LDL__REDIS_FAILED;
     ra->_stats.link_failures++;
-    ldl__redis_break(&ra->_r, why);
+    ldl__redis_break(&ra->_r, kind, why);
     while ((i = ldl__redis_fifo_pop(ra)) != 0) {
         ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
-        if (q->_op) ldl_op_complete(q->_op, LDL_ESTORE, 0);
+        if (q->_op) {
+            ldl__redis_tell_error(ra, q);
+            ldl_op_complete(q->_op, LDL_ESTORE, 0);
+            n++;
+        }
         ldl__redis_req_free(ra, i);
     }
+    return n;
+}
+
+/* a non-blocking context with nothing of anyone else's on it; 0 or LDL_EINVAL (why set) */
+static int ldl__redis_async_ctx_ok(ldl_redis *r, redisContext *c) {
+    if (!c) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: NULL redisContext", NULL);
+        return LDL_EINVAL;
+    }
+    if (c->flags & REDIS_BLOCK) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: the context is blocking (use redisConnectNonBlock)", NULL);
+        return LDL_EINVAL;
+    }
+    if (!c->err && ((c->obuf && sdslen(c->obuf) > 0) || ldl__redis_unparsed(c) > 0)) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "init: the context has output pending or input unread (a lock "
+                       "connection is not shared)", NULL);
+        return LDL_EINVAL;
+    }
+    return 0;
 }
 
 LDL_REDIS_API int ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, const char *prefix,
@@ -1130,24 +1354,16 @@ LDL_REDIS_API int ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, con
     if (rc != LDL_OK) { ra->_link = LDL__REDIS_FAILED; return rc; }
     ra->_link = LDL__REDIS_FAILED;
     if (!reqs || nreqs == 0 || nreqs >= (size_t)-1 / sizeof *reqs) {
-        ldl__redis_say(&ra->_r, "init: the request pool is empty", NULL);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_ARG, "init: the request pool is empty", NULL);
         return LDL_EINVAL;
     }
-    if (c->flags & REDIS_BLOCK) {
-        ldl__redis_say(&ra->_r, "init: the context is blocking (use redisConnectNonBlock)", NULL);
-        return LDL_EINVAL;
-    }
-    if (!c->err && ((c->obuf && sdslen(c->obuf) > 0) || ldl__redis_unparsed(c) > 0)) {
-        ldl__redis_say(&ra->_r, "init: the context has output pending or input unread (a lock "
-                       "connection is not shared)", NULL);
-        return LDL_EINVAL;
-    }
+    if (ldl__redis_async_ctx_ok(&ra->_r, c) != 0) return LDL_EINVAL;
     memset(reqs, 0, nreqs * sizeof *reqs);
     ra->_reqs = reqs;
     ra->_nreqs = nreqs;
     for (i = nreqs; i >= 1; i--) ldl__redis_req_free(ra, i);
     if (c->err) {
-        ldl__redis_say(&ra->_r, "connection failed before init: ", c->errstr);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "connection failed before init: ", c->errstr);
         return LDL_OK;                   /* FAILED: pump answers negative until a reconnect */
     }
     ra->_link = LDL__REDIS_CONNECTING;
@@ -1161,15 +1377,15 @@ static int ldl__redis_submit(ldl_redis_async *ra, ldl_op *op, int kind, const ch
     int rc;
     if (!ra || !op || !ra->_reqs) return LDL_EINVAL;
     if (!key || (k = strlen(key)) == 0 || k >= LDL_KEY_MAX || (kind != LDL_OP_RELEASE && ttl_ms == 0)) {
-        ldl__redis_say(&ra->_r, "bad argument (key empty or too long, ttl 0)", NULL);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_ARG, "bad argument (key empty or too long, ttl 0)", NULL);
         return LDL_EINVAL;
     }
     if (kind == LDL__REDIS_OWNED && !(on = ldl__redis_owner(owner, owner ? strlen(owner) : 0))) {
-        ldl__redis_say(&ra->_r, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_ARG, "bad owner (1 to LDL_OWNER_MAX-1 bytes, no control bytes)", NULL);
         return LDL_EINVAL;
     }
     if (ra->_link == LDL__REDIS_FAILED || ra->_r._c->err) {
-        ldl__redis_say(&ra->_r, "link failed (reconnect it): ", ra->_r._c->errstr);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "link failed (reconnect it): ", ra->_r._c->errstr);
         return LDL_ESTORE;
     }
     if (!LDL__REDIS_GRANTS(kind) && token < 1) {   /* no lease ever carries it */
@@ -1179,7 +1395,7 @@ static int ldl__redis_submit(ldl_redis_async *ra, ldl_op *op, int kind, const ch
     i = ra->_free;
     if (!i) {
         ra->_stats.refused_full++;
-        ldl__redis_say(&ra->_r, "request pool full (size it at 2 x locks + a margin)", NULL);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_FULL, "request pool full (size it at 2 x locks + a margin)", NULL);
         return LDL_ENOSPC;
     }
     q = LDL__REDIS_REQ(ra, i);
@@ -1246,7 +1462,7 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
     ldl_redis_req *q;
     int64_t tok = 0;
     int rc;
-    if (!i) { ldl__redis_say(&ra->_r, "a reply nobody asked for: link dropped", NULL); return -1; }
+    if (!i) { ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "a reply nobody asked for: link dropped", NULL); return -1; }
     q = LDL__REDIS_REQ(ra, i);
     if (rep->type == REDIS_REPLY_ERROR) {
         if (!q->_eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
@@ -1259,15 +1475,16 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
             }
             return 0;
         }
-        ldl__redis_say(&ra->_r, "server: ", rep->str);
+        ldl__redis_server_error(&ra->_r, rep->str);
+        ldl__redis_tell_error(ra, q);
         rc = LDL_ESTORE;
     } else {
         rc = ldl__redis_judge(rep, q->_kind, q->_nonce, &tok);
         if (rc == LDL__REDIS_OOS) {
-            ldl__redis_say(&ra->_r, "reply out of step (wrong type or nonce): link dropped", NULL);
+            ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce): link dropped", NULL);
             return -1;
         }
-        if (rc == LDL_ESTORE) ldl__redis_say(&ra->_r, "malformed answer (fence counter out of range?)", NULL);
+        if (rc == LDL_ESTORE) ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "malformed answer (fence counter out of range?)", NULL);
     }
     ldl__redis_fifo_pop(ra);
     ra->_stats.answered++;
@@ -1297,7 +1514,7 @@ static int ldl__redis_flush(ldl_redis_async *ra) {
         int done = 0;
         ra->_stats.write_calls++;
         if (redisBufferWrite(c, &done) != REDIS_OK) {
-            ldl__redis_fail(ra, c->errstr[0] ? c->errstr : "write failed");
+            ldl__redis_fail(ra, LDL_REDIS_ERR_IO, c->errstr[0] ? c->errstr : "write failed");
             return -1;
         }
         if (done || sdslen(c->obuf) == before) break;   /* all out, or the socket is full */
@@ -1314,17 +1531,17 @@ LDL_REDIS_API int ldl_redis_async_pump(ldl_redis_async *ra) {
     if (!ra || !ra->_reqs) return LDL_EINVAL;
     c = ra->_r._c;
     if (ra->_link == LDL__REDIS_FAILED) return LDL_ESTORE;
-    if (c->err) { ldl__redis_fail(ra, c->errstr); return LDL_ESTORE; }
+    if (c->err) { ldl__redis_fail(ra, LDL_REDIS_ERR_IO, c->errstr); return LDL_ESTORE; }
     if (ra->_link == LDL__REDIS_CONNECTING) {
         struct pollfd p;
         int err = 0;
         socklen_t len = sizeof err;
         p.fd = c->fd; p.events = POLLOUT; p.revents = 0;
-        if (poll(&p, 1, 0) < 0) { if (errno == EINTR) return 0; ldl__redis_fail(ra, "poll failed"); return LDL_ESTORE; }
+        if (poll(&p, 1, 0) < 0) { if (errno == EINTR) return 0; ldl__redis_fail(ra, LDL_REDIS_ERR_IO, "poll failed"); return LDL_ESTORE; }
         if (!p.revents) return 0;                          /* still connecting */
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-            ldl__redis_say(&ra->_r, "connect failed: ", strerror(err ? err : errno));
-            ldl__redis_fail(ra, ra->_r._why);
+            ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "connect failed: ", strerror(err ? err : errno));
+            ldl__redis_fail(ra, LDL_REDIS_ERR_IO, ra->_r._why);
             return LDL_ESTORE;
         }
         ra->_link = LDL__REDIS_UP;
@@ -1351,32 +1568,32 @@ static int ldl__redis_read(ldl_redis_async *ra) {
         if (nr < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-            ldl__redis_say(&ra->_r, "read failed: ", strerror(errno));
-            ldl__redis_fail(ra, ra->_r._why);
+            ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "read failed: ", strerror(errno));
+            ldl__redis_fail(ra, LDL_REDIS_ERR_IO, ra->_r._why);
             return LDL_ESTORE;
         }
-        if (nr == 0) { ldl__redis_fail(ra, "the server closed the connection"); return LDL_ESTORE; }
+        if (nr == 0) { ldl__redis_fail(ra, LDL_REDIS_ERR_IO, "the server closed the connection"); return LDL_ESTORE; }
         ra->_r._refused = 0;
         if (redisReaderFeed(c->reader, buf, (size_t)nr) != REDIS_OK) {
-            ldl__redis_fail(ra, "out of memory reading replies");
+            ldl__redis_fail(ra, LDL_REDIS_ERR_IO, "out of memory reading replies");
             return LDL_ESTORE;
         }
         for (;;) {
             int m;
             if (redisReaderGetReply(c->reader, &rep) != REDIS_OK) {
                 ldl__redis_reader_why(&ra->_r, c->reader->errstr);
-                ldl__redis_fail(ra, ra->_r._why);
+                ldl__redis_fail(ra, ra->_r._err.kind, ra->_r._why);
                 return LDL_ESTORE;
             }
             if (!rep) break;
             m = ldl__redis_match(ra, (redisReply *)rep);
             freeReplyObject(rep);
-            if (m < 0) { ldl__redis_fail(ra, ra->_r._why); return LDL_ESTORE; }
+            if (m < 0) { ldl__redis_fail(ra, LDL_REDIS_ERR_PROTOCOL, ra->_r._why); return LDL_ESTORE; }
             answered += m;
         }
-        if (answered) ra->_progress_ms = ldl__redis_now_ms();
+        if (answered) ra->_progress_ms = ldl__redis_now_ms(&ra->_r);
         if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
-            ldl__redis_fail(ra, "reply larger than LDL_REDIS_REPLY_MAX: link dropped");
+            ldl__redis_fail(ra, LDL_REDIS_ERR_PROTOCOL, "reply larger than LDL_REDIS_REPLY_MAX: link dropped");
             return LDL_ESTORE;
         }
         if ((size_t)nr < sizeof buf) break;               /* drained */
@@ -1403,22 +1620,56 @@ LDL_REDIS_API const char *ldl_redis_async_why(const ldl_redis_async *ra) {
 LDL_REDIS_API uint32_t ldl_redis_async_stalled_ms(const ldl_redis_async *ra) {
     uint64_t d;
     if (!ra || !ra->_head) return 0;
-    d = ldl__redis_now_ms() - ra->_progress_ms;
+    d = ldl__redis_now_ms(&ra->_r) - ra->_progress_ms;
     return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
 }
 
 LDL_REDIS_API void ldl_redis_async_fail(ldl_redis_async *ra, const char *why) {
     if (!ra || !ra->_reqs) return;
-    ldl__redis_fail(ra, why ? why : "link dropped by the program");
+    ldl__redis_fail(ra, LDL_REDIS_ERR_IO, why ? why : "link dropped by the program");
+}
+
+LDL_REDIS_API int ldl_redis_async_drop(ldl_redis_async *ra) {
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    return ldl__redis_fail(ra, LDL_REDIS_ERR_IO, "link dropped by the program");
+}
+
+LDL_REDIS_API int ldl_redis_async_rebind(ldl_redis_async *ra, redisContext *c) {
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    if (ldl__redis_async_ctx_ok(&ra->_r, c) != 0) return LDL_EINVAL;
+    ldl__redis_fail(ra, LDL_REDIS_ERR_IO, "link dropped for a rebind");
+    ra->_r._c = c;
+    if (c->err) {
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "rebind: the new connection has failed: ", c->errstr);
+        return LDL_OK;                   /* FAILED, as init: pump answers negative */
+    }
+    ra->_link = LDL__REDIS_CONNECTING;
+    return LDL_OK;
+}
+
+LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_async *ra) {
+    return ldl_redis_last_error(ra ? &ra->_r : NULL);
+}
+
+LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock) {
+    if (ra) ra->_r._clock = clock;
+}
+
+LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
+                                            void (*fn)(void *ctx, ldl_op *op, const ldl_redis_error *e),
+                                            void *ctx) {
+    if (!ra) return;
+    ra->_on_error = fn;
+    ra->_on_error_ctx = ctx;
 }
 
 LDL_REDIS_API int ldl_redis_async_reconnect(ldl_redis_async *ra) {
     redisContext *c;
     if (!ra || !ra->_reqs) return LDL_EINVAL;
     c = ra->_r._c;
-    ldl__redis_fail(ra, "link dropped for a reconnect");
+    ldl__redis_fail(ra, LDL_REDIS_ERR_IO, "link dropped for a reconnect");
     if (redisReconnect(c) != REDIS_OK || c->err) {
-        ldl__redis_say(&ra->_r, "reconnect failed: ", c->errstr);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "reconnect failed: ", c->errstr);
         return LDL_ESTORE;
     }
     ra->_link = LDL__REDIS_CONNECTING;

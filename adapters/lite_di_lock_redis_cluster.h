@@ -40,8 +40,11 @@
        desc.async_store = &as;
        for (;;) { ldl_redis_cluster_async_pump(&ra); ...ldl_lock_poll each lock... }
 
-   SEEDS: "host:port[,host:port...]", numeric IPv4 addresses or names (a name
-   is resolved by hiredis with a blocking getaddrinfo). Init reads the slot
+   SEEDS: "host:port[,host:port...]", numeric IPv4 / IPv6 addresses. The
+   non-blocking view refuses a host name (LDL_EINVAL) and never resolves
+   anything; the synchronous view resolves host-name seeds at init only.
+   After init every address comes from a map or a redirect, and one naming a
+   host is refused in both views (decision 0106). Init reads the slot
    map (CLUSTER SLOTS) from the first seed that answers -- init BLOCKS, at
    most timeout_ms per seed -- and connects to every master the map names.
    The adapter OWNS these connections (hiredis allocates them): masters come
@@ -54,17 +57,22 @@
                            that answered MOVED) and the call goes ONCE more,
                            to the new owner. A second MOVED is LDL_ESTORE.
      ASK slot host:port    (a slot being migrated, the key already moved):
-                           synchronous view: ASKING then the call, once, on the
-                           target. Non-blocking view: the base adapter's
+                           synchronous view: the call, once, on the target,
+                           ASKING before each attempt (the EVAL retry after
+                           NOSCRIPT too). Non-blocking view: the base adapter's
                            pipeline has no room for ASKING, so the request is
                            PARKED until a map read (every 50 ms) names a new
-                           owner for the slot, then sent once to it; after 2 x
-                           timeout_ms it completes with LDL_ESTORE.
+                           owner for the slot, then sent once to it; a renew
+                           waits as long as its TTL (the lock cancels it at its
+                           lease's deadline first), anything else 2 x
+                           timeout_ms, then LDL_ESTORE.
      TRYAGAIN              (acquire's two keys during a migration when they are
                            not all on one side): synchronous view LDL_ESTORE;
                            non-blocking view parked like ASK.
    A redirect is an error reply, so it is never a grant; every answer that is
-   taken is the nonce-checked answer of the node that ran the script.
+   taken is the nonce-checked answer of the node that ran the script. Routing
+   reads the Redis adapter's structured error (ldl_redis_last_error, and per
+   request ldl_redis_async_on_error), never its why text.
 
    ANSWERS as lite_di_lock_redis.h: 1, 0, negative (LDL_ESTORE, LDL_EINVAL,
    LDL_ENOSPC). ldl_redis_cluster_why() / ldl_redis_cluster_async_why() keep the
@@ -88,19 +96,31 @@
    doc).
 
    MAP READS go through short-lived connections of the adapter's own (never a
-   lock connection), whose reader refuses an array of more than 16384
-   elements, a string of more than 256 bytes or more than 300,000 objects
-   before allocating; a map that leaves a slot uncovered is refused.
+   lock connection); the synchronous view uses the Redis adapter's bounded
+   exchange (ldl_redis_command: a wall-clock limit of timeout_ms per read).
+   The reader refuses an array of more than 16384 elements, a string of more
+   than 256 bytes or more than 300,000 objects before allocating. Refused
+   maps: a host name, a port outside 1..65535, overlapping ranges, a slot
+   uncovered, too many nodes (O(16384) whatever the reply). An accepted map
+   REBUILDS the node table (nodes with requests in flight kept; a node added
+   for one ASK is not kept) and is trusted wholesale: any node's map may
+   re-route every slot (docs/redis-cluster.md). WAIT goes through
+   ldl_redis_command too (at most the WAIT timeout plus timeout_ms).
 
    MEMORY: hiredis allocates the contexts; the non-blocking view also mallocs,
    per master, a pool of nreqs ldl_redis_req for its ldl_redis_async. Both are
    freed by _free / _async_free.
 
    THE CORE'S OP. The non-blocking view gives each master's ldl_redis_async an
-   ldl_op of its own per request and reads its answer after each pump; the
-   core has no public call for that, so it copies the lock op's in-flight mark
-   at submit and reads the op's recorded answer fields (decision 0103). Submit
-   only ops that come from an ldl_lock (as the core does).
+   ldl_op of its own per request, marks it in flight with the core's public
+   ldl_op_begin and reads its answer after each pump with ldl_op_result
+   (decision 0103). Submit only ops that come from an ldl_lock (as the core
+   does).
+
+   VERBS (decision 0105): _async_why, _async_stats, _async_drop (every request
+   answered LDL_ESTORE at once, every master link dropped; how many). No
+   _rebind: the view owns its connections. _set_clock / _async_set_clock: an
+   ldl_clock for call limits and pacing (all-zero = built-in).
 
    OPTIONS
      LDL_REDIS_CLUSTER_IMPLEMENTATION  in exactly one .c/.cpp file, after
@@ -168,6 +188,9 @@ typedef struct ldl__rc_map {        /* private */
     uint64_t      _refresh_ms;      /* last map read started (synchronous view) */
     int           _wait_n;          /* synchronous view: WAIT after grants and renewals */
     uint32_t      _wait_ms;
+    int           _numeric;         /* host names refused everywhere (non-blocking view) */
+    int           _ask_node;        /* synchronous view: a node added for one ASK, else -1 */
+    ldl_clock     _clock;           /* zero = the built-in monotonic clock */
     ldl_redis_cluster_stats _stats;
     char          _why[LDL_REDIS_CLUSTER_WHY_MAX];
 } ldl__rc_map;
@@ -206,6 +229,9 @@ LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_stats_get
    says so), a renewal answers LDL_ESTORE (the lock goes LOST). Narrows the
    failover window, does not close it: read docs/redis-cluster.md. */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_set_wait(ldl_redis_cluster *rc, int replicas, uint32_t timeout_ms);
+/* the clock call limits and reconnect pacing are measured with (after init;
+   all-zero = the built-in monotonic clock) */
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_set_clock(ldl_redis_cluster *rc, ldl_clock clock);
 /* closes every connection; the struct may be init'ed again */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc);
 
@@ -217,6 +243,7 @@ typedef struct ldl_redis_cluster_req {      /* one request; private */
     size_t    _next;                /* free list, index + 1 */
     int       _state;               /* 0 free, 1 sent, 2 parked (waits for a map) */
     int       _kind, _node, _tries;
+    int       _ekind;               /* LDL_REDIS_ERR_* of its last answer (the master's hook) */
     uint64_t  _gen;                 /* parked: waits for a map read after this generation */
     uint64_t  _parked_ms;
     uint32_t  _ttl_ms;
@@ -253,6 +280,10 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fail_stalled(ldl_redis_cluster
 /* the sockets to wait on: up to n (fd, events) pairs, answers how many */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fds(const ldl_redis_cluster_async *ra, int *fds,
                                                       int *events, int n);
+/* decision 0105's verb: every sent and parked request answered LDL_ESTORE at
+   once, every master link dropped (reconnected inside later pumps); how many */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_drop(ldl_redis_cluster_async *ra);
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_set_clock(ldl_redis_cluster_async *ra, ldl_clock clock);
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra);
 LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_stats(const ldl_redis_cluster_async *ra);
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
@@ -268,7 +299,9 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
 #ifndef LITE_DI_LOCK_REDIS_CLUSTER_C
 #define LITE_DI_LOCK_REDIS_CLUSTER_C
 
+#include <arpa/inet.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,8 +311,10 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
 extern "C" {
 #endif
 
-static uint64_t ldl__rc_now_ms(void) {
+/* the view's clock (ldl_redis_cluster_set_clock), the built-in one when none was given */
+static uint64_t ldl__rc_now_ms(const ldl__rc_map *m) {
     struct timespec ts;
+    if (m->_clock.now_ms) return m->_clock.now_ms(m->_clock.ctx);
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
@@ -311,6 +346,7 @@ typedef char ldl__rc_check_nodes[(LDL_REDIS_CLUSTER_NODES >= 1 && LDL_REDIS_CLUS
    elements, a string of more than 256 bytes, or more than LDL__RC_OBJECTS objects in one
    reply. (hiredis 0.14 sets no limit of its own.) */
 #define LDL__RC_OBJECTS 300000L
+#ifndef LDL_NO_ASYNC                /* the synchronous view reads maps with ldl_redis_command */
 static const redisReplyObjectFunctions *ldl__rc_dflt(const redisReadTask *t) {
     return (const redisReplyObjectFunctions *)((ldl__rc_budget *)t->privdata)->_dflt;
 }
@@ -348,6 +384,7 @@ static int ldl__rc_bound(redisContext *c, ldl__rc_budget *b) {
     c->reader->privdata = b;
     return 0;
 }
+#endif
 
 /* ------------------------------------------------------------ CRC16 / slots */
 static unsigned ldl__rc_crc16(const char *s, size_t n) {
@@ -388,28 +425,69 @@ static int ldl__rc_slot(const ldl__rc_map *m, const char *key) {
     return ldl_redis_cluster_keyslot(buf, n);
 }
 
-/* ------------------------------------------------------------ nodes */
-static int ldl__rc_find(ldl__rc_map *m, const char *host, int port) {
+/* ------------------------------------------------------------ nodes
+   An entry with _port 0 is free. The table is rebuilt from every accepted
+   map (ldl__rc_apply): a node the map no longer names is forgotten unless
+   requests wait on it; an ASK target is never kept (synchronous view). */
+static int ldl__rc_find(const ldl__rc_map *m, const char *host, size_t hlen, int port) {
     int i;
     for (i = 0; i < m->_nn; i++)
-        if (m->_n[i]._port == port && strcmp(m->_n[i]._host, host) == 0) return i;
+        if (m->_n[i]._port == port && strlen(m->_n[i]._host) == hlen && memcmp(m->_n[i]._host, host, hlen) == 0)
+            return i;
     return -1;
 }
 
-static int ldl__rc_add(ldl__rc_map *m, const char *host, size_t hlen, int port) {
+/* a numeric IPv4 or IPv6 address (nothing to resolve) */
+static int ldl__rc_numeric(const char *host, size_t hlen) {
     char h[LDL_REDIS_CLUSTER_HOST_MAX];
-    int i;
-    if (hlen == 0 || hlen >= sizeof h || port <= 0 || port > 65535) return -1;
+    unsigned char a[16];
+    if (hlen == 0 || hlen >= sizeof h) return 0;
     memcpy(h, host, hlen);
     h[hlen] = 0;
-    i = ldl__rc_find(m, h, port);
+    return inet_pton(AF_INET, h, a) == 1 || inet_pton(AF_INET6, h, a) == 1;
+}
+
+static int ldl__rc_add(ldl__rc_map *m, const char *host, size_t hlen, int port) {
+    int i;
+    if (hlen == 0 || hlen >= LDL_REDIS_CLUSTER_HOST_MAX || port <= 0 || port > 65535) return -1;
+    if (m->_numeric && !ldl__rc_numeric(host, hlen)) return -1;
+    i = ldl__rc_find(m, host, hlen, port);
     if (i >= 0) return i;
-    if (m->_nn >= LDL_REDIS_CLUSTER_NODES) return -1;
-    i = m->_nn++;
+    for (i = 0; i < m->_nn && m->_n[i]._port != 0; i++) {}
+    if (i == m->_nn) {
+        if (m->_nn >= LDL_REDIS_CLUSTER_NODES) return -1;
+        m->_nn++;
+    }
     memset(&m->_n[i], 0, sizeof m->_n[i]);
-    memcpy(m->_n[i]._host, h, hlen + 1);
+    memcpy(m->_n[i]._host, host, hlen);
+    m->_n[i]._host[hlen] = 0;
     m->_n[i]._port = port;
     return i;
+}
+
+/* requests wait on node i (its connection must stay) */
+static int ldl__rc_busy(const ldl__rc_map *m, int i) {
+#ifndef LDL_NO_ASYNC
+    return m->_async && m->_n[i]._c && ldl_redis_async_stats(&m->_n[i]._ra)->live > 0;
+#else
+    (void)m; (void)i;
+    return 0;
+#endif
+}
+
+static void ldl__rc_drop(ldl__rc_node *n) {
+    if (n->_c) redisFree(n->_c);
+    n->_c = NULL;
+}
+
+/* forget node i: its connection closed, its entry free */
+static void ldl__rc_forget(ldl__rc_map *m, int i) {
+    ldl__rc_drop(&m->_n[i]);
+#ifndef LDL_NO_ASYNC
+    free(m->_n[i]._reqs);
+#endif
+    memset(&m->_n[i], 0, sizeof m->_n[i]);
+    while (m->_nn > 0 && m->_n[m->_nn - 1]._port == 0) m->_nn--;
 }
 
 static void ldl__rc_addr(const ldl__rc_node *n, char *buf, size_t cap) {
@@ -464,59 +542,109 @@ static int ldl__rc_hostport(const char *s, size_t n, size_t *hlen, int *port) {
     return v > 0 && v <= 65535;
 }
 
-/* Apply a CLUSTER SLOTS reply read from node `from`. 1 when it covers every slot; a map
-   refused leaves the node list as it was. */
-static int ldl__rc_apply2(ldl__rc_map *m, const redisReply *rep, int from);
-static int ldl__rc_apply(ldl__rc_map *m, const redisReply *rep, int from) {
-    int nn = m->_nn, ok = ldl__rc_apply2(m, rep, from);
-    if (!ok) m->_nn = nn;                      /* nodes named only by a refused map */
-    return ok;
+/* Apply a CLUSTER SLOTS reply read from node `from`: 1 when accepted. Refused
+   (0, why set, nothing changed): not a map, a host name (only numeric addresses
+   are accepted from a map), a port outside 1..65535, overlapping slot ranges,
+   a slot left uncovered, more than LDL_REDIS_CLUSTER_NODES nodes. Each slot is
+   visited at most once before a refusal: O(16384) whatever the reply. An
+   accepted map rebuilds the node table: it trusts that node wholesale (any
+   node's map may re-route every slot; docs/redis-cluster.md). */
+typedef struct ldl__rc_ep { const char *h; size_t hl; int port; int idx; } ldl__rc_ep;
+static int ldl__rc_refuse(ldl__rc_map *m, const char *why) {
+    ldl__rc_say(m, "map refused: ", why, NULL);
+    return 0;
 }
-static int ldl__rc_apply2(ldl__rc_map *m, const redisReply *rep, int from) {
-    unsigned char fresh[LDL_REDIS_CLUSTER_SLOTS];
+static int ldl__rc_apply(ldl__rc_map *m, const redisReply *rep, int from) {
+    unsigned char fresh[LDL_REDIS_CLUSTER_SLOTS];   /* endpoint index + 1 */
+    ldl__rc_ep ep[LDL_REDIS_CLUSTER_NODES];
     size_t i, covered = 0;
-    int k;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY) return 0;
+    int nep = 0, k, x;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY) return ldl__rc_refuse(m, "CLUSTER SLOTS answered no array");
     memset(fresh, 0, sizeof fresh);
     for (i = 0; i < rep->elements; i++) {
         const redisReply *e = rep->element[i], *mh;
-        long long a, b, s;
-        int node;
+        long long a, b, sl;
         size_t j;
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3) return 0;
-        if (e->element[0]->type != REDIS_REPLY_INTEGER || e->element[1]->type != REDIS_REPLY_INTEGER) return 0;
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 || e->element[0]->type != REDIS_REPLY_INTEGER ||
+            e->element[1]->type != REDIS_REPLY_INTEGER) return ldl__rc_refuse(m, "an entry of the wrong shape");
         a = e->element[0]->integer; b = e->element[1]->integer;
-        if (a < 0 || b < a || b >= LDL_REDIS_CLUSTER_SLOTS) return 0;
+        if (a < 0 || b < a || b >= LDL_REDIS_CLUSTER_SLOTS) return ldl__rc_refuse(m, "a slot range out of 0..16383");
         for (j = 2; j < e->elements; j++) {          /* master first, then its replicas */
             const char *h;
             size_t hl;
+            long long port;
             mh = e->element[j];
             if (mh->type != REDIS_REPLY_ARRAY || mh->elements < 2 || mh->element[0]->type != REDIS_REPLY_STRING ||
-                mh->element[1]->type != REDIS_REPLY_INTEGER) return 0;
+                mh->element[1]->type != REDIS_REPLY_INTEGER) return ldl__rc_refuse(m, "a node of the wrong shape");
             h = mh->element[0]->str; hl = mh->element[0]->len;
+            port = mh->element[1]->integer;
+            if (port < 1 || port > 65535) return ldl__rc_refuse(m, "a port outside 1..65535");
             if (hl == 0 || (hl == 1 && h[0] == '?')) {     /* unknown endpoint: the node asked */
-                if (from < 0) return 0;
+                if (from < 0) return ldl__rc_refuse(m, "an unknown endpoint");
                 h = m->_n[from]._host; hl = strlen(h);
+            } else if (!ldl__rc_numeric(h, hl)) {
+                return ldl__rc_refuse(m, "a host name (numeric addresses only: nothing is resolved)");
             }
-            node = ldl__rc_add(m, h, hl, (int)mh->element[1]->integer);
-            if (node < 0) { ldl__rc_say(m, "map: too many nodes (LDL_REDIS_CLUSTER_NODES) or a bad address", NULL, NULL); return 0; }
-            if (j == 2) for (s = a; s <= b; s++) { if (!fresh[s]) covered++; fresh[s] = (unsigned char)(node + 1); }
+            for (x = 0; x < nep && !(ep[x].port == (int)port && ep[x].hl == hl && memcmp(ep[x].h, h, hl) == 0); x++) {}
+            if (x == nep) {
+                if (nep == LDL_REDIS_CLUSTER_NODES) return ldl__rc_refuse(m, "more nodes than LDL_REDIS_CLUSTER_NODES");
+                ep[x].h = h; ep[x].hl = hl; ep[x].port = (int)port; ep[x].idx = -1;
+                nep++;
+            }
+            if (j == 2)
+                for (sl = a; sl <= b; sl++) {
+                    if (fresh[sl]) return ldl__rc_refuse(m, "overlapping slot ranges");
+                    fresh[sl] = (unsigned char)(x + 1);
+                    covered++;
+                }
         }
     }
-    if (covered != LDL_REDIS_CLUSTER_SLOTS) { ldl__rc_say(m, "map: CLUSTER SLOTS does not cover every slot", NULL, NULL); return 0; }
-    memcpy(m->_slot, fresh, sizeof fresh);
+    if (covered != LDL_REDIS_CLUSTER_SLOTS) return ldl__rc_refuse(m, "CLUSTER SLOTS does not cover every slot");
+    /* the table: what the map names, plus nodes requests still wait on */
+    for (x = 0; x < nep; x++) ep[x].idx = ldl__rc_find(m, ep[x].h, ep[x].hl, ep[x].port);
+    for (k = 0; k < m->_nn; k++) {
+        int named = 0;
+        if (m->_n[k]._port == 0) continue;
+        for (x = 0; x < nep && !named; x++) named = ep[x].idx == k;
+        if (!named && !ldl__rc_busy(m, k) && k != from) ldl__rc_forget(m, k);
+    }
+    for (x = 0; x < nep; x++) {
+        int saved = m->_numeric;
+        if (ep[x].idx >= 0) continue;
+        m->_numeric = 0;                             /* '?' endpoints take a seed's name */
+        ep[x].idx = ldl__rc_add(m, ep[x].h, ep[x].hl, ep[x].port);
+        m->_numeric = saved;
+        if (ep[x].idx < 0) return ldl__rc_refuse(m, "the node table is full (nodes with requests in flight)");
+    }
+    for (i = 0; i < LDL_REDIS_CLUSTER_SLOTS; i++) m->_slot[i] = (unsigned char)(ep[fresh[i] - 1].idx + 1);
     for (k = 0; k < m->_nn; k++) m->_n[k]._master = 0;
-    for (i = 0; i < LDL_REDIS_CLUSTER_SLOTS; i++) m->_n[fresh[i] - 1]._master = 1;
+    for (i = 0; i < LDL_REDIS_CLUSTER_SLOTS; i++) m->_n[m->_slot[i] - 1]._master = 1;
     m->_stale = 0;
     m->_stats.refreshes++;
     return 1;
 }
 
-/* read the map through a blocking context c (from node `from`); LDL_OK or LDL_ESTORE */
+/* read the map through a blocking context c (from node `from`) with the Redis
+   adapter's bounded exchange; LDL_OK or LDL_ESTORE */
 static int ldl__rc_read_map(ldl__rc_map *m, redisContext *c, int from) {
-    redisReply *rep = (redisReply *)redisCommand(c, "CLUSTER SLOTS");
+    static const char *const argv[2] = { "CLUSTER", "SLOTS" };
+    static const size_t lens[2] = { 7, 5 };
+    ldl_redis r;
+    ldl_redis_limits lim;
+    redisReply *rep = NULL;
     int ok;
-    if (!rep) { ldl__rc_say(m, "CLUSTER SLOTS: ", c->errstr, NULL); return LDL_ESTORE; }
+    memset(&lim, 0, sizeof lim);
+    lim.elements = LDL_REDIS_CLUSTER_SLOTS;
+    lim.string_bytes = 256;
+    lim.objects = LDL__RC_OBJECTS;
+    lim.reply_bytes = (size_t)1 << 22;
+    lim.call_ms = m->_timeout_ms;
+    if (ldl_redis_init(&r, c, m->_prefix) != LDL_OK) { ldl__rc_say(m, "CLUSTER SLOTS: ", ldl_redis_why(&r), NULL); return LDL_ESTORE; }
+    ldl_redis_set_clock(&r, m->_clock);
+    if (ldl_redis_command(&r, &lim, 2, (const char **)argv, lens, &rep) != LDL_OK) {
+        ldl__rc_say(m, "CLUSTER SLOTS: ", ldl_redis_why(&r), NULL);
+        return LDL_ESTORE;
+    }
     if (rep->type == REDIS_REPLY_ERROR) {
         ldl__rc_say(m, "CLUSTER SLOTS refused: ", rep->str, NULL);
         freeReplyObject(rep);
@@ -530,25 +658,21 @@ static int ldl__rc_read_map(ldl__rc_map *m, redisContext *c, int from) {
 /* a map from any node, preferring `first`, through fresh short-lived blocking
    connections (never a lock connection: their stream stays the adapter's) */
 static int ldl__rc_refresh(ldl__rc_map *m, int first) {
-    ldl__rc_budget b;
-    int k, i;
-    m->_refresh_ms = ldl__rc_now_ms();
+    int k, i, nn = m->_nn;
+    m->_refresh_ms = ldl__rc_now_ms(m);
     /* `first`, then masters whose lock connection has not failed, then the rest (a
        frozen node costs a timeout: it is asked last) */
-    for (k = -1; k < 3 * m->_nn; k++) {
+    for (k = -1; k < 3 * nn; k++) {
         redisContext *c;
-        int rc, pass = k < 0 ? 0 : k / m->_nn + 1, bad;
-        i = k < 0 ? first : k % m->_nn;
-        if (i < 0 || (k >= 0 && i == first)) continue;
+        int rc, pass = k < 0 ? 0 : k / nn + 1, bad;
+        i = k < 0 ? first : k % nn;
+        if (i < 0 || i >= m->_nn || m->_n[i]._port == 0 || (k >= 0 && i == first)) continue;
         bad = m->_n[i]._c && m->_n[i]._c->err;
         if ((pass == 1 && (!m->_n[i]._master || bad)) || (pass == 2 && (m->_n[i]._master || bad)) ||
             (pass == 3 && !bad)) continue;
         c = ldl__rc_block_connect(m, i);
         if (!c) continue;
-        if (ldl__rc_bound(c, &b) != 0) { redisFree(c); continue; }
         rc = ldl__rc_read_map(m, c, i);
-        if (b._refused) ldl__rc_say(m, "CLUSTER SLOTS reply refused: larger than any map (hostile or "
-                                    "foreign server?)", NULL, NULL);
         redisFree(c);
         if (rc == LDL_OK) return LDL_OK;
     }
@@ -556,10 +680,13 @@ static int ldl__rc_refresh(ldl__rc_map *m, int first) {
     return LDL_ESTORE;
 }
 
-static int ldl__rc_setup(ldl__rc_map *m, const char *seeds, const char *prefix, uint32_t timeout_ms) {
+static int ldl__rc_setup(ldl__rc_map *m, const char *seeds, const char *prefix, uint32_t timeout_ms,
+                         int numeric) {
     const char *s;
     size_t n;
     memset(m, 0, sizeof *m);
+    m->_ask_node = -1;
+    m->_numeric = numeric;
     if (!prefix) prefix = "ldl";
     n = strlen(prefix);
     if (n == 0 || n >= LDL_REDIS_PREFIX_MAX || strpbrk(prefix, ":{}")) {
@@ -576,8 +703,17 @@ static int ldl__rc_setup(ldl__rc_map *m, const char *seeds, const char *prefix, 
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s), hl;
         int port;
-        if (!ldl__rc_hostport(s, len, &hl, &port) || ldl__rc_add(m, s, hl, port) < 0) {
+        if (!ldl__rc_hostport(s, len, &hl, &port)) {
             ldl__rc_say(m, "init: bad seed list (want host:port[,host:port...]): ", seeds, NULL);
+            return LDL_EINVAL;
+        }
+        if (numeric && !ldl__rc_numeric(s, hl)) {
+            ldl__rc_say(m, "init: a seed is a host name; the non-blocking view takes numeric addresses "
+                        "only (it never resolves): ", seeds, NULL);
+            return LDL_EINVAL;
+        }
+        if (ldl__rc_add(m, s, hl, port) < 0) {
+            ldl__rc_say(m, "init: too many seeds (LDL_REDIS_CLUSTER_NODES): ", seeds, NULL);
             return LDL_EINVAL;
         }
         s = e ? e + 1 : s + len;
@@ -585,16 +721,11 @@ static int ldl__rc_setup(ldl__rc_map *m, const char *seeds, const char *prefix, 
     return ldl__rc_refresh(m, 0);
 }
 
-static void ldl__rc_drop(ldl__rc_node *n) {
-    if (n->_c) redisFree(n->_c);
-    n->_c = NULL;
-}
-
 /* ------------------------------------------------------------ synchronous view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_init(ldl_redis_cluster *rc, const char *seeds,
                                                  const char *prefix, uint32_t timeout_ms) {
     if (!rc) return LDL_EINVAL;
-    return ldl__rc_setup(&rc->_m, seeds, prefix, timeout_ms);
+    return ldl__rc_setup(&rc->_m, seeds, prefix, timeout_ms, 0);
 }
 
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_why(const ldl_redis_cluster *rc) {
@@ -620,6 +751,13 @@ LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_master(const ldl_redis_clust
     return buf;
 }
 
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_set_clock(ldl_redis_cluster *rc, ldl_clock clock) {
+    int n;
+    if (!rc) return;
+    rc->_m._clock = clock;
+    for (n = 0; n < rc->_m._nn; n++) if (rc->_m._n[n]._c) ldl_redis_set_clock(&rc->_m._n[n]._r, clock);
+}
+
 LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_stats_get(const ldl_redis_cluster *rc) {
     return rc ? &rc->_m._stats : NULL;
 }
@@ -631,20 +769,30 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_set_wait(ldl_redis_cluster *rc, int 
     return LDL_OK;
 }
 
-/* WAIT on node i's connection; 1 enough replicas acknowledged, 0 not (why set) */
+/* WAIT on node i's connection through the Redis adapter's bounded exchange
+   (the call may take the WAIT timeout plus the command timeout); 1 enough
+   replicas acknowledged, 0 not (why set) */
 static int ldl__rc_wait(ldl__rc_map *m, int i) {
     char n[16], t[16];
-    redisReply *rep;
+    const char *argv[3];
+    size_t lens[3];
+    ldl_redis_limits lim;
+    redisReply *rep = NULL;
     int ok;
     snprintf(n, sizeof n, "%d", m->_wait_n);
     snprintf(t, sizeof t, "%lu", (unsigned long)m->_wait_ms);
-    rep = (redisReply *)redisCommand(m->_n[i]._c, "WAIT %s %s", n, t);
+    argv[0] = "WAIT"; lens[0] = 4;
+    argv[1] = n;      lens[1] = strlen(n);
+    argv[2] = t;      lens[2] = strlen(t);
+    memset(&lim, 0, sizeof lim);
+    lim.call_ms = m->_wait_ms + m->_timeout_ms;
+    if (ldl_redis_command(&m->_n[i]._r, &lim, 3, argv, lens, &rep) != LDL_OK) rep = NULL;
     ok = rep && rep->type == REDIS_REPLY_INTEGER && rep->integer >= m->_wait_n;
     if (!ok) {
         m->_stats.wait_short++;
         ldl__rc_say(m, "WAIT: ", rep && rep->type == REDIS_REPLY_ERROR ? rep->str :
                     rep && rep->type == REDIS_REPLY_INTEGER ? "fewer replicas than asked acknowledged "
-                    "the write within the timeout" : "call failed", NULL);
+                    "the write within the timeout" : ldl_redis_why(&m->_n[i]._r), NULL);
     }
     if (rep) freeReplyObject(rep);
     return ok;
@@ -660,13 +808,13 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc) {
 static ldl_redis *ldl__rc_sync_node(ldl__rc_map *m, int i) {
     ldl__rc_node *n = &m->_n[i];
     if (n->_c && n->_c->err) {               /* failed earlier: reconnect, at most once a second */
-        uint64_t now = ldl__rc_now_ms();
+        uint64_t now = ldl__rc_now_ms(m);
         if (now - n->_tried_ms < 1000) { ldl__rc_say(m, "connection down (retried within 1 s): ", n->_c->errstr, NULL); return NULL; }
         ldl__rc_drop(n);
         m->_stats.reconnects++;
     }
     if (!n->_c) {
-        n->_tried_ms = ldl__rc_now_ms();
+        n->_tried_ms = ldl__rc_now_ms(m);
         n->_c = ldl__rc_block_connect(m, i);
         if (!n->_c) return NULL;
         if (ldl_redis_init(&n->_r, n->_c, m->_prefix) != LDL_OK) {
@@ -674,32 +822,16 @@ static ldl_redis *ldl__rc_sync_node(ldl__rc_map *m, int i) {
             ldl__rc_drop(n);
             return NULL;
         }
+        ldl_redis_set_clock(&n->_r, m->_clock);
     }
     return &n->_r;
 }
 
-/* a redirect in a why text "server: MOVED 3999 127.0.0.1:7002"; 1 MOVED, 2 ASK, 3 TRYAGAIN, 0 none */
-static int ldl__rc_redirect(const char *why, const char **addr, size_t *alen) {
-    const char *p;
-    int kind;
-    if (strncmp(why, "server: ", 8) != 0) return 0;
-    p = why + 8;
-    if (strncmp(p, "MOVED ", 6) == 0) { kind = 1; p += 6; }
-    else if (strncmp(p, "ASK ", 4) == 0) { kind = 2; p += 4; }
-    else if (strncmp(p, "TRYAGAIN", 8) == 0) return 3;
-    else return 0;
-    while (*p >= '0' && *p <= '9') p++;
-    if (*p != ' ') return 0;
-    p++;
-    *addr = p;
-    *alen = strcspn(p, " \r\n");
-    return kind;
-}
-
 /* one call routed; MOVED refreshes and retries once, ASK follows once. `owner`
-   for LDL__RC_OWNED, `h` for LDL__RC_INSPECT. */
-static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_t token, uint32_t ttl_ms,
-                        const char *owner, int64_t *tok, ldl_holder *h) {
+   for LDL__RC_OWNED, `h` for LDL__RC_INSPECT. Routes on the Redis adapter's
+   structured last error (ldl_redis_last_error), never on its why text. */
+static int ldl__rc_call2(ldl_redis_cluster *rc, int kind, const char *key, int64_t token, uint32_t ttl_ms,
+                         const char *owner, int64_t *tok, ldl_holder *h) {
     ldl__rc_map *m = &rc->_m;
     int slot = ldl__rc_slot(m, key), node, moved = 0, asked = 0, asking = 0;
     int grants = kind == LDL_OP_ACQUIRE || kind == LDL__RC_OWNED;
@@ -707,26 +839,21 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
         ldl__rc_say(m, "bad argument (key empty or too long, ttl 0)", NULL, NULL);
         return LDL_EINVAL;
     }
-    if (!m->_slot[slot] || (m->_stale && ldl__rc_now_ms() - m->_refresh_ms >= 1000))
+    if (!m->_slot[slot] || (m->_stale && ldl__rc_now_ms(m) - m->_refresh_ms >= 1000))
         ldl__rc_refresh(m, -1);                       /* after a link failure: at most once a second */
     node = m->_slot[slot] - 1;
     for (;;) {
         ldl_redis *r;
         ldl_store s;
         ldl_store_ext x;
-        const char *addr = NULL;
-        size_t alen = 0, hl;
-        int rc_, port, red;
-        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
+        const ldl_redis_error *e;
+        size_t hl;
+        int rc_, port, fresh, ek;
+        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8], addr[LDL_REDIS_ADDR_MAX];
         if (node < 0) { ldl__rc_say(m, "no master known for the slot", NULL, NULL); return LDL_ESTORE; }
         r = ldl__rc_sync_node(m, node);
         if (!r) { m->_stale = 1; return LDL_ESTORE; }
-        if (asking) {
-            redisReply *a = (redisReply *)redisCommand(m->_n[node]._c, "ASKING");
-            int ok = a && a->type == REDIS_REPLY_STATUS;
-            if (a) freeReplyObject(a);
-            if (!ok) { ldl__rc_say(m, "ASKING refused or failed", NULL, NULL); return LDL_ESTORE; }
-        }
+        ldl_redis_set_asking(r, asking);              /* ASKING before each attempt, EVAL too */
         s = ldl_redis_store(r);
         x = ldl_redis_ext(r);
         if (kind == LDL_OP_ACQUIRE) rc_ = s.acquire(s.ctx, key, ttl_ms, tok);
@@ -737,16 +864,26 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
         if (rc_ == 1 && kind != LDL_OP_RELEASE && kind != LDL__RC_INSPECT && m->_wait_n > 0 &&
             !ldl__rc_wait(m, node)) {
             if (grants && !m->_n[node]._c->err) s.release(s.ctx, key, *tok);
+            ldl_redis_set_asking(r, 0);
             return LDL_ESTORE;
         }
+        ldl_redis_set_asking(r, 0);
         if (rc_ >= 0 || rc_ == LDL_EINVAL) return rc_;
         ldl__rc_addr(&m->_n[node], where, sizeof where);
         ldl__rc_say(m, where, " ", ldl_redis_why(r));
         if (m->_n[node]._c->err) { m->_stale = 1; return rc_; }   /* link failure: not retried */
-        red = ldl__rc_redirect(ldl_redis_why(r), &addr, &alen);
-        if (red == 3) { m->_stats.tryagain++; return rc_; }
-        if (red == 0 || !ldl__rc_hostport(addr, alen, &hl, &port)) return rc_;
-        if (red == 1) {
+        e = ldl_redis_last_error(r);
+        ek = e->kind;
+        memcpy(addr, e->addr, sizeof addr);          /* a refresh may forget this node */
+        if (ek == LDL_REDIS_ERR_TRYAGAIN) { m->_stats.tryagain++; return rc_; }
+        if (ek != LDL_REDIS_ERR_MOVED && ek != LDL_REDIS_ERR_ASK) return rc_;
+        if (!ldl__rc_hostport(addr, strlen(addr), &hl, &port)) return rc_;
+        if (!ldl__rc_numeric(addr, hl)) {
+            ldl__rc_say(m, "redirect to a host name refused (numeric addresses only): ", addr, NULL);
+            return rc_;
+        }
+        fresh = ldl__rc_find(m, addr, hl, port) < 0;
+        if (ek == LDL_REDIS_ERR_MOVED) {
             m->_stats.moved++;
             if (moved++) return rc_;                      /* bounded: one retry */
             if (ldl__rc_refresh(m, node) == LDL_OK && m->_slot[slot] - 1 != node) node = m->_slot[slot] - 1;
@@ -756,10 +893,20 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
             m->_stats.ask++;
             if (asked++) return rc_;
             node = ldl__rc_add(m, addr, hl, port);
+            if (fresh && node >= 0) m->_ask_node = node;  /* not kept after this call */
             asking = 1;
         }
         m->_stats.retries++;
     }
+}
+
+static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_t token, uint32_t ttl_ms,
+                        const char *owner, int64_t *tok, ldl_holder *h) {
+    ldl__rc_map *m = &rc->_m;
+    int rc_ = ldl__rc_call2(rc, kind, key, token, ttl_ms, owner, tok, h);
+    if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
+    m->_ask_node = -1;
+    return rc_;
 }
 
 static int ldl__rc_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
@@ -817,9 +964,9 @@ LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_ext(ldl_redis_cluster *rc)
 /* ------------------------------------------------------------ non-blocking view
    Each cluster request hands its own ldl_op (_inner) to the master's
    ldl_redis_async and looks at it after every pump. The inner op is marked in
-   flight by copying the lock's op phase at submit (the core marks the lock's op
-   in flight before it calls a submit), and read back through the core's op
-   fields: see the report / decision 0103 for the public hook this wants. */
+   flight with the core's public ldl_op_begin and read back with ldl_op_result;
+   the master's on_error hook records each inner op's error kind, on which the
+   pump routes (decision 0103). */
 #define LDL__RC_REQ(ra, i) (&(ra)->_reqs[(i) - 1])
 
 static void ldl__rc_req_free(ldl_redis_cluster_async *ra, size_t i) {
@@ -830,11 +977,18 @@ static void ldl__rc_req_free(ldl_redis_cluster_async *ra, size_t i) {
     ra->_free = i;
 }
 
+/* a master answered one of our inner ops with an error: keep its kind, as a value */
+static void ldl__rc_on_error(void *ctx, ldl_op *op, const ldl_redis_error *e) {
+    ldl_redis_cluster_req *q = (ldl_redis_cluster_req *)(void *)((char *)op - offsetof(ldl_redis_cluster_req, _inner));
+    (void)ctx;
+    q->_ekind = e->kind;
+}
+
 /* the non-blocking lock connection of node i; 0 ready (maybe still connecting), -1 not */
 static int ldl__rc_async_node(ldl_redis_cluster_async *ra, int i) {
     ldl__rc_map *m = &ra->_m;
     ldl__rc_node *n = &m->_n[i];
-    uint64_t now = ldl__rc_now_ms();
+    uint64_t now = ldl__rc_now_ms(m);
     if (n->_c && !n->_c->err) return 0;
     if (now - n->_tried_ms < 1000 && n->_tried_ms) return -1;
     n->_tried_ms = now;
@@ -854,6 +1008,8 @@ static int ldl__rc_async_node(ldl_redis_cluster_async *ra, int i) {
         n->_c = NULL;
         return -1;
     }
+    ldl_redis_async_on_error(&n->_ra, ldl__rc_on_error, ra);
+    ldl_redis_async_set_clock(&n->_ra, m->_clock);
     return n->_c->err ? -1 : 0;
 }
 
@@ -874,6 +1030,7 @@ static int ldl__rc_send(ldl_redis_cluster_async *ra, size_t i) {
     ldl_op_begin(&q->_inner);                /* in flight: the master's store records into it */
     q->_node = node;
     q->_state = 1;
+    q->_ekind = LDL_REDIS_ERR_NONE;
     s = ldl_redis_async_store(&m->_n[node]._ra);
     if (q->_kind == LDL__RC_OWNED) {
         ldl_store_ext x = ldl_redis_async_ext(&m->_n[node]._ra);
@@ -984,7 +1141,7 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *
     ra->_reqs = reqs;
     ra->_nreqs = nreqs;
     for (i = nreqs; i >= 1; i--) ldl__rc_req_free(ra, i);
-    rc = ldl__rc_setup(&ra->_m, seeds, prefix, timeout_ms);
+    rc = ldl__rc_setup(&ra->_m, seeds, prefix, timeout_ms, 1);
     ra->_m._async = 1;
     ra->_ctl_node = -1;
     if (rc != LDL_OK) return rc;
@@ -996,10 +1153,18 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *
     return LDL_OK;
 }
 
+/* how long a parked request waits for a map naming a new owner: a renew as
+   long as its own lease could still live (its ttl; the lock cancels it at its
+   deadline first), anything else 2 x timeout_ms */
+static uint64_t ldl__rc_park_ms(const ldl__rc_map *m, const ldl_redis_cluster_req *q) {
+    uint64_t two = 2u * (uint64_t)m->_timeout_ms;
+    return q->_kind == LDL_OP_RENEW && q->_ttl_ms > two ? q->_ttl_ms : two;
+}
+
 /* advance the non-blocking map read; starts one when the map is stale */
 static void ldl__rc_ctl(ldl_redis_cluster_async *ra) {
     ldl__rc_map *m = &ra->_m;
-    uint64_t now = ldl__rc_now_ms();
+    uint64_t now = ldl__rc_now_ms(m);
     void *rep = NULL;
     if (!ra->_ctl) {
         int k;
@@ -1007,7 +1172,7 @@ static void ldl__rc_ctl(ldl_redis_cluster_async *ra) {
         for (k = 1; k <= 2 * m->_nn; k++) {           /* next master in turn, else any node */
             int i = (ra->_ctl_node + k + 2 * m->_nn) % m->_nn;
             redisContext *c;
-            if (k <= m->_nn && !m->_n[i]._master) continue;
+            if (m->_n[i]._port == 0 || (k <= m->_nn && !m->_n[i]._master)) continue;
             c = redisConnectNonBlock(m->_n[i]._host, m->_n[i]._port);
             if (!c) return;
             if (c->err || ldl__rc_bound(c, &ra->_ctl_budget) != 0 ||
@@ -1066,17 +1231,18 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *
             const char *why = ldl_redis_async_why(&nd->_ra);
             char where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
             ldl__rc_addr(nd, where, sizeof where);
+            int k = q->_ekind;                       /* routed on the value, never the text */
             ldl__rc_say(m, where, " ", why);
             m->_stale = 1;
-            if (strstr(why, "MOVED")) m->_stats.moved++;
-            else if (strstr(why, "ASK ")) m->_stats.ask++;
-            else if (strstr(why, "TRYAGAIN")) m->_stats.tryagain++;
+            if (k == LDL_REDIS_ERR_MOVED) m->_stats.moved++;
+            else if (k == LDL_REDIS_ERR_ASK) m->_stats.ask++;
+            else if (k == LDL_REDIS_ERR_TRYAGAIN) m->_stats.tryagain++;
             if (!nd->_c->err && q->_tries == 0 &&
-                (strstr(why, "MOVED") || strstr(why, "ASK ") || strstr(why, "TRYAGAIN"))) {
+                (k == LDL_REDIS_ERR_MOVED || k == LDL_REDIS_ERR_ASK || k == LDL_REDIS_ERR_TRYAGAIN)) {
                 q->_tries = 1;                       /* a redirect: one more try on a fresh map */
                 q->_state = 2;
                 q->_gen = ra->_gen;
-                q->_parked_ms = ldl__rc_now_ms();
+                q->_parked_ms = ldl__rc_now_ms(m);
                 ra->_want = ra->_gen + 1;
                 continue;
             }
@@ -1086,11 +1252,11 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *
         done++;
     }
     ldl__rc_ctl(ra);
-    now = ldl__rc_now_ms();
+    now = ldl__rc_now_ms(m);
     for (i = 1; i <= ra->_nreqs; i++) {           /* parked requests: a newer map, or give up */
         ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
         if (q->_state != 2) continue;
-        if (now - q->_parked_ms < 2u * m->_timeout_ms) {
+        if (now - q->_parked_ms < ldl__rc_park_ms(m, q)) {
             int slot;
             if (ra->_gen <= q->_gen) continue;          /* no newer map yet */
             slot = ldl__rc_slot(m, q->_key);
@@ -1142,6 +1308,31 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fds(const ldl_redis_cluster_as
         if (fd >= 0) { fds[k] = fd; events[k] = ev; k++; }
     }
     return k;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_drop(ldl_redis_cluster_async *ra) {
+    size_t i;
+    int n, k = 0;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    for (n = 0; n < ra->_m._nn; n++)
+        if (ra->_m._n[n]._c) ldl_redis_async_drop(&ra->_m._n[n]._ra);   /* answers every inner op */
+    for (i = 1; i <= ra->_nreqs; i++) {
+        ldl_redis_cluster_req *q = LDL__RC_REQ(ra, i);
+        if (q->_state == 0) continue;
+        ldl_op_complete(q->_op, LDL_ESTORE, 0);
+        ldl__rc_req_free(ra, i);
+        k++;
+    }
+    ldl__rc_say(&ra->_m, "every master link dropped by the program", NULL, NULL);
+    ra->_m._stale = 1;
+    return k;
+}
+
+LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_set_clock(ldl_redis_cluster_async *ra, ldl_clock clock) {
+    int n;
+    if (!ra) return;
+    ra->_m._clock = clock;
+    for (n = 0; n < ra->_m._nn; n++) if (ra->_m._n[n]._c) ldl_redis_async_set_clock(&ra->_m._n[n]._ra, clock);
 }
 
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra) {

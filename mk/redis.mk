@@ -3,20 +3,22 @@
 # 127.0.0.1 on free ports inside tests/store/with_redis.sh (temp dir, cleanup trap).
 #   make test-redis          compile checks + adapter suite + fault suite + non-blocking suite
 #                            + fixes suite + election suite (owner/inspect, ride-out, campaign)
+#                            + verbs suite (live reconnect/rebind/drop, nonce replay, errors as values)
 #                            + leader and game-server smoke tests
+#   make mutants-redis       the adapters' mutant lists (several minutes; not in make test)
 #   make examples-redis      build examples/redis_leader.c and examples/game_server.c (no server needed)
 
 TEST_TARGETS    += test-redis
 EXAMPLE_TARGETS += examples-redis
-DEPS_PKGS       += redis-server redis-tools libhiredis-dev
-DEPS_CMDS       += redis-server
+DEPS_PKGS       += redis-server redis-tools libhiredis-dev python3
+DEPS_CMDS       += redis-server python3
 DEPS_FILES      += /usr/include/hiredis/hiredis.h
 
 RD_CFLAGS = -I.
 RD_LIBS   = -lhiredis
 RD_HDRS   = $(HDR) adapters/lite_di_lock_redis.h
 RD_THDRS  = $(RD_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/redis_server.h
-RD_SUITES = redis_adapter redis_faults redis_async redis_fixes redis_election
+RD_SUITES = redis_adapter redis_faults redis_async redis_fixes redis_election redis_verbs
 RD_BUILDS = $(B)/redis/build_c99 $(B)/redis/build_c11 $(B)/redis/build_clang \
             $(B)/redis/build_cxx17 $(B)/redis/build_static $(B)/redis/build_noasync
 
@@ -29,6 +31,7 @@ test-redis: $(RD_BUILDS) $(addprefix $(B)/redis/,$(RD_SUITES)) $(B)/redis/redis_
 	tests/store/with_redis.sh ./$(B)/redis/redis_async
 	tests/store/with_redis.sh ./$(B)/redis/redis_fixes
 	tests/store/with_redis.sh ./$(B)/redis/redis_election
+	tests/store/with_redis.sh ./$(B)/redis/redis_verbs
 	tests/store/with_redis.sh valgrind -q --error-exitcode=9 --leak-check=full \
 	  --errors-for-leak-kinds=definite ./$(B)/redis/redis_adapter_vg
 	tests/store/with_redis.sh tests/store/redis_leader_smoke.sh ./$(B)/redis/redis_leader
@@ -40,6 +43,9 @@ examples-redis: $(B)/redis/redis_leader $(B)/redis/game_server
 $(B)/redis/redis_%: tests/store/redis_%.c $(RD_THDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
+
+# the verbs suite also starts tests/store/redis_fake_node.py (python3) for a replaying node
+$(B)/redis/redis_verbs: tests/store/redis_fake.h tests/store/redis_locks.h tests/store/redis_fake_node.py
 
 # the election suite also runs the owner/inspect checks through the Redis Cluster view
 $(B)/redis/redis_election: adapters/lite_di_lock_redis_cluster.h tests/store/redis_cluster_server.h
@@ -77,3 +83,11 @@ $(B)/redis/redis_leader: examples/redis_leader.c $(RD_HDRS)
 $(B)/redis/game_server: examples/game_server.c $(RD_HDRS)
 	@mkdir -p $(B)/redis
 	$(CC) -std=c99 -O2 $(WARN) $(RD_CFLAGS) $< $(RD_LIBS) -o $@
+
+# mutation controls of the two Redis headers (tests/mutants/redis.txt, redis_cluster.txt;
+# runner tests/mutants/adapters.sh): every mutant must be killed. Several minutes: not in
+# TEST_TARGETS.
+.PHONY: mutants-redis
+mutants-redis:
+	sh tests/mutants/adapters.sh tests/mutants/redis.txt
+	sh tests/mutants/adapters.sh tests/mutants/redis_cluster.txt

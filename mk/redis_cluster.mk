@@ -2,12 +2,15 @@
 # The suite creates its own 6-node cluster (3 masters + 1 replica each) on 127.0.0.1 with
 # `redis-cli --cluster create` inside tests/store/with_redis_cluster.sh (temp dir, cleanup trap).
 #   make test-redis-cluster   compile checks (C99, clang, C++17, LDL_STATIC, LDL_NO_ASYNC)
-#                             + the cluster suite (about 15 s)
+#                             + the hostile-node suite (tests/store/redis_fake_node.py, python3; ~5 s)
+#                             + the cluster suite (about 60 s: the issue 24 cases, three coverage rounds)
 #   make bench-redis-cluster  lifecycles/s over the cluster vs one Redis (not part of make test)
 
 TEST_TARGETS += test-redis-cluster
 DEPS_PKGS    += redis-server redis-tools libhiredis-dev
 DEPS_CMDS    += redis-server redis-cli
+DEPS_PKGS    += python3
+DEPS_CMDS    += python3
 
 RC_HDRS   = $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_redis_cluster.h
 RC_THDRS  = $(RC_HDRS) tests/store/fenced.h tests/store/redis_server.h
@@ -15,9 +18,16 @@ RC_BUILDS = $(B)/rcluster/build_c99 $(B)/rcluster/build_clang $(B)/rcluster/buil
             $(B)/rcluster/build_static $(B)/rcluster/build_noasync
 
 .PHONY: test-redis-cluster bench-redis-cluster
-test-redis-cluster: $(RC_BUILDS) $(B)/rcluster/redis_cluster
+test-redis-cluster: $(RC_BUILDS) $(B)/rcluster/redis_cluster $(B)/rcluster/redis_cluster_hostile
 	@for b in $(RC_BUILDS); do ./$$b || exit 1; done
+	tests/store/with_redis_cluster.sh ./$(B)/rcluster/redis_cluster_hostile
 	tests/store/with_redis_cluster.sh ./$(B)/rcluster/redis_cluster
+
+# a hostile node (tests/store/redis_fake_node.py) and a silent resolver (the suite's own getaddrinfo)
+$(B)/rcluster/redis_cluster_hostile: tests/store/redis_cluster_hostile.c $(RC_THDRS) tests/store/redis_fake.h tests/store/redis_locks.h \
+                                     tests/store/redis_fake_node.py
+	@mkdir -p $(B)/rcluster
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< -lhiredis -ldl -o $@
 
 $(B)/rcluster/redis_cluster: tests/store/redis_cluster.c $(RC_THDRS)
 	@mkdir -p $(B)/rcluster

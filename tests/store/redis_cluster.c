@@ -22,6 +22,10 @@
  *   failover    CLUSTER FAILOVER of a master with 50 held leases: what happens is printed
  *   takeover    replica frozen while a grant is made, master SIGKILLed, CLUSTER FAILOVER
  *               TAKEOVER: the same token is granted again (the documented hazard, observed)
+ *   issue 24    aask_long: a renew parked in a 3 s ASK window (timeout_ms 200) is kept;
+ *               ask_noscript: ASKING before the EVAL retry; last_error: MOVED as values;
+ *               adrop: the drop verb; coverage: a master frozen past cluster-node-timeout
+ *               loses healthy masters' leases with full coverage yes, none with no
  * Run through tests/store/with_redis_cluster.sh. */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -363,44 +367,52 @@ static void test_amoved(void)
     ldl_redis_cluster_async_free(&ra);
 }
 
-/* non-blocking: renewals that land in the ASK window (keys moved, slot not handed over yet)
-   wait for the new owner instead of failing */
-static void test_aask(void)
+/* non-blocking: a renewal that lands in the ASK window (keys moved, slot not handed over
+   yet) waits for the new owner instead of failing. One case: prefix P, key K, the view's
+   timeout, the lock's TTL, how long the window stays open */
+static void aask_case(const char *name, const char *prefix, const char *key, uint32_t timeout_ms,
+                      uint32_t ttl, uint32_t window_ms)
 {
     static ldl_redis_cluster_req reqs[64];
     static ldl_redis_cluster_async ra;
     ldl_async_store as;
     ldl_lock lk;
+    char lease[64], fence[64];
     int slot, a, b, held0, held1;
     int64_t t0;
     const ldl_redis_cluster_stats *st;
-    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "ak", 1000, reqs, 64) == LDL_OK, "init");
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, prefix, timeout_ms, reqs, 64) == LDL_OK, "init");
     as = ldl_redis_cluster_async_store(&ra);
     tick();
-    lock_init(&lk, NULL, &as, "asked", 3000);               /* renewals every ~1 s */
+    lock_init(&lk, NULL, &as, key, ttl);               /* renewals every ttl / 3 */
     ldl_lock_acquire(&lk);
-    frames(&ra, &lk, 1, 200, NULL);
+    frames(&ra, &lk, 1, 300, NULL);
     held0 = ldl_lock_state(&lk) == LDL_HELD;
     t0 = ldl_lock_fencing_token(&lk);
-    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, "asked");
+    slot = ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, key);
     a = master_of_slot(slot);
     b = other_master(a);
-    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, "{ak:asked}:lease", "{ak:asked}:fence"), "keys moved");
-    frames(&ra, &lk, 1, 1200, NULL);                        /* a renewal answered ASK: parked */
+    snprintf(lease, sizeof lease, "{%s:%s}:lease", prefix, key);
+    snprintf(fence, sizeof fence, "{%s:%s}:fence", prefix, key);
+    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, lease, fence), "keys moved");
+    frames(&ra, &lk, 1, window_ms, NULL);              /* a renewal answered ASK: parked */
     ST_CHECK(migrate_end(slot, b), "slot handed over");
     frames(&ra, &lk, 1, 2500, NULL);
     held1 = ldl_lock_state(&lk) == LDL_HELD && ldl_lock_fencing_token(&lk) == t0;
     st = ldl_redis_cluster_async_stats(&ra);
-    printf("  aask: held before %d, after the ASK window %d; ask %llu moved %llu retries %llu refreshes %llu\n", held0,
-           held1, (unsigned long long)st->ask, (unsigned long long)st->moved, (unsigned long long)st->retries,
-           (unsigned long long)st->refreshes);
-    ST_CHECK(held0 && held1 && st->ask >= 1 && st->retries >= 1, "non-blocking renewals wait out the ASK window: %s",
-             ldl_redis_cluster_async_why(&ra));
+    printf("  %s: held before %d, after a %u ms ASK window (timeout_ms %u, TTL %u) %d (%s %s); ask %llu moved %llu "
+           "retries %llu refreshes %llu\n", name, held0, (unsigned)window_ms, (unsigned)timeout_ms, (unsigned)ttl, held1,
+           ldl_state_name(ldl_lock_state(&lk)), ldl_reason_name(ldl_lock_reason(&lk)), (unsigned long long)st->ask,
+           (unsigned long long)st->moved, (unsigned long long)st->retries, (unsigned long long)st->refreshes);
+    ST_CHECK(held0 && held1 && st->ask >= 1 && st->retries >= 1, "%s: a renewal in the ASK window is not lost "
+             "while its lease lasts: %s", name, ldl_redis_cluster_async_why(&ra));
     ldl_lock_release(&lk);
     frames(&ra, &lk, 1, 100, NULL);
     ldl_lock_dispose(&lk);
     ldl_redis_cluster_async_free(&ra);
 }
+
+static void test_aask(void) { aask_case("aask", "ak", "asked", 1000, 3000, 1200); }
 
 /* ------------------------------------------------------------ contention */
 static char g_res[3][300];
@@ -814,6 +826,221 @@ static void test_hostile(void)
     st_join(&ch, 5000);
 }
 
+/* ------------------------------------------------------------ issue 24 on the real cluster */
+/* item 4: a renewal in the ASK window whose target lacks the script: ASKING goes before the
+   EVALSHA AND before the EVAL retry (the old code sent the EVAL without it: MOVED back) */
+static void test_ask_noscript(void)
+{
+    static ldl_redis_cluster rc;
+    ldl_store s;
+    int64_t t1 = 0;
+    int slot, a, b, i, ok = 0;
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "ans", 1000) == LDL_OK, "init");
+    s = ldl_redis_cluster_store(&rc);
+    slot = ldl_redis_cluster_slot(&rc, "scripted");
+    a = master_of_slot(slot);
+    b = other_master(a);
+    ST_CHECK(s.acquire(s.ctx, "scripted", 20000, &t1) == 1, "held");
+    ST_CHECK(migrate_begin(slot, a, b) && migrate_keys(a, b, "{ans:scripted}:lease", "{ans:scripted}:fence"),
+             "keys moved, slot still MIGRATING");
+    for (i = 0; i < 4; i++) {
+        ST_CHECK(cmd_ok(b, "SCRIPT", "FLUSH", NULL, NULL, NULL), "SCRIPT FLUSH on the target");
+        ok += s.renew(s.ctx, "scripted", t1, 20000) == 1;
+    }
+    printf("  ask+noscript: %d of 4 renewals in the ASK window with the script flushed on the target "
+           "(ask %llu, %s)\n", ok, (unsigned long long)ldl_redis_cluster_stats_get(&rc)->ask,
+           ok == 4 ? "" : ldl_redis_cluster_why(&rc));
+    ST_CHECK(ok == 4, "ASKING precedes the EVAL retry after NOSCRIPT");
+    ST_CHECK(migrate_end(slot, b), "slot handed over");
+    ST_CHECK(s.release(s.ctx, "scripted", t1) == 1, "release on the new owner");
+    ldl_redis_cluster_free(&rc);
+}
+
+/* item 11: the Redis adapter's last error as values: MOVED with its slot and address */
+static void test_last_error(void)
+{
+    static ldl_redis_cluster rc;
+    ldl_redis r;
+    ldl_store s;
+    redisContext *c;
+    const ldl_redis_error *e;
+    char want[32], key[16];
+    int i, slot = -1, owner = -1, rcode;
+    int64_t t = 0;
+    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "le", 1000) == LDL_OK, "init");
+    for (i = 0; i < 100; i++) {                         /* a key node 0 does not own */
+        snprintf(key, sizeof key, "e%d", i);
+        slot = ldl_redis_cluster_slot(&rc, key);
+        owner = master_of_slot(slot);
+        if (owner >= 0 && owner != 0) break;
+    }
+    c = conn(0);
+    ST_CHECK(c && ldl_redis_init(&r, c, "le") == LDL_OK, "plain adapter on node 0");
+    s = ldl_redis_store(&r);
+    rcode = s.acquire(s.ctx, key, 5000, &t);
+    e = ldl_redis_last_error(&r);
+    snprintf(want, sizeof want, "127.0.0.1:%d", owner >= 0 ? g_n[owner].port : 0);
+    printf("  last error: acquire %d, kind %d slot %d addr %s (want MOVED %d %s)\n", rcode, e->kind, e->slot,
+           e->addr, slot, want);
+    ST_CHECK(rcode == LDL_ESTORE && e->kind == LDL_REDIS_ERR_MOVED && e->slot == slot && strcmp(e->addr, want) == 0,
+             "MOVED as values: kind, slot, address");
+    if (c) redisFree(c);
+    ldl_redis_cluster_free(&rc);
+}
+
+/* item 6: a non-blocking renew parked in a long ASK window (3 s, with timeout_ms 200: the
+   old give-up was 2 x 200 ms) waits for the new owner, bounded by its lease */
+static void test_aask_long(void) { aask_case("aask long", "al", "window", 200, 6000, 3000); }
+
+/* decision 0105's verb on the cluster view: every request in flight answered at once */
+static void test_adrop(void)
+{
+    static ldl_redis_cluster_req reqs[64];
+    static ldl_redis_cluster_async ra;
+    static ldl_lock lk[20];
+    static char keys[20][16];
+    ldl_async_store as;
+    int i, n, pend = 0, held = 0;
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "dr", 1000, reqs, 64) == LDL_OK, "init");
+    as = ldl_redis_cluster_async_store(&ra);
+    tick();
+    for (i = 0; i < 20; i++) {
+        snprintf(keys[i], sizeof keys[i], "d%d", i);
+        lock_init(&lk[i], NULL, &as, keys[i], 5000);
+        ldl_lock_acquire(&lk[i]);                     /* queued; no pump yet */
+    }
+    n = ldl_redis_cluster_async_drop(&ra);
+    for (i = 0; i < 20; i++) pend += ldl_lock_poll(&lk[i]) == LDL_EINPROGRESS;
+    frames(&ra, lk, 20, 1500, NULL);                  /* masters reconnect; nothing was granted */
+    for (i = 0; i < 20; i++) held += ldl_lock_state(&lk[i]) == LDL_HELD;
+    printf("  adrop: 20 acquires in flight, drop answered %d, %d still pending after, %d held after 1.5 s\n", n,
+           pend, held);
+    ST_CHECK(n == 20 && pend == 0 && held == 0, "drop answers every request at once");
+    for (i = 0; i < 20; i++) {
+        ldl_lock_acquire(&lk[i]);
+    }
+    frames(&ra, lk, 20, 1000, NULL);
+    for (i = 0, held = 0; i < 20; i++) held += ldl_lock_state(&lk[i]) == LDL_HELD;
+    ST_CHECK(held == 20, "after the drop the masters are reconnected and serve (%d of 20)", held);
+    for (i = 0; i < 20; i++) ldl_lock_release(&lk[i]);
+    frames(&ra, lk, 20, 200, NULL);
+    for (i = 0; i < 20; i++) ldl_lock_dispose(&lk[i]);
+    ldl_redis_cluster_async_free(&ra);
+}
+
+/* item 7: a master frozen longer than cluster-node-timeout. With
+   cluster-require-full-coverage yes, every master answers CLUSTERDOWN from the FAIL flag
+   until the replica is promoted: leases on HEALTHY masters are lost; with "no" they are
+   kept. Node timeout 1000 ms here (the suite's cluster runs 15000). */
+#define CN 40
+static ldl_lock g_cl[CN];
+static ldl_redis_cluster_req g_creq[2 * CN + 16];
+
+static void config_all(const char *name, const char *value)
+{
+    int i;
+    for (i = 0; i < NN; i++) if (g_n[i].pid > 0 && kill(g_n[i].pid, 0) == 0) cmd_ok(i, "CONFIG", "SET", name, value, NULL);
+}
+
+/* every node that answers says cluster_state:ok (the takeover test killed one for good) */
+static int live_nodes_ok(uint32_t ms)
+{
+    uint64_t end = st_now_ms() + ms;
+    while (st_now_ms() < end) {
+        int i, ok = 1;
+        for (i = 0; i < NN; i++) {
+            redisContext *c = conn(i);
+            if (!c) continue;
+            redisFree(c);
+            ok &= node_info_has(i, "INFO", "cluster_state:ok");
+        }
+        if (ok) return 1;
+        st_sleep_ms(100);
+    }
+    return 0;
+}
+
+static int coverage_round(const char *full, uint32_t ttl, uint32_t ride_out, int *n_out, int *clusterdown)
+{
+    static ldl_redis_cluster_async ra;
+    static char keys[CN][16];
+    ldl_async_store as;
+    int i, k, victim = -1, replica = -1, lost = 0, held0 = 0;
+    config_all("cluster-require-full-coverage", full);
+    config_all("cluster-node-timeout", "1000");
+    for (i = 0; i < NN && victim < 0; i++)              /* a master whose replica is alive */
+        if (node_info_has(i, "NODES", "myself,master") && (replica = replica_of(i)) >= 0 && g_n[replica].pid > 0)
+            victim = i;
+    ST_CHECK(victim >= 0, "coverage: a master with a live replica");
+    if (victim < 0) return -1;
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "cv", 300, g_creq, 2 * CN + 16) == LDL_OK, "init: %s",
+             ldl_redis_cluster_async_why(&ra));
+    as = ldl_redis_cluster_async_store(&ra);
+    tick();
+    for (i = 0, k = 0; i < CN && k < 5000; k++) {      /* keys on the healthy masters only */
+        snprintf(keys[i], sizeof keys[i], "cv%d", k);
+        if (master_of_slot(ldl_redis_cluster_slot((ldl_redis_cluster *)(void *)&ra._m, keys[i])) == victim) continue;
+        {
+            ldl_lock_desc d;
+            memset(&d, 0, sizeof d);
+            d.container.scope = nop_scope;
+            d.container.value = nop_value;
+            d.container.shutdown = nop_shutdown;
+            d.key = keys[i];
+            d.ttl_ms = ttl;
+            d.ride_out_ms = ride_out;
+            d.async_store = &as;
+            d.clock.now_ms = frame_clock;
+            ldl_lock_init(&g_cl[i], &d);
+        }
+        ldl_lock_acquire(&g_cl[i]);
+        i++;
+    }
+    frames(&ra, g_cl, CN, 500, NULL);
+    for (i = 0; i < CN; i++) held0 += ldl_lock_state(&g_cl[i]) == LDL_HELD;
+    kill(g_n[victim].pid, SIGSTOP);
+    frames(&ra, g_cl, CN, 6000, NULL);                  /* FAIL after ~1-2 s, then the promotion */
+    *clusterdown = (int)ldl_redis_cluster_async_stats(&ra)->refreshes;
+    for (i = 0; i < CN; i++) lost += ldl_lock_state(&g_cl[i]) != LDL_HELD;
+    kill(g_n[victim].pid, SIGCONT);
+    printf("  coverage full=%s ttl %u ride_out %u: master %d frozen 6 s (node timeout 1000 ms), %d of %d healthy-master "
+           "leases held before, %d lost (why: %s)\n", full, (unsigned)ttl, (unsigned)ride_out, victim, held0, CN, lost,
+           ldl_redis_cluster_async_why(&ra));
+    ST_CHECK(held0 == CN, "coverage: all held before the freeze");
+    for (i = 0; i < CN; i++) ldl_lock_release(&g_cl[i]);
+    frames(&ra, g_cl, CN, 300, NULL);
+    for (i = 0; i < CN; i++) ldl_lock_dispose(&g_cl[i]);
+    ldl_redis_cluster_async_free(&ra);
+    ST_CHECK(live_nodes_ok(30000), "the cluster recovered after the freeze");
+    *n_out = CN;
+    return lost;
+}
+
+static void test_coverage(void)
+{
+    int n = 0, down = 0, lost_yes, lost_no, lost_ride;
+    lost_yes = coverage_round("yes", 3000, 0, &n, &down);
+    lost_no = coverage_round("no", 3000, 0, &n, &down);
+    lost_ride = coverage_round("yes", 6000, 150, &n, &down);
+    config_all("cluster-node-timeout", "15000");
+    config_all("cluster-require-full-coverage", "no");
+    ST_CHECK(lost_yes > 0, "full coverage yes: a frozen master FAILed takes leases on healthy masters (%d lost)", lost_yes);
+    ST_CHECK(lost_no == 0, "full coverage no: healthy masters keep their leases (%d lost)", lost_no);
+    ST_CHECK(lost_ride == 0, "full coverage yes, ride_out_ms 150, TTL 6 s: the CLUSTERDOWN window is ridden out (%d lost)",
+             lost_ride);
+}
+
+/* LDL_CLUSTER_TESTS="a b ..." runs only those cases (the mutant suite); unset: all */
+static int want(const char *name)
+{
+    const char *sel = getenv("LDL_CLUSTER_TESTS"), *p;
+    size_t n = strlen(name);
+    if (!sel) return 1;
+    for (p = sel; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == sel || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return 1;
+    return 0;
+}
+
 int main(void)
 {
     uint64_t t0 = st_now_ms();
@@ -824,21 +1051,26 @@ int main(void)
         return st_report();
     }
     printf("  cluster up in %llu ms\n", (unsigned long long)(st_now_ms() - t0));
-    test_keyslot();
-    test_hostile();
-    test_control();
-    test_conformance();
-    test_sync1000();
-    test_async1000();
-    test_migrate();
-    test_amoved();
-    test_aask();
-    test_contention();
-    test_sigstop();
-    test_sync_sigstop();
-    test_wait();
-    test_failover();
-    test_takeover();
+    if (want("keyslot")) test_keyslot();
+    if (want("hostile")) test_hostile();
+    if (want("control")) test_control();
+    if (want("conformance")) test_conformance();
+    if (want("sync1000")) test_sync1000();
+    if (want("async1000")) test_async1000();
+    if (want("migrate")) test_migrate();
+    if (want("amoved")) test_amoved();
+    if (want("aask")) test_aask();
+    if (want("aask_long")) test_aask_long();
+    if (want("ask_noscript")) test_ask_noscript();
+    if (want("last_error")) test_last_error();
+    if (want("adrop")) test_adrop();
+    if (want("contention")) test_contention();
+    if (want("sigstop")) test_sigstop();
+    if (want("sync_sigstop")) test_sync_sigstop();
+    if (want("wait")) test_wait();
+    if (want("failover")) test_failover();
+    if (want("takeover")) test_takeover();
+    if (want("coverage")) test_coverage();
     stop_cluster();
     printf("  total %llu ms\n", (unsigned long long)(st_now_ms() - t0));
     return st_report();
