@@ -79,11 +79,15 @@
    LDL_SQLITE_CREATE; a missing file is an error without it), sets its
    settings, then calls ldl_sqlite_init. flags:
      LDL_SQLITE_CREATE   create the file when missing
-     (default)           the file's journal mode as it is (a new file:
-                         rollback journal, "delete") and synchronous=FULL:
-                         the fence survives a crash and a power loss
-     LDL_SQLITE_WAL      journal_mode=WAL (kept in the file), synchronous=FULL:
-                         as safe, readers never block the writer
+     (default)           journal_mode=WAL (kept in the file) and
+                         synchronous=FULL: the fence survives a crash and a
+                         power loss (decision 0802), and readers never wait
+                         for the writer (in rollback-journal mode a writer
+                         that waits to commit holds PENDING, which blocks
+                         every new reader: under contention, starvation)
+     LDL_SQLITE_KEEP_JOURNAL  the file's journal mode as it is (a new file:
+                         rollback journal, "delete"), synchronous=FULL: as
+                         safe against power loss
      LDL_SQLITE_FAST     journal_mode=WAL, synchronous=NORMAL: no fsync per
                          commit. It survives a process crash, but A POWER LOSS
                          (or kernel crash) CAN LOSE THE LAST COMMITS: a token
@@ -174,7 +178,7 @@
 
 /* ldl_sqlite_open flags */
 #define LDL_SQLITE_CREATE 1u
-#define LDL_SQLITE_WAL    2u
+#define LDL_SQLITE_KEEP_JOURNAL 2u
 #define LDL_SQLITE_FAST   4u
 
 /* ldl_sqlite_check_durability answers */
@@ -336,6 +340,39 @@ static int ldl__sq_step(sqlite3_stmt *st, int64_t deadline) {
         sqlite3_sleep(nap > 0 ? nap : 1);
         if (nap < 8) nap *= 2;
     }
+}
+
+/* prepare, retrying while reading the schema finds the database busy */
+static int ldl__sq_prep(sqlite3 *db, const char *sql, unsigned flags, sqlite3_stmt **st,
+                        int64_t deadline) {
+    int nap = 1;
+    for (;;) {
+        int rc = sqlite3_prepare_v3(db, sql, -1, flags, st, NULL), prim = rc & 0xff;
+        int64_t now;
+        if (prim != SQLITE_BUSY && prim != SQLITE_LOCKED) return rc;
+        sqlite3_finalize(*st);
+        *st = NULL;
+        now = ldl__sq_now();
+        if (now < 0 || now >= deadline) return rc;
+        sqlite3_sleep(nap);
+        if (nap < 8) nap *= 2;
+    }
+}
+
+/* a PRAGMA (or any one-row statement) with the busy bound; its first column's
+   text into out (may be NULL). Answers SQLITE_ROW, SQLITE_DONE or the error. */
+static int ldl__sq_pragma(sqlite3 *db, const char *sql, uint32_t busy_ms, char *out, size_t cap) {
+    sqlite3_stmt *st = NULL;
+    int64_t deadline = ldl__sq_now() + (int64_t)busy_ms;
+    int rc = ldl__sq_prep(db, sql, 0, &st, deadline);
+    if (out && cap) out[0] = '\0';
+    if (rc != SQLITE_OK) return rc;
+    rc = ldl__sq_step(st, deadline);
+    if (rc == SQLITE_ROW && out && cap && sqlite3_column_text(st, 0))
+        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) rc = sqlite3_errcode(db) ? sqlite3_errcode(db) : rc;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* run one of the transaction statements (no rows); SQLITE_DONE on success */
@@ -595,20 +632,23 @@ static int ldl__sq_name_ok(const char *t) {
 }
 
 /* one integer (or -1) from a query with one text parameter */
-static int64_t ldl__sq_count(ldl_sqlite *s, const char *sql, const char *param) {
+static int64_t ldl__sq_count(ldl_sqlite *s, const char *sql, const char *param, int64_t deadline) {
     sqlite3_stmt *st = NULL;
     int64_t v = -1;
-    int rc = sqlite3_prepare_v2(s->_db, sql, -1, &st, NULL);
+    int rc = ldl__sq_prep(s->_db, sql, 0, &st, deadline);
     if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, param, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    if (rc == SQLITE_OK && (rc = ldl__sq_step(st, deadline)) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
     else ldl__sq_err_db(s, "lookup", rc);
     sqlite3_finalize(st);
     return v;
 }
 
-/* the table `name` with columns `cols`: created when missing, else exactly
-   ours, with no trigger and no index of its own. 0 ok, -1 refused (why set) */
-static int ldl__sq_table(ldl_sqlite *s, const char *name, const char *cols) {
+/* the table `name` with columns `cols`: exactly ours, with no trigger and no
+   index of its own; created when missing if `create`. 0 ok, 1 missing (not
+   `create`), -1 refused or error (why set). Inside a transaction: the first
+   read of each statement may wait (busy) until `deadline`. */
+static int ldl__sq_table(ldl_sqlite *s, const char *name, const char *cols, int create,
+                         int64_t deadline) {
     char want[LDL__SQLITE_ERR_MAX], buf[LDL__SQLITE_ERR_MAX];
     sqlite3_stmt *st = NULL;
     int rc, rows = 0, attempt;
@@ -616,10 +656,10 @@ static int ldl__sq_table(ldl_sqlite *s, const char *name, const char *cols) {
     for (attempt = 0; attempt < 2; attempt++) {
         int same = 0, table = 0;
         rows = 0;
-        rc = sqlite3_prepare_v2(s->_db, "SELECT type, sql FROM main.sqlite_master "
-                                "WHERE name = ?1 COLLATE NOCASE", -1, &st, NULL);
+        rc = ldl__sq_prep(s->_db, "SELECT type, sql FROM main.sqlite_master "
+                          "WHERE name = ?1 COLLATE NOCASE", 0, &st, deadline);
         if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while (rc == SQLITE_OK && (rc = rows ? sqlite3_step(st) : ldl__sq_step(st, deadline)) == SQLITE_ROW) {
             const char *type = (const char *)sqlite3_column_text(st, 0);
             const char *sql = (const char *)sqlite3_column_text(st, 1);
             rows++;
@@ -641,6 +681,7 @@ static int ldl__sq_table(ldl_sqlite *s, const char *name, const char *cols) {
             return -1;
         }
         if (rows == 1) break;
+        if (!create) return 1;
         snprintf(buf, sizeof buf, "CREATE TABLE main.\"%s\" %s", name, cols);
         rc = sqlite3_exec(s->_db, buf, NULL, NULL, NULL);
         if (rc != SQLITE_OK) { ldl__sq_err_db(s, "create", rc); return -1; }
@@ -648,13 +689,13 @@ static int ldl__sq_table(ldl_sqlite *s, const char *name, const char *cols) {
     if (rows != 1) { ldl__sq_err(s, "create", "the table did not appear"); return -1; }
     if (ldl__sq_count(s, "SELECT (SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' "
                       "AND tbl_name = ?1 COLLATE NOCASE) + (SELECT count(*) FROM temp.sqlite_master "
-                      "WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE)", name) != 0) {
+                      "WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE)", name, deadline) != 0) {
         snprintf(buf, sizeof buf, "\"%s\" has triggers (main or temp): they could rewrite the fence", name);
         if (strncmp(s->_err, "lookup", 6) != 0) ldl__sq_err(s, "table", buf);
         return -1;
     }
     if (ldl__sq_count(s, "SELECT count(*) FROM main.sqlite_master WHERE type = 'index' "
-                      "AND tbl_name = ?1 COLLATE NOCASE AND sql IS NOT NULL", name) != 0) {
+                      "AND tbl_name = ?1 COLLATE NOCASE AND sql IS NOT NULL", name, deadline) != 0) {
         snprintf(buf, sizeof buf, "\"%s\" has an index of its own (only the primary key's is the adapter's)", name);
         if (strncmp(s->_err, "lookup", 6) != 0) ldl__sq_err(s, "table", buf);
         return -1;
@@ -703,7 +744,8 @@ static int ldl__sq_prepare(ldl_sqlite *s, int first, int last) {
                 "ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence "
                 "WHERE f.fence <= excluded.fence RETURNING fence", t);
         if (n <= 0 || (size_t)n >= sizeof sql) { ldl__sq_err(s, "prepare", "statement too long"); return -1; }
-        rc = sqlite3_prepare_v3(s->_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->_st[i], NULL);
+        rc = ldl__sq_prep(s->_db, sql, SQLITE_PREPARE_PERSISTENT, &s->_st[i],
+                          ldl__sq_now() + (int64_t)s->_busy_ms);
         if (rc != SQLITE_OK) { ldl__sq_err_db(s, "prepare", rc); return -1; }
     }
     return 0;
@@ -711,8 +753,7 @@ static int ldl__sq_prepare(ldl_sqlite *s, int first, int last) {
 
 LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table) {
     char fence_table[LDL__SQLITE_NAME_MAX];
-    int64_t now;
-    int rc;
+    int rc, pass, found = 1;
     if (!s) return LDL_EINVAL;
     memset(s, 0, sizeof *s);
     s->_busy_ms = LDL_SQLITE_BUSY_MS;
@@ -745,27 +786,34 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
     /* the transaction statements first: the others name tables that may
        not exist yet */
     if (ldl__sq_prepare(s, LDL__SQ_BEGIN, LDL__SQ_ROLLBACK) != 0) { ldl__sq_finalize(s); return LDL_ESTORE; }
-    now = ldl__sq_now();
-    rc = ldl__sq_run(s, LDL__SQ_BEGIN, (now < 0 ? 0 : now) + (int64_t)s->_busy_ms);
-    if (rc != SQLITE_DONE) {
-        ldl__sq_err_db(s, "init", rc);
-        ldl__sq_rollback(s);
-        ldl__sq_finalize(s);
-        return LDL_ESTORE;
-    }
-    if (ldl__sq_table(s, table, LDL__SQ_LEASE_COLS) != 0 ||
-        ldl__sq_table(s, fence_table, LDL__SQ_FENCE_COLS) != 0) {
-        ldl__sq_rollback(s);
-        ldl__sq_finalize(s);
-        return LDL_ESTORE;
-    }
-    now = ldl__sq_now();
-    rc = ldl__sq_run(s, LDL__SQ_COMMIT, (now < 0 ? 0 : now) + (int64_t)s->_busy_ms);
-    if (rc != SQLITE_DONE) {
-        ldl__sq_err_db(s, "init", rc);
-        ldl__sq_rollback(s);
-        ldl__sq_finalize(s);
-        return LDL_ESTORE;
+    /* first a read transaction (it waits for no writer: a busy file does
+       not starve init); the write lock only when a table must be created,
+       and then every check again under it */
+    for (pass = 0; pass < 2; pass++) {
+        int64_t deadline = ldl__sq_now() + (int64_t)s->_busy_ms;
+        rc = pass == 0 ? sqlite3_exec(db, "BEGIN DEFERRED", NULL, NULL, NULL) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR
+                       : ldl__sq_run(s, LDL__SQ_BEGIN, deadline);
+        if (rc != SQLITE_DONE) {
+            ldl__sq_err_db(s, "init", pass == 0 ? sqlite3_errcode(db) : rc);
+            ldl__sq_rollback(s);
+            ldl__sq_finalize(s);
+            return LDL_ESTORE;
+        }
+        found = ldl__sq_table(s, table, LDL__SQ_LEASE_COLS, pass, deadline);
+        if (found == 0) found = ldl__sq_table(s, fence_table, LDL__SQ_FENCE_COLS, pass, deadline);
+        if (found < 0) {
+            ldl__sq_rollback(s);
+            ldl__sq_finalize(s);
+            return LDL_ESTORE;
+        }
+        rc = ldl__sq_run(s, LDL__SQ_COMMIT, ldl__sq_now() + (int64_t)s->_busy_ms);
+        if (rc != SQLITE_DONE) {
+            ldl__sq_err_db(s, "init", rc);
+            ldl__sq_rollback(s);
+            ldl__sq_finalize(s);
+            return LDL_ESTORE;
+        }
+        if (found == 0) break;
     }
     if (ldl__sq_prepare(s, LDL__SQ_ACQ, LDL__SQ_FEN) != 0) { ldl__sq_finalize(s); return LDL_ESTORE; }
     s->_err[0] = '\0';
@@ -782,7 +830,7 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
     memset(s, 0, sizeof *s);
     s->_busy_ms = LDL_SQLITE_BUSY_MS;
     if (!path || !*path) { ldl__sq_err(s, "open", "NULL or empty path"); return LDL_EINVAL; }
-    if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_WAL | LDL_SQLITE_FAST)) {
+    if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL | LDL_SQLITE_FAST)) {
         ldl__sq_err(s, "open", "unknown flags");
         return LDL_EINVAL;
     }
@@ -800,19 +848,15 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
         sqlite3_close(db);
         return LDL_ESTORE;
     }
-    rc = sqlite3_exec(db, (flags & LDL_SQLITE_FAST) ? "PRAGMA main.synchronous = NORMAL"
-                                                     : "PRAGMA main.synchronous = FULL", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && (flags & (LDL_SQLITE_WAL | LDL_SQLITE_FAST))) {
-        sqlite3_stmt *st = NULL;
-        rc = sqlite3_prepare_v2(db, "PRAGMA main.journal_mode = WAL", -1, &st, NULL);
-        if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-            const char *m = (const char *)sqlite3_column_text(st, 0);
-            if (!m || strcmp(m, "wal") != 0) rc = SQLITE_ERROR;
-        } else if (rc == SQLITE_OK) {
-            rc = sqlite3_errcode(db);
-            if (rc == SQLITE_OK) rc = SQLITE_ERROR;
-        }
-        sqlite3_finalize(st);
+    rc = ldl__sq_pragma(db, (flags & LDL_SQLITE_FAST) ? "PRAGMA main.synchronous = NORMAL"
+                                                       : "PRAGMA main.synchronous = FULL",
+                        LDL_SQLITE_BUSY_MS, NULL, 0);
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
+    if (rc == SQLITE_OK && (!(flags & LDL_SQLITE_KEEP_JOURNAL) || (flags & LDL_SQLITE_FAST))) {
+        char m[16];
+        rc = ldl__sq_pragma(db, "PRAGMA main.journal_mode = WAL", LDL_SQLITE_BUSY_MS, m, sizeof m);
+        if (rc == SQLITE_ROW) rc = strcmp(m, "wal") == 0 ? SQLITE_OK : SQLITE_ERROR;
+        else if (rc == SQLITE_DONE) rc = SQLITE_ERROR;
     }
     if (rc != SQLITE_OK) {
         s->_db = db;
@@ -851,22 +895,17 @@ LDL_SQLITE_API int ldl_sqlite_set_busy_ms(ldl_sqlite *s, uint32_t ms) {
 
 /* ------------------------------------------------------------ durability */
 LDL_SQLITE_API int ldl_sqlite_check_durability(ldl_sqlite *s) {
-    sqlite3_stmt *st = NULL;
     char mode[16] = "";
     char buf[LDL__SQLITE_ERR_MAX];
     const char *file, *fs = "";
     int sync = -1, rc, out;
     if (!s) return LDL_EINVAL;
     if (!s->_ok) { ldl__sq_err(s, "durability", "ldl_sqlite not initialised"); return LDL_EINVAL; }
-    rc = sqlite3_prepare_v2(s->_db, "PRAGMA main.journal_mode", -1, &st, NULL);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        snprintf(mode, sizeof mode, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    st = NULL;
+    rc = ldl__sq_pragma(s->_db, "PRAGMA main.journal_mode", s->_busy_ms, mode, sizeof mode);
     if (rc == SQLITE_ROW) {
-        rc = sqlite3_prepare_v2(s->_db, "PRAGMA main.synchronous", -1, &st, NULL);
-        if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) sync = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
+        char v[16];
+        rc = ldl__sq_pragma(s->_db, "PRAGMA main.synchronous", s->_busy_ms, v, sizeof v);
+        if (rc == SQLITE_ROW && v[0] >= '0' && v[0] <= '3' && v[1] == '\0') sync = v[0] - '0';
     }
     if (rc != SQLITE_ROW || !mode[0] || sync < 0) { ldl__sq_err_db(s, "durability", rc); return LDL_ESTORE; }
     file = sqlite3_db_filename(s->_db, "main");
