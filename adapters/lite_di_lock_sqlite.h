@@ -263,11 +263,15 @@ extern "C" {
 
 /* ------------------------------------------------------------ errors */
 static void ldl__sq_err(ldl_sqlite *s, const char *what, const char *detail) {
-    size_t n, i;
-    snprintf(s->_err, sizeof s->_err, "%s: %s", what, detail ? detail : "");
-    n = strlen(s->_err);
-    for (i = 0; i < n; i++)
-        if (s->_err[i] == '\n' || s->_err[i] == '\t') s->_err[i] = ' ';
+    size_t n = 0, cap = sizeof s->_err - 1;
+    const char *parts[3];
+    int k;
+    parts[0] = what; parts[1] = ": "; parts[2] = detail ? detail : "";
+    for (k = 0; k < 3; k++) {           /* cut to fit; one line */
+        const char *p = parts[k];
+        for (; *p && n < cap; p++) s->_err[n++] = (*p == '\n' || *p == '\t') ? ' ' : *p;
+    }
+    s->_err[n] = '\0';
 }
 
 /* the connection's last message, with what we were doing */
@@ -897,7 +901,7 @@ LDL_SQLITE_API int ldl_sqlite_set_busy_ms(ldl_sqlite *s, uint32_t ms) {
 LDL_SQLITE_API int ldl_sqlite_check_durability(ldl_sqlite *s) {
     char mode[16] = "";
     char buf[LDL__SQLITE_ERR_MAX];
-    const char *file, *fs = "";
+    const char *file, *fs = "", *sname;
     int sync = -1, rc, out;
     if (!s) return LDL_EINVAL;
     if (!s->_ok) { ldl__sq_err(s, "durability", "ldl_sqlite not initialised"); return LDL_EINVAL; }
@@ -908,6 +912,7 @@ LDL_SQLITE_API int ldl_sqlite_check_durability(ldl_sqlite *s) {
         if (rc == SQLITE_ROW && v[0] >= '0' && v[0] <= '3' && v[1] == '\0') sync = v[0] - '0';
     }
     if (rc != SQLITE_ROW || !mode[0] || sync < 0) { ldl__sq_err_db(s, "durability", rc); return LDL_ESTORE; }
+    sname = sync == 0 ? "OFF" : sync == 1 ? "NORMAL" : sync == 2 ? "FULL" : "EXTRA";
     file = sqlite3_db_filename(s->_db, "main");
 #if defined(__linux__)
     if (file && *file) {
@@ -920,22 +925,21 @@ LDL_SQLITE_API int ldl_sqlite_check_durability(ldl_sqlite *s) {
 #endif
     if (!file || !*file || strcmp(mode, "memory") == 0 || strcmp(mode, "off") == 0) {
         out = LDL_SQLITE_NOT_SAFE;
-        snprintf(buf, sizeof buf, "journal_mode=%s synchronous=%d%s: NOT SAFE -- a crash can "
-                 "corrupt the file or lose the fence", mode, sync,
+        snprintf(buf, sizeof buf, "journal_mode=%s synchronous=%s%s: NOT SAFE -- a crash can "
+                 "corrupt the file or lose the fence", mode, sname,
                  (!file || !*file) ? ", in-memory or temporary database" : "");
     } else if (*fs) {
         out = LDL_SQLITE_CRASH_SAFE;
-        snprintf(buf, sizeof buf, "journal_mode=%s synchronous=%d on %s: survives a process "
-                 "crash; a reboot empties the file system and the fence restarts at 1", mode, sync, fs);
+        snprintf(buf, sizeof buf, "journal_mode=%s synchronous=%s on %s: survives a process "
+                 "crash; a reboot empties the file system and the fence restarts at 1", mode, sname, fs);
     } else if (sync >= 2) {
         out = LDL_SQLITE_POWER_SAFE;
         snprintf(buf, sizeof buf, "journal_mode=%s synchronous=%s: survives a process crash and "
-                 "a power loss (an fsync per commit)", mode, sync >= 3 ? "EXTRA" : "FULL");
+                 "a power loss (an fsync per commit)", mode, sname);
     } else {
         out = LDL_SQLITE_CRASH_SAFE;
         snprintf(buf, sizeof buf, "journal_mode=%s synchronous=%s: survives a process crash; a "
-                 "power loss can lose the last commits and grant a fence again%s", mode,
-                 sync == 1 ? "NORMAL" : "OFF",
+                 "power loss can lose the last commits and grant a fence again%s", mode, sname,
                  strcmp(mode, "wal") != 0 || sync == 0 ? " (or corrupt the file)" : "");
     }
     ldl__sq_err(s, "durability", buf);
