@@ -4,6 +4,7 @@
 #                       (ASan+UBSan) on disk and on tmpfs, hostile under valgrind, and
 #                       tests/cli/sqlite_cli.sh when ldl-run has --sqlite (about 1 min)
 #   make bench-sqlite   the lifecycle vs plain libsqlite3, flock(2), a renew's cost
+#   make mutants-sqlite every mutant in tests/store/sqlite_mutants.txt killed (~2.5 min)
 # Decision records: docs/decisions/0801-0803. Details: docs/sqlite.md.
 
 TEST_TARGETS += test-sqlite
@@ -62,3 +63,8 @@ bench-sqlite: $(B)/sqlite/bench_sqlite
 $(B)/sqlite/bench_sqlite: bench/bench_sqlite.c bench/bench_util.h $(SQ_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -D_POSIX_C_SOURCE=200809L $(WARN) -I. -Ibench $< $(SQ_LIBS) -o $@
+
+# every listed mutant of the adapter must turn a SQLite suite red (not in make test; ~5 min)
+.PHONY: mutants-sqlite
+mutants-sqlite:
+	@B=$(B) sh tests/mutants/adapters.sh tests/store/sqlite_mutants.txt

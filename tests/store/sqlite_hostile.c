@@ -2,7 +2,8 @@
  * and a why, nothing changed, no crash, no leak (also run under valgrind):
  * a file that is not SQLite; a same-named table of another shape (and a fence table of
  * another shape); a view, an index of its own, a trigger (main and temp) on the table;
- * a database locked by another writer for longer than busy_ms; a read-only connection,
+ * a database locked by another writer for longer than busy_ms; a COMMIT a reader keeps
+ * from landing (no grant); a read-only connection,
  * a read-only file (opened by an unprivileged user), a missing file or directory; init
  * inside the caller's transaction. Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -151,6 +152,36 @@ static void test_locked(void)
     ldl_sqlite_close(&sq);
 }
 
+/* rollback journal: a reader's SHARED lock keeps COMMIT from landing; the statement ran,
+   the answer must still be no grant, and nothing stays behind */
+static void test_commit_blocked(void)
+{
+    char p[600];
+    ldl_sqlite sq;
+    ldl_store s;
+    sqlite3 *reader;
+    int64_t tok = 5;
+    int rc;
+    ST_CHECK(ldl_sqlite_open(&sq, sqt_path(p, sizeof p, "commit.db"), NULL,
+                             LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL) == LDL_OK, "open: %s", ldl_sqlite_why(&sq));
+    ST_CHECK(ldl_sqlite_set_busy_ms(&sq, 50) == LDL_OK, "busy_ms 50");
+    s = ldl_sqlite_store(&sq);
+    reader = sqt_open(p, SQLITE_OPEN_READWRITE);
+    ST_CHECK(reader && sqt_exec(reader, "BEGIN") && sqt_int(reader, "SELECT count(*) FROM ldl_lease", NULL) == 0,
+             "a reader holds its read transaction");
+    rc = s.acquire(s.ctx, "k", 1000, &tok);
+    ST_CHECK(rc == LDL_ESTORE && tok == 0, "COMMIT blocked by a reader: %d token %lld, want LDL_ESTORE and no token",
+             rc, (long long)tok);
+    ST_CHECK(strstr(ldl_sqlite_why(&sq), "commit") && strstr(ldl_sqlite_why(&sq), "locked"), "why: %s", ldl_sqlite_why(&sq));
+    ST_CHECK(sqlite3_get_autocommit(ldl_sqlite_db(&sq)), "the adapter's transaction was rolled back");
+    ST_CHECK(sqt_exec(reader, "COMMIT"), "the reader ends");
+    ST_CHECK(sqt_int(reader, "SELECT count(*) FROM ldl_lease", NULL) == 0, "no row was written");
+    rc = s.acquire(s.ctx, "k", 1000, &tok);
+    ST_CHECK(rc == 1 && tok == 1, "then the first grant is token 1: %d %lld", rc, (long long)tok);
+    sqlite3_close(reader);
+    ldl_sqlite_close(&sq);
+}
+
 static int ro_child(void *arg, int in, int out)
 {
     ldl_sqlite sq;
@@ -200,6 +231,7 @@ int main(int argc, char **argv)
     test_shapes();
     test_not_sqlite();
     test_locked();
+    test_commit_blocked();
     test_files();
     sqt_cleanup();
     return st_report();
