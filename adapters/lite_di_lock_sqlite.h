@@ -146,6 +146,13 @@
    CLOCK_MONOTONIC, owner; 1 held, 0 free: no row, released, expired or of
    another boot; LDL_ESTORE for a row of the wrong shape).
 
+   THE NON-BLOCKING SHAPE: ldl_sqlite_async_store(s) is the same store as an
+   ldl_async_store that answers inside every submit (as the MemoryStore's
+   view): for a program built on the non-blocking contract, such as ldl-run.
+   Each submit runs the synchronous call, so it waits as long as that does
+   (an fsync, at most busy_ms for a locked file): it is not non-blocking I/O.
+   ldl_sqlite_async_ext(s) adds submit_owned to inspect.
+
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: SQLite
    error, locked past busy_ms, a reply of the wrong shape; LDL_EINVAL: bad
    argument). ldl_sqlite_why(s) is the last error text ("" when none).
@@ -219,6 +226,10 @@ LDL_SQLITE_API sqlite3    *ldl_sqlite_db(const ldl_sqlite *s);
 LDL_SQLITE_API const char *ldl_sqlite_why(const ldl_sqlite *s);   /* never NULL */
 LDL_SQLITE_API int         ldl_sqlite_check_durability(ldl_sqlite *s);
 LDL_SQLITE_API int         ldl_sqlite_fence(ldl_sqlite *s, const char *resource, int64_t fence);
+#ifndef LDL_NO_ASYNC
+LDL_SQLITE_API ldl_async_store ldl_sqlite_async_store(ldl_sqlite *s);  /* answers inside every submit */
+LDL_SQLITE_API ldl_store_ext ldl_sqlite_async_ext(ldl_sqlite *s);      /* submit_owned, inspect */
+#endif
 
 #ifdef __cplusplus
 }
@@ -967,6 +978,56 @@ LDL_SQLITE_API ldl_store_ext ldl_sqlite_ext(ldl_sqlite *s) {
     x.ctx = s;
     return x;
 }
+
+#ifndef LDL_NO_ASYNC
+/* ------------------------------------------------------------ the non-blocking shape */
+static int ldl__sq_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    int64_t tok = 0;
+    int rc;
+    if (!op) return LDL_EINVAL;
+    rc = ldl__sq_acquire(ctx, key, ttl_ms, &tok);
+    ldl_op_complete(op, rc, tok);
+    return LDL_OK;
+}
+static int ldl__sq_a_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                                   const char *owner) {
+    int64_t tok = 0;
+    int rc;
+    if (!op) return LDL_EINVAL;
+    rc = ldl__sq_acquire_owned(ctx, key, ttl_ms, owner, &tok);
+    ldl_op_complete(op, rc, tok);
+    return LDL_OK;
+}
+static int ldl__sq_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
+    if (!op) return LDL_EINVAL;
+    ldl_op_complete(op, ldl__sq_renew(ctx, key, token, ttl_ms), 0);
+    return LDL_OK;
+}
+static int ldl__sq_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    if (!op) return LDL_EINVAL;
+    ldl_op_complete(op, ldl__sq_release(ctx, key, token), 0);
+    return LDL_OK;
+}
+static void ldl__sq_a_cancel(void *ctx, ldl_op *op) { (void)ctx; (void)op; }  /* never in flight */
+
+LDL_SQLITE_API ldl_async_store ldl_sqlite_async_store(ldl_sqlite *s) {
+    ldl_async_store a;
+    memset(&a, 0, sizeof a);
+    if (!s) return a;
+    a.acquire = ldl__sq_a_acquire;
+    a.renew = ldl__sq_a_renew;
+    a.release = ldl__sq_a_release;
+    a.cancel = ldl__sq_a_cancel;
+    a.ctx = s;
+    return a;
+}
+
+LDL_SQLITE_API ldl_store_ext ldl_sqlite_async_ext(ldl_sqlite *s) {
+    ldl_store_ext x = ldl_sqlite_ext(s);
+    if (x.ctx) x.submit_owned = ldl__sq_a_acquire_owned;
+    return x;
+}
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }

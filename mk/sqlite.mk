@@ -1,6 +1,6 @@
 # mk/sqlite.mk -- the SQLite adapter (adapters/lite_di_lock_sqlite.h): its suites on a
 # temp file on disk and on tmpfs (/dev/shm), no server; and its bench.
-#   make test-sqlite    strict builds (gcc, clang, C++17, LDL_STATIC), then every suite
+#   make test-sqlite    strict builds (gcc, clang, C++17, LDL_STATIC, LDL_NO_ASYNC), then every suite
 #                       (ASan+UBSan) on disk and on tmpfs, hostile under valgrind, and
 #                       tests/cli/sqlite_cli.sh when ldl-run has --sqlite (about 1 min)
 #   make bench-sqlite   the lifecycle vs plain libsqlite3, flock(2), a renew's cost
@@ -15,7 +15,8 @@ SQ_LIBS    = -lsqlite3
 SQ_HDRS    = $(HDR) adapters/lite_di_lock_sqlite.h
 SQ_THDRS   = $(SQ_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/sqlite_common.h
 SQ_SUITES  = sqlite_conformance sqlite_contention sqlite_faults sqlite_fence sqlite_hostile
-SQ_BUILDS  = $(B)/sqlite/build_c99 $(B)/sqlite/build_clang $(B)/sqlite/build_cxx17 $(B)/sqlite/build_static
+SQ_BUILDS  = $(B)/sqlite/build_c99 $(B)/sqlite/build_clang $(B)/sqlite/build_cxx17 $(B)/sqlite/build_static \
+             $(B)/sqlite/build_noasync
 SQ_TMPFS  ?= /dev/shm
 
 .PHONY: test-sqlite bench-sqlite
@@ -56,6 +57,9 @@ $(B)/sqlite/build_cxx17: tests/store/sqlite_build.c $(SQ_HDRS)
 $(B)/sqlite/build_static: tests/store/sqlite_build.c $(SQ_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -DLDL_STATIC $(WARN) -I. $< $(SQ_LIBS) -o $@
+$(B)/sqlite/build_noasync: tests/store/sqlite_build.c $(SQ_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion -I. $< $(SQ_LIBS) -o $@
 
 # ---------------------------------------------------------------- bench (not in make test)
 bench-sqlite: $(B)/sqlite/bench_sqlite

@@ -61,6 +61,14 @@ int main(void)
     s = ldl_sqlite_store(NULL);
     CHECK(!s.acquire && !s.renew && !s.release && !s.ctx);
     (void)h;
+#ifndef LDL_NO_ASYNC
+    {
+        ldl_async_store as = ldl_sqlite_async_store(&q);
+        ldl_store_ext ax = ldl_sqlite_async_ext(&q);
+        CHECK(as.acquire && as.renew && as.release && as.cancel && as.ctx == &q);
+        CHECK(!ax.submit_owned && !ax.ctx);          /* q failed init */
+    }
+#endif
     CHECK(LDL_SQLITE_POWER_SAFE == 2 && LDL_SQLITE_CRASH_SAFE == 1 && LDL_SQLITE_NOT_SAFE == 0);
     sqlite3_close(db);
     printf("%d passed, %d failed\n", passed, failed);

@@ -10,7 +10,7 @@
 int main(int argc, char **argv)
 {
     char path[600];
-    ldl_sqlite qa, qb;
+    ldl_sqlite qa = {0}, qb = {0};
     sqlite3 *db;
     conf_env e;
     int rc;

@@ -32,7 +32,7 @@ static int worker(void *arg, int in, int out)
     int id = (int)(intptr_t)arg, done = 0, tries = 0, errs = 0;
     int64_t prev = 0;
     uint64_t end;
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     sqt_lock t;
     window w[ROUNDS];
     (void)in;
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     size_t n = 0, i, nw = 0;
     int k, seq = 1, overlap = 0;
     uint64_t t0;
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     sqlite3 *db;
 
     st_ignore_sigpipe();

@@ -22,7 +22,7 @@ static int on_tmpfs;
 /* ------------------------------------------------------------ SIGKILL inside a transaction */
 static int killed_holder(void *arg, int in, int out)
 {
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     sqt_lock t;
     int64_t f;
     (void)arg;
@@ -41,7 +41,7 @@ static int killed_holder(void *arg, int in, int out)
 static void test_sigkill(void)
 {
     st_child c;
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     ldl_store s;
     int64_t tok = 0;
     int rc, got, zeros = 0, errors = 0;
@@ -78,7 +78,7 @@ static void test_sigkill(void)
 /* ------------------------------------------------------------ SIGSTOP past the TTL */
 static int stopped_holder(void *arg, int in, int out)
 {
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     sqt_lock t;
     int64_t f;
     int rc;
@@ -100,7 +100,7 @@ static int stopped_holder(void *arg, int in, int out)
 static void test_sigstop(void)
 {
     st_child c;
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     ldl_store s;
     int64_t tok = 0, f1;
     int rc;
@@ -146,7 +146,7 @@ static int stuck_writer(void *arg, int in, int out)
 static void test_stuck_writer(void)
 {
     st_child c;
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     ldl_store s;
     int64_t tok = 0;
     int rc;
@@ -172,7 +172,7 @@ static void test_stuck_writer(void)
 /* ------------------------------------------------------------ a second boot */
 static void test_second_boot(void)
 {
-    ldl_sqlite qa, qb;
+    ldl_sqlite qa = {0}, qb = {0};
     ldl_store a, b;
     ldl_store_ext x;
     ldl_holder h;
@@ -212,7 +212,7 @@ static void test_second_boot(void)
 static void test_durability(void)
 {
     char p2[600];
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     sqlite3 *db;
     int rc;
     ST_CHECK(ldl_sqlite_open(&sq, db_path, NULL, 0) == LDL_OK, "open");
@@ -252,7 +252,7 @@ static void test_durability(void)
 
 int main(int argc, char **argv)
 {
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     st_ignore_sigpipe();
     sqt_setup(argc, argv, "ldl-sqlite-faults");
     on_tmpfs = argc > 1 && strncmp(argv[1], "/dev/shm", 8) == 0;

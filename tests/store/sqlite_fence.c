@@ -1,6 +1,6 @@
 /* sqlite_fence.c -- the fenced-write protocol on a SQLite resource (ldl_sqlite_fence),
  * holder identity (ldl_sqlite_ext: acquire_owned, inspect, through ldl_lock's desc.owner)
- * and the token's upper bound. Last line: "N passed, N failed". */
+ * the token's upper bound and the non-blocking shape (ldl_sqlite_async_store). Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
@@ -71,7 +71,7 @@ static void test_protocol(ldl_sqlite *sq)
 /* two connections, two transactions with fences 5 and 6 in either order */
 static void test_two_writers(const char *path)
 {
-    ldl_sqlite a, b;
+    ldl_sqlite a = {0}, b = {0};
     int64_t m;
     ST_CHECK(ldl_sqlite_open(&a, path, NULL, 0) == LDL_OK && ldl_sqlite_open(&b, path, NULL, 0) == LDL_OK, "open a, b");
     /* 5 then 6: both pass; 6 then 5: 5 is stale */
@@ -162,10 +162,46 @@ static void test_token_bound(ldl_sqlite *sq)
     ST_CHECK(s.release(s.ctx, "after-max", t) == 1, "release");
 }
 
+/* the non-blocking shape: a lock on ldl_sqlite_async_store answers inside each call */
+static void test_async_view(ldl_sqlite *sq)
+{
+    ldl_async_store as = ldl_sqlite_async_store(sq);
+    ldl_store_ext x = ldl_sqlite_async_ext(sq);
+    ldl_store s = ldl_sqlite_store(sq);
+    ldl_scope root, pool[2];
+    ldl_lock l;
+    ldl_lock_desc d;
+    ldl_holder h;
+    int64_t f, t = 0;
+    ST_CHECK(as.acquire && as.renew && as.release && as.cancel && as.ctx == sq, "async view methods");
+    ST_CHECK(x.submit_owned && x.inspect && x.acquire_owned, "async ext methods");
+    memset(&d, 0, sizeof d);
+    ldl_scope_init(&root, pool, 2);
+    d.container = ldl_scope_container(&root);
+    d.key = "async-key";
+    d.ttl_ms = 5000;
+    d.async_store = &as;
+    d.owner = "async@here";
+    d.store_ext = &x;
+    ST_CHECK(ldl_lock_init(&l, &d) == LDL_OK, "init: %s", ldl_lock_why(&l));
+    ST_CHECK(ldl_lock_acquire(&l) == 1 && !ldl_lock_pending(&l), "acquire answers at once");
+    f = ldl_lock_fencing_token(&l);
+    ST_CHECK(ldl_store_inspect(&x, "async-key", &h) == 1 && h.token == f && strcmp(h.owner, "async@here") == 0,
+             "the owner is stored through submit_owned");
+    ST_CHECK(s.acquire(s.ctx, "async-key", 1000, &t) == 0, "held for the synchronous view too");
+    ST_CHECK(ldl_lock_tick(&l) == 1, "renew");
+    ST_CHECK(ldl_lock_release(&l) == 1 && ldl_lock_state(&l) == LDL_RELEASED, "release answers at once");
+    ST_CHECK(s.acquire(s.ctx, "async-key", 1000, &t) == 1 && t == f + 1, "free after it, next token %lld", (long long)t);
+    ST_CHECK(s.release(s.ctx, "async-key", t) == 1, "release");
+    ldl_lock_dispose(&l);
+    as = ldl_sqlite_async_store(NULL);
+    ST_CHECK(!as.acquire && !as.ctx, "NULL: an empty view");
+}
+
 int main(int argc, char **argv)
 {
     char path[600];
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     st_ignore_sigpipe();
     sqt_setup(argc, argv, "ldl-sqlite-fence");
     sqt_path(path, sizeof path, "fence.db");
@@ -175,6 +211,7 @@ int main(int argc, char **argv)
     test_two_writers(path);
     test_owner(&sq);
     test_token_bound(&sq);
+    test_async_view(&sq);
     ldl_sqlite_close(&sq);
     sqt_cleanup();
     return st_report();

@@ -23,7 +23,7 @@ static int init_after(const char *name, const char *setup, char *why, size_t n, 
 {
     char p[600];
     sqlite3 *db;
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     int rc;
     sqt_path(p, sizeof p, name);
     db = sqt_open(p, 0);
@@ -84,7 +84,7 @@ static void test_not_sqlite(void)
     const char junk[] = "this is not a database, it is a text file that is long enough to have a header......."
                         "......................................................................";
     FILE *f = fopen(sqt_path(p, sizeof p, "junk.db"), "wb");
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     int rc;
     ST_CHECK(f && fwrite(junk, 1, sizeof junk, f) == sizeof junk && fclose(f) == 0, "write junk");
     rc = init_after("junk.db", NULL, why, sizeof why, NULL);
@@ -99,7 +99,7 @@ static void test_not_sqlite(void)
 static void test_locked(void)
 {
     char p[600];
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     ldl_store s;
     sqlite3 *other;
     int64_t tok = 5, t1 = 0;
@@ -122,7 +122,7 @@ static void test_locked(void)
     rc = s.acquire(s.ctx, "k", 1000, &tok);
     ST_CHECK(rc == LDL_ESTORE && strstr(ldl_sqlite_why(&sq), "20 ms"), "with busy_ms 20: %d (%s)", rc, ldl_sqlite_why(&sq));
     {   /* init on a locked file: the read checks pass, nothing waits for the write lock */
-        ldl_sqlite q2;
+        ldl_sqlite q2 = {0};
         rc = ldl_sqlite_open(&q2, p, NULL, 0);
         ST_CHECK(rc == LDL_OK, "init beside a writer (tables present): %d (%s)", rc, ldl_sqlite_why(&q2));
         ldl_sqlite_close(&q2);
@@ -141,7 +141,7 @@ static void test_locked(void)
              ldl_sqlite_why(&sq));
     ST_CHECK(!sqlite3_get_autocommit(ldl_sqlite_db(&sq)), "the caller's transaction is still open");
     {
-        ldl_sqlite q3;
+        ldl_sqlite q3 = {0};
         rc = ldl_sqlite_init(&q3, ldl_sqlite_db(&sq), NULL);
         ST_CHECK(rc == LDL_ESTORE && strstr(ldl_sqlite_why(&q3), "inside a transaction"), "init inside BEGIN: %d", rc);
         ldl_sqlite_close(&q3);
@@ -157,7 +157,7 @@ static void test_locked(void)
 static void test_commit_blocked(void)
 {
     char p[600];
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     ldl_store s;
     sqlite3 *reader;
     int64_t tok = 5;
@@ -184,7 +184,7 @@ static void test_commit_blocked(void)
 
 static int ro_child(void *arg, int in, int out)
 {
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     int rc;
     (void)in; (void)out;
     if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 20;
@@ -198,7 +198,7 @@ static int ro_child(void *arg, int in, int out)
 static void test_files(void)
 {
     char p[600], q[600];
-    ldl_sqlite sq;
+    ldl_sqlite sq = {0};
     sqlite3 *db;
     st_child c;
     int rc;
