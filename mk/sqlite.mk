@@ -2,13 +2,14 @@
 # temp file on disk and on tmpfs (/dev/shm), no server; and its bench.
 #   make test-sqlite    strict builds (gcc, clang, C++17, LDL_STATIC, LDL_NO_ASYNC), then every suite
 #                       (ASan+UBSan) on disk and on tmpfs, hostile under valgrind, and
-#                       tests/cli/sqlite_cli.sh when ldl-run has --sqlite (about 1 min)
+#                       `ldl-run --sqlite` (tests/cli/sqlite_cli.sh) (about 40 s)
 #   make bench-sqlite   the lifecycle vs plain libsqlite3, flock(2), a renew's cost
 #   make mutants-sqlite every mutant in tests/store/sqlite_mutants.txt killed (~2.5 min)
 # Decision records: docs/decisions/0801-0803. Details: docs/sqlite.md.
 
 TEST_TARGETS += test-sqlite
-DEPS_PKGS    += libsqlite3-dev
+DEPS_PKGS    += libsqlite3-dev sqlite3
+DEPS_CMDS    += sqlite3
 DEPS_FILES   += /usr/include/sqlite3.h
 
 SQ_LIBS    = -lsqlite3
@@ -20,7 +21,7 @@ SQ_BUILDS  = $(B)/sqlite/build_c99 $(B)/sqlite/build_clang $(B)/sqlite/build_cxx
 SQ_TMPFS  ?= /dev/shm
 
 .PHONY: test-sqlite bench-sqlite
-test-sqlite: $(SQ_BUILDS) $(addprefix $(B)/sqlite/,$(SQ_SUITES)) $(B)/sqlite/sqlite_hostile_vg
+test-sqlite: $(SQ_BUILDS) $(addprefix $(B)/sqlite/,$(SQ_SUITES)) $(B)/sqlite/sqlite_hostile_vg $(B)/cli/ldl-run-san
 	@for b in $(SQ_BUILDS); do printf '== sqlite %-12s ' "$$(basename $$b):"; ./$$b || exit 1; done
 	@for s in $(SQ_SUITES); do for d in disk $(SQ_TMPFS); do \
 	  printf '== sqlite %-19s %-9s ' "$$s" "$$d:"; \
@@ -30,9 +31,7 @@ test-sqlite: $(SQ_BUILDS) $(addprefix $(B)/sqlite/,$(SQ_SUITES)) $(B)/sqlite/sql
 	@printf '== sqlite hostile, valgrind: '; out=$$(valgrind -q --error-exitcode=9 --leak-check=full \
 	  --errors-for-leak-kinds=definite ./$(B)/sqlite/sqlite_hostile_vg 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
-	@if [ -f tests/cli/sqlite_cli.sh ] && grep -q -- '--sqlite' cli/ldl-run.c; then \
-	  $(MAKE) --no-print-directory $(B)/cli/ldl-run-san && \
-	  printf '== ldl-run, sqlite: ' && sh tests/cli/sqlite_cli.sh ./$(B)/cli/ldl-run-san; fi
+	@printf '== ldl-run --sqlite:         '; sh tests/cli/sqlite_cli.sh ./$(B)/cli/ldl-run-san
 
 # the suites: C99 with ASan + UBSan
 $(B)/sqlite/sqlite_%: tests/store/sqlite_%.c $(SQ_THDRS)
@@ -72,3 +71,7 @@ $(B)/sqlite/bench_sqlite: bench/bench_sqlite.c bench/bench_util.h $(SQ_HDRS)
 .PHONY: mutants-sqlite
 mutants-sqlite:
 	@B=$(B) sh tests/mutants/adapters.sh tests/store/sqlite_mutants.txt
+
+# ldl-run --sqlite PATH (cli/ldl-run.c includes the adapter); its suite runs from test-sqlite
+CLI_LIBS += -lsqlite3
+$(CLI_BUILDS): adapters/lite_di_lock_sqlite.h
