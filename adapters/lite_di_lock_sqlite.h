@@ -981,14 +981,7 @@ LDL_SQLITE_API ldl_store_ext ldl_sqlite_ext(ldl_sqlite *s) {
 
 #ifndef LDL_NO_ASYNC
 /* ------------------------------------------------------------ the non-blocking shape */
-static int ldl__sq_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
-    int64_t tok = 0;
-    int rc;
-    if (!op) return LDL_EINVAL;
-    rc = ldl__sq_acquire(ctx, key, ttl_ms, &tok);
-    ldl_op_complete(op, rc, tok);
-    return LDL_OK;
-}
+/* owner NULL: the plain acquire */
 static int ldl__sq_a_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
                                    const char *owner) {
     int64_t tok = 0;
@@ -997,6 +990,9 @@ static int ldl__sq_a_acquire_owned(void *ctx, ldl_op *op, const char *key, uint3
     rc = ldl__sq_acquire_owned(ctx, key, ttl_ms, owner, &tok);
     ldl_op_complete(op, rc, tok);
     return LDL_OK;
+}
+static int ldl__sq_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    return ldl__sq_a_acquire_owned(ctx, op, key, ttl_ms, NULL);
 }
 static int ldl__sq_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
     if (!op) return LDL_EINVAL;
