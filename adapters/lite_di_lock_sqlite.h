@@ -66,8 +66,9 @@
    ldl_sqlite_init(s, db, table): db is the caller's open connection; table
    NULL means "ldl_lease"; a name is [A-Za-z_][A-Za-z0-9_]{0,62}, not starting
    with "sqlite_" (else LDL_EINVAL, nothing touched). init creates both tables
-   when missing, in one BEGIN IMMEDIATE transaction, and refuses (LDL_ESTORE,
-   ldl_sqlite_why says why): a file that is not a SQLite database; a read-only
+   when missing (it checks in a read transaction first, which does not queue
+   for the write lock, and takes BEGIN IMMEDIATE only to create), and
+   refuses (LDL_ESTORE, ldl_sqlite_why says why): a file that is not a SQLite database; a read-only
    database or connection; a connection inside a transaction; a view, index
    or anything but a table in the name's place; a table whose stored CREATE
    text is not exactly the adapter's (another shape); a trigger on either

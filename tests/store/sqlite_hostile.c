@@ -71,6 +71,21 @@ static void test_shapes(void)
         ST_CHECK(objects == cases[i].objects, "%s: nothing created or changed (%lld schema objects)",
                  cases[i].name, (long long)objects);
     }
+    {   /* a temp table of the same name shadows nothing: every statement names main */
+        char p[600];
+        sqlite3 *db = sqt_open(sqt_path(p, sizeof p, "temp.db"), 0);
+        ldl_sqlite sq = {0};
+        ldl_store s;
+        int64_t t = 0;
+        ST_CHECK(db && sqt_exec(db, "CREATE TEMP TABLE ldl_lease (key TEXT, token INTEGER)"), "a temp ldl_lease");
+        ST_CHECK(ldl_sqlite_init(&sq, db, NULL) == LDL_OK, "init beside it: %s", ldl_sqlite_why(&sq));
+        s = ldl_sqlite_store(&sq);
+        ST_CHECK(s.acquire(s.ctx, "tk", 1000, &t) == 1 && t == 1, "acquire");
+        ST_CHECK(sqt_int(db, "SELECT count(*) FROM temp.ldl_lease", NULL) == 0 &&
+                 sqt_int(db, "SELECT token FROM main.ldl_lease WHERE key = 'tk'", NULL) == 1, "the row is in main");
+        ldl_sqlite_close(&sq);
+        sqlite3_close(db);
+    }
     {   /* the exact shape, created by hand from the header's text, is accepted */
         char why[512];
         int rc = init_after("exact.db", LEASE_SQL, why, sizeof why, NULL);
