@@ -101,6 +101,20 @@ lost_case "file locked" \
   '{ echo ".timeout 2000"; echo "BEGIN IMMEDIATE;"; sleep 3; echo "ROLLBACK;"; } | sqlite3 "$db" & lockp=$!' \
   "[A-Z_]*)"
 
+# ---------------------------------------------------------------- the fence protocol from the shell
+# a shell job follows docs/sqlite.md's statement inside its own transaction, with $LDL_FENCE
+fq() {  # FENCE: prints the row the statement returns (empty = stale), committing only then
+  sqlite3 -cmd ".timeout 2000" "$db" "BEGIN IMMEDIATE; INSERT INTO main.\"ldl_lease_fence\" AS f (resource, fence)
+    VALUES ('shell-res', $1) ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence
+    WHERE f.fence <= excluded.fence RETURNING fence; COMMIT;"
+}
+run SH -- true; run SH -- sh -c 'echo $LDL_FENCE > sh.f'     # fence 2: 1 is a valid lower one
+f=$(cat sh.f)
+check "shell: the first fence passes ($(fq "$f"))" '[ "$(fq "$f")" = "$f" ]'
+check "shell: an equal fence passes" '[ "$(fq "$f")" = "$f" ]'
+check "shell: a lower fence is stale (not an error)" '[ "$f" -ge 2 ] && [ -z "$(fq $((f - 1)) 2>&1)" ]'
+check "shell: the mark is the fence" '[ "$(sqlite3 "$db" "SELECT fence FROM ldl_lease_fence WHERE resource = '\''shell-res'\''")" = "$f" ]'
+
 # ---------------------------------------------------------------- bad files and names
 printf 'not a database at all, just text that is long enough for a header..............' > junk.db
 "$bin" --sqlite junk.db J -- true 2> junk.err; rc=$?
