@@ -29,6 +29,8 @@
 #include "adapters/lite_di_lock_redis.h"
 #define LDL_PG_IMPLEMENTATION
 #include "adapters/lite_di_lock_pg.h"
+#define LDL_SQLITE_IMPLEMENTATION
+#include "adapters/lite_di_lock_sqlite.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,7 +79,10 @@ static const char usage_text[] =
 "  --redis /PATH          Redis over a unix socket (any argument holding a '/')\n"
 "  --prefix NAME          Redis key prefix (default ldl): keys {NAME:KEY}:lease/:fence\n"
 "  --pg CONNINFO          PostgreSQL (libpq conninfo or URI; put connect_timeout in it)\n"
-"  --table NAME           PostgreSQL lease table (default ldl_lease, created if missing)\n"
+"  --table NAME           PostgreSQL or SQLite lease table (default ldl_lease, created\n"
+"                         if missing)\n"
+"  --sqlite PATH          a SQLite file shared by the processes of this host (created\n"
+"                         if missing; WAL, synchronous=FULL; docs/sqlite.md)\n"
 "  --memory               an in-process MemoryStore: every run is granted at once with\n"
 "                         fence 1; nothing is shared between processes (for trying out)\n"
 "\n"
@@ -177,7 +182,7 @@ static int install_signals(void) {
 }
 
 /* ------------------------------------------------------------------ stores */
-enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG };
+enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG, ST_SQLITE };
 
 typedef struct store {
     int kind;
@@ -196,6 +201,8 @@ typedef struct store {
     ldl_pg pg;
     ldl_pg_async pa;
     ldl_pg_req preqs[8];
+    /* sqlite: answers inside each submit (a transaction, bounded by its busy_ms) */
+    ldl_sqlite sq;
 } store;
 
 static const char *store_why(const store *s) {
@@ -232,9 +239,23 @@ static int parse_hostport(const char *arg, char *host, size_t hostcap, int *port
     return n == 0 ? 0 : -2;
 }
 
+/* --sqlite PATH: open (creating it) and wrap; EXIT_* on failure (message printed) */
+static int store_open_sqlite(store *s, const char *path, const char *table) {
+    int rc = ldl_sqlite_open(&s->sq, path, table, LDL_SQLITE_CREATE);
+    if (rc != LDL_OK) {
+        say("sqlite: %s%s", ldl_sqlite_why(&s->sq), NULL);
+        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    s->kind = ST_SQLITE;
+    s->inner = ldl_sqlite_async_store(&s->sq);
+    s->ext = ldl_sqlite_async_ext(&s->sq);
+    return 0;
+}
+
 /* connect and wrap; EXIT_* on failure (message printed) */
 static int store_open(store *s, int kind, const char *arg, const char *prefix, const char *table) {
     s->kind = kind;
+    if (kind == ST_SQLITE) return store_open_sqlite(s, arg, table);
     if (kind == ST_MEMORY) {
         ldl_clock zero;
         memset(&zero, 0, sizeof zero);
@@ -286,6 +307,7 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
 static void store_close(store *s) {
     if (s->rc) { redisFree(s->rc); s->rc = NULL; }
     if (s->pc) { PQfinish(s->pc); s->pc = NULL; }
+    ldl_sqlite_close(&s->sq);
 }
 
 /* the store's socket (-1: none) and the poll() events it waits for */
@@ -443,9 +465,9 @@ static int parse_args(int argc, char **argv, opts *o) {
             continue;
         }
         if (!v) return usage_error("option needs a value: ", a);
-        if (!strcmp(a, "--redis") || !strcmp(a, "--pg")) {
+        if (!strcmp(a, "--redis") || !strcmp(a, "--pg") || !strcmp(a, "--sqlite")) {
             if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
-            o->store_kind = a[2] == 'r' ? ST_REDIS : ST_PG;
+            o->store_kind = a[2] == 'r' ? ST_REDIS : a[2] == 's' ? ST_SQLITE : ST_PG;
             o->store_arg = v;
         } else if (!strcmp(a, "--prefix")) {
             o->prefix = v;
@@ -564,7 +586,11 @@ static int show_status(const opts *o) {
     static ldl_pg pg;
     redisContext *c = NULL;
     PGconn *pc = NULL;
-    if (o->store_kind == ST_REDIS) {
+    static store sst;
+    if (o->store_kind == ST_SQLITE) {
+        if ((rc = store_open_sqlite(&sst, o->store_arg, o->table)) != 0) return rc;
+        ext = sst.ext;
+    } else if (o->store_kind == ST_REDIS) {
         struct timeval tv;
         tv.tv_sec = 5; tv.tv_usec = 0;
         if (strchr(o->store_arg, '/')) {
@@ -611,8 +637,10 @@ static int show_status(const opts *o) {
         printf("%s: free\n", o->key);
     } else {
         say("status of '%s': %s", o->key,
-            o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : ldl_pg_why(&pg));
+            o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : o->store_kind == ST_SQLITE ?
+            ldl_sqlite_why(&sst.sq) : ldl_pg_why(&pg));
     }
+    store_close(&sst);
     if (c) redisFree(c);
     if (pc) PQfinish(pc);
     if (rc == LDL_EINVAL) return EXIT_USAGE;

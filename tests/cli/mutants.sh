@@ -17,7 +17,7 @@ while IFS='|' read -r name expr; do
   if cmp -s cli/ldl-run.c "$out/$name.c"; then
     echo "mutant $name: the expression changed nothing (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
-  if ! $cc -std=c99 -O1 -w $inc "$out/$name.c" -lhiredis -lpq -o "$out/$name"; then
+  if ! $cc -std=c99 -O1 -w $inc "$out/$name.c" -lhiredis -lpq -lsqlite3 -o "$out/$name"; then
     echo "mutant $name: does not compile (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
   # into a file, not a pipe: a process a mutant leaves behind would hold a pipe open
