@@ -38,6 +38,8 @@ CORE.clangxx-cxx17 := clang++    c++17  -O2 -Wno-deprecated -x c++
 CORE.asan-ubsan    := $(CLANG)   c99    -O1 -g $(SAN)
 CORE.keymax32      := gcc        c99    -O2 -DLDL_KEY_MAX=32
 CORE.noelection    := gcc        c99    -O2 -DLDL_NO_ELECTION
+CORE.noasync       := gcc        c99    -O2 -DLDL_NO_ASYNC
+CORE.firmware      := gcc        c99    -O2 -DLDL_NO_ASYNC -DLDL_NO_ELECTION
 CORE_BUILDS := $(sort $(patsubst CORE.%,%,$(filter CORE.%,$(.VARIABLES))))
 
 -include $(sort $(wildcard mk/*.mk))

@@ -28,6 +28,8 @@
 #define HB 100u
 #define WIN 295u
 
+#ifndef LDL_NO_ASYNC   /* the deferred fake and every non-blocking test */
+
 /* ------------------------------------------------------------ the deferred fake */
 enum { RQ_LIVE = 1, RQ_DONE = 2, RQ_DETACHED = 3 };
 #define AS_MAXQ 96
@@ -2537,6 +2539,8 @@ static void t_reentrant_release_acquire_no_with_token(void) {
     }
 }
 
+#endif /* LDL_NO_ASYNC */
+
 /* the same through the synchronous store (and, in the async pass, its
    answered-inside view): a re-entrant release, then the store answers 0 with
    a token written: nothing is handed back */
@@ -2555,6 +2559,7 @@ static void t_reentrant_release_sync_acquire_no_with_token(void) {
     CHECK_EQ(f.s.release_calls, 0);
 }
 
+#ifndef LDL_NO_ASYNC
 /* a grant answered inside a submit that took the whole window (the clock moved
    inside the call): late, refused, handed back once, LEASE_EXPIRED; one ms
    less is HELD (the v0.2 lifecycle bullet, through the non-blocking path) */
@@ -2773,6 +2778,8 @@ static void t_release_timeout_cancel_reenters(void) {
     afix_end(&f, 0);
 }
 
+#endif /* LDL_NO_ASYNC */
+
 /* every code has its own text (SPEC: "static text for every code above")
    M: ldl_strerror without the LDL_EINPROGRESS case. */
 static void t_strerror_einprogress(void) {
@@ -2782,6 +2789,22 @@ static void t_strerror_einprogress(void) {
     CHECK(strcmp(ldl_strerror(LDL_EINPROGRESS), ldl_strerror(LDL_ESTORE)) != 0);
 }
 
+/* LDL_NO_ASYNC: a non-blocking store is refused at init, with a why that
+   names the switch, and nothing of the lock changes (decision 0006) */
+#ifdef LDL_NO_ASYNC
+static void t_noasync_refuses_async_store(void) {
+    fix f;
+    ldl_async_store as;
+    memset(&as, 0, sizeof as);
+    fix_setup(&f, "na", 0, T0);
+    f.d.store = NULL;
+    f.d.async_store = &as;
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_EINVAL);
+    CHECK(strstr(ldl_lock_why(&f.l), "LDL_NO_ASYNC") != NULL);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+    CHECK_EQ(f.s.acquire_calls, 0);
+}
+#else
 /* ldl_op_begin / ldl_op_result: a store's own op, handed to a store below it
    (a router), records that store's answer exactly like a lock's slot does.
    M: ldl_op_result answering before the op was answered; ldl_op_begin not
@@ -2806,7 +2829,14 @@ static void t_op_begin_result(void) {
     CHECK_EQ(ldl_op_result(&op, &rc, &tok), 0);
 }
 
+#endif /* LDL_NO_ASYNC */
+
 void suite_async(void) {
+#ifdef LDL_NO_ASYNC
+    RUN(t_noasync_refuses_async_store);
+    RUN(t_reentrant_release_sync_acquire_no_with_token);
+    RUN(t_strerror_einprogress);
+#else
     /* [options] */
     RUN(t_init_async_with_store_einval);
     RUN(t_init_async_missing_method_einval);
@@ -2921,4 +2951,5 @@ void suite_async(void) {
     RUN(t_strerror_einprogress);
     RUN(t_op_begin_result);
     RUN(t_seeded_walk);
+#endif
 }

@@ -96,7 +96,9 @@ ldl_store script_of(script_store *s);
    answers inside the call with ldl_op_complete; a cancel that arrives while
    that method runs (a re-entrant dispose) makes it hand back a granted token
    itself, as the SPEC's cancel rule asks */
+#ifndef LDL_NO_ASYNC
 ldl_async_store script_async_of(script_store *s);
+#endif
 
 /* ------------------------------------------------------------ fake container */
 typedef struct fake_container {

@@ -160,7 +160,10 @@ static void t_store_struct_copied(void) {
     script_init(&s);
     desc_for(&d, &fc, NULL, &c, "k", 300);
     tmp = script_of(&s);
+    memset(&atmp, 0, sizeof atmp);
+#ifndef LDL_NO_ASYNC
     atmp = script_async_of(&s);
+#endif
     if (t_async) d.async_store = &atmp; else d.store = &tmp;
     CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
     memset(&tmp, 0, sizeof tmp);
