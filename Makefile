@@ -27,7 +27,7 @@ EXAMPLE_TARGETS :=
 # build list is every CORE.* entry. (Defined before the fragments, which may
 # use CORE_SRC.)
 CORE_SRC := $(sort $(wildcard tests/core/*.c))
-CORE_DEP := $(CORE_SRC) tests/core/harness.h tests/check.h $(HDR)
+CORE_DEP := $(CORE_SRC) $(wildcard tests/core/*.h) tests/check.h $(HDR)
 #                      compiler  std    flags
 CORE.gcc-c99       := gcc        c99    -O2
 CORE.gcc-c11       := gcc        c11    -O2

@@ -19,27 +19,56 @@
        #include "lite_di_lock.h"
    Everywhere else just #include it.
 
-   QUICK START
+   QUICK START (a whole program: paste it into main.c, cc main.c)
    ===========
-       ldl_scope root, pool[4];                 // the reference DI container
-       ldl_scope_init(&root, pool, 4);
-       ldl_lock lock;
-       ldl_lock_desc d = {0};
-       d.container = ldl_scope_container(&root);
-       d.key = "nightly-report";
-       d.ttl_ms = 30000;                        // store = in-process MemoryStore
-       if (ldl_lock_init(&lock, &d) != LDL_OK) puts(ldl_lock_why(&lock));
+       #define LITE_DI_LOCK_IMPLEMENTATION
+       #include "lite_di_lock.h"        // first: it picks the POSIX clock
+       #include <stdio.h>
 
+       // the protected work: runs only while the lease is held
        static int body(void *scope, void *user) {
-           const int64_t *fence = (const int64_t *)ldl_scope_get(scope, "lock:fence");
-           return write_report(user, *fence);   // pass the fence downstream
+           const int64_t *fence = (const int64_t *)ldl_scope_get((ldl_scope *)scope, "lock:fence");
+           printf("%s with fence %lld\n", (const char *)user, (long long)*fence);
+           return 0;                     // pass *fence downstream with every write
        }
-       int rc = ldl_lock_run(&lock, body, db, NULL); // acquire, bind, body, shutdown, release
-       ldl_lock_dispose(&lock);
+
+       int main(void) {
+           ldl_scope root, pool[4];      // the reference DI container
+           ldl_lock lock;
+           ldl_lock_desc d = {0};        // zero = every default
+           int rc;
+           ldl_scope_init(&root, pool, 4);
+           d.container = ldl_scope_container(&root);
+           d.key = "nightly-report";
+           d.ttl_ms = 30000;             // store NULL = an in-process MemoryStore
+           if (ldl_lock_init(&lock, &d) != LDL_OK) { puts(ldl_lock_why(&lock)); return 1; }
+           rc = ldl_lock_run(&lock, body, "report", NULL); // acquire, bind, body, release
+           ldl_lock_dispose(&lock);
+           return rc == LDL_OK ? 0 : 1;
+       }
 
    Or drive it yourself: ldl_lock_acquire() == 1, then ldl_lock_poll() every
    frame (it renews when the heartbeat is due and notices a passed deadline),
    then ldl_lock_release(). ldl_lock_due_in_ms() says how long you may sleep.
+
+   THE API (each declared below with a one-line comment)
+   =======
+   lock        ldl_lock_init, ldl_lock_why, ldl_lock_dispose
+               ldl_lock_acquire   ask the store once (1 = held)
+               ldl_lock_poll      every frame: renews when due, notices the deadline
+               ldl_lock_tick      renew NOW (what the heartbeat timer calls)
+               ldl_lock_release   give the lease back
+               ldl_lock_run       acquire, body with the fence bound, release
+               ldl_lock_valid_ms, ldl_lock_due_in_ms
+               ldl_lock_state, _held, _fencing_token, _reason, _pending, _answer,
+               _raw_answer, _retrying, _counters (plain field reads)
+               ldl_bind_lock      register a lock in a container (disposed at teardown)
+   store       ldl_memstore_init, ldl_memstore_store, ldl_memstore_live,
+               ldl_memstore_async_store, ldl_memstore_ext, ldl_store_inspect
+   non-blocking stores   ldl_op_complete, ldl_op_begin, ldl_op_result
+   container   ldl_scope_init, _container, _child, _value, _singleton,
+               _on_teardown, _get, _shutdown, _live_children
+   names       ldl_strerror, ldl_state_name, ldl_reason_name
 
    COMPILE-TIME OPTIONS (define before including)
    ==============================================
@@ -93,10 +122,16 @@
 
    RE-ENTRY (a store, timer or on_lost calling back into the lock)
    ========
-   From inside a store call: acquire, run, tick, poll answer LDL_ESTATE and do
+   Every call first asks which situation the lock is in: DEAD (NULL,
+   disposed, or init failed), INSIDE (one of this lock's store calls is on
+   the stack), HOOKED (desc.on_event is running: it observes only), or FREE.
+   From INSIDE a store call: acquire, run, tick, poll answer LDL_ESTATE and do
    nothing; release and dispose take effect at once (state RELEASED, answer 0)
    and whatever the pending call grants or was renewing is handed back exactly
-   once when it returns. After dispose, tick/poll answer 0. Nothing leaks.
+   once when it returns. HOOKED: every call answers LDL_ESTATE (dispose:
+   nothing) and changes nothing. After dispose, tick/poll answer 0. Nothing
+   leaks. The whole (call x situation) table is at [reentry] in the
+   implementation.
 
    THE STORE CONTRACT
    ==================
@@ -183,7 +218,8 @@
    RENEW_ERROR, LOST, RELEASED, HANDED_BACK, GAVE_UP, each with the store's
    raw answer, the token, the reason, the latency (clock from the request to
    the answer being applied: for non-blocking stores, to the lock's next call)
-   and the ms to the next try. It runs with the lock HOOKED: calls into the
+   and the ms to the next try -- which fields each kind sets is the table at
+   ldl_event; the others read 0. It runs with the lock HOOKED: calls into the
    lock from it answer LDL_ESTATE (0 once the lock is disposed) and change
    nothing (dispose: nothing). A release that times out in flight sends no
    RELEASED event (its raw answer reads LDL_EINPROGRESS).
@@ -511,13 +547,27 @@ typedef enum ldl_event_kind {
                                its timer): no more attempts */
 } ldl_event_kind;
 
+/* The fields each kind sets (x); every other field reads 0. This table is
+   the one place they are decided (tests/core/election.c checks it):
+     kind          raw  reason  token  latency_ms  next_ms
+     ATTEMPT        .     .       .        .          .
+     GRANTED        x     .       x        x          .
+     REFUSED        x     x(1)    x(1)     x          x
+     RENEWED        x     .       x        x          .
+     RENEW_ERROR    x     .       x        x          x
+     LOST           .     x       x        .          .
+     RELEASED       x     .       x        .          .
+     HANDED_BACK    .     .       x        .          .
+     GAVE_UP        .     .       .        .          .
+   (1) only for a yes the lock refused (FENCE_REGRESSED, LEASE_EXPIRED).
+   REFUSED after an ACQUIRING timeout: raw LDL_EINPROGRESS, latency = the wait. */
 typedef struct ldl_event {
     int      kind;          /* ldl_event_kind */
-    int      raw;           /* the store's raw answer (0 where there is none) */
-    int      reason;        /* LDL_REASON_* where one applies, else 0 */
+    int      raw;           /* the store's raw answer */
+    int      reason;        /* LDL_REASON_* */
     int64_t  token;
     uint32_t latency_ms;    /* clock from the request to the answer being applied */
-    uint32_t next_ms;       /* REFUSED / RENEW_ERROR: ms to the next try; else 0 */
+    uint32_t next_ms;       /* ms to the next try (UINT32_MAX: none) */
 } ldl_event;
 
 typedef struct ldl_counters {       /* since init; plain reads at any time */
@@ -527,11 +577,14 @@ typedef struct ldl_counters {       /* since init; plain reads at any time */
     uint32_t refused;               /* a yes the lock refused (fence, window) */
     uint32_t renewals;              /* renews answered 1 and applied */
     uint32_t store_errors;          /* answers negative or malformed (acquire, renew,
-                                       release), and acquires that timed out in flight */
+                                       release), and requests that timed out in flight
+                                       (an ACQUIRING or a RELEASING one) */
     uint32_t releases;              /* the caller's release requests sent */
     uint32_t handbacks;             /* leases handed back */
     uint32_t losses[8];             /* lost leases, by LDL_REASON_* */
-    uint32_t worst_latency_ms;      /* the slowest answer applied */
+    uint32_t worst_latency_ms;      /* the longest acquire or renew wait: the slowest
+                                       answer applied, or an acquire that timed out in
+                                       flight (its wait until the timeout was applied) */
 } ldl_counters;
 
 /* ------------------------------------------------------------ the lock */
@@ -1230,6 +1283,7 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
 /* ==================================================================== */
 /*  THE LOCK. Each sub-banner [name] is tested in tests/core/name.c:   */
 /*  [reentry] [async] [election] [lifecycle] [whitelist] [options]     */
+/*  ([async]: tests/core/async_*.c, one file per behaviour)             */
 /*  [heartbeat] [run]                                                   */
 /* ==================================================================== */
 

@@ -3,7 +3,8 @@
 #   pure ASCII; compiles clean as C99/C11/C++11/C++17 with gcc and clang and
 #   extra warnings; no heap reference (nm -u); no mutable global (no .data or
 #   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK, LDL_NO_ASYNC and LDL_KEY_MAX builds;
-#   the built-in clock's #error when a system header hides clock_gettime.
+#   the built-in clock's #error when a system header hides clock_gettime; the
+#   top comment's quick start compiles and runs as pasted.
 # Prints "N passed, N failed" last; exits non-zero on any failure.
 set -u
 H=lite_di_lock.h
@@ -132,6 +133,15 @@ if gcc -std=c99 -D_POSIX_C_SOURCE=200112L $W -I. -c "$T/late.c" -o "$T/late.o" 2
 #    POSIX at its first include
 printf '#include "lite_di_lock.h"\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n#include <stdio.h>\n' > "$T/twice.c"
 if gcc -std=c99 $W -I. -c "$T/twice.c" -o "$T/twice.o" 2>"$T/err"; then ok; else bad "strict C99, declarations then implementation: $(head -3 "$T/err")"; fi
+
+# 6. the quick start in the top comment is a whole program: cut out as printed
+#    (the lines between its ==== rule and "Or drive it yourself", 7 columns of
+#    indent removed), it compiles clean as C99 with gcc and clang and runs to exit 0
+awk '/^   QUICK START/ { q = 1; getline; next } /^   Or drive it yourself/ { q = 0 } q' "$H" \
+  | sed 's/^       //' > "$T/quick.c"
+if grep -q 'int main' "$T/quick.c" && gcc -std=c99 $W -I. "$T/quick.c" -o "$T/quick" 2>"$T/err" && "$T/quick" >/dev/null; then ok
+else bad "the quick start does not compile and run as pasted: $(head -3 "$T/err")"; fi
+if clang -std=c99 $W -I. "$T/quick.c" -o "$T/quickcl" 2>"$T/err"; then ok; else bad "the quick start with clang: $(head -3 "$T/err")"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
