@@ -677,8 +677,6 @@ static void t_owner_and_inspect(void) {
     ldl_lock_dispose(&b);
 }
 
-#endif /* LDL_NO_ELECTION */
-
 static void t_owner_truncated_in_memstore(void) {
     fake_clock c = {0};
     ldl_memstore ms;
@@ -774,6 +772,7 @@ static void t_inspect_refuses_bad_input(void) {
     CHECK_EQ(ldl_store_inspect(&x, "k", &h), -7);
     CHECK_EQ(h.token, 0);
 }
+#endif /* LDL_NO_ELECTION */
 
 #ifndef LDL_NO_ELECTION
 /* ------------------------------------------------------------ run's wait budget */
@@ -841,9 +840,6 @@ static void t_no_election_refuses(void) {
 
 void suite_election(void) {
     RUN(t_no_election_refuses);
-    RUN(t_inspect_refuses_bad_input);
-    RUN(t_owner_truncated_in_memstore);
-    RUN(t_plain_acquire_clears_owner);
 }
 #else
 void suite_election(void) {

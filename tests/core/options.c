@@ -212,7 +212,8 @@ static void t_noasync_refuses_async_store(void) {
 /* ---- from the outside mutation run (issue 9): each test names the mutant
    of lite_di_lock.h it kills ("M: ..."). */
 /* the whole manual-mode lifecycle on a lock whose storage was `fill` before init
-   M: ldl_lock_init without one of its resets: `l->_busy = 0` (every call
+   M: ldl_lock_init without one of its resets: `l->_depth = 0` or
+      `l->_hooked = 0` (every call
       answers LDL_ESTATE), `l->_op._phase = LDL__OP_IDLE` (pending reads 1),
       `l->_answer = 0`, `l->_reason = LDL_REASON_NONE`, `l->_last = 0`
       (0x5A...: token 1 refused as FENCE_REGRESSED), `l->_async = 0` (the sync

@@ -118,6 +118,33 @@ printf '#define LDL_NO_ASYNC\n#include "lite_di_lock.h"\nvoid f(ldl_memstore *m)
 if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noasync2.c" -o "$T/noasync2.o" 2>/dev/null; then
   bad "LDL_NO_ASYNC still declares ldl_memstore_async_store"; else ok; fi
 
+# LDL_NO_ELECTION: the names only the election uses go with the switch
+printf '#define LDL_NO_ELECTION\n#include "lite_di_lock.h"\nvoid f(ldl_memstore *m);\nvoid f(ldl_memstore *m) { (void)ldl_memstore_ext(m); }\n' > "$T/noel1.c"
+if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noel1.c" -o "$T/noel1.o" 2>/dev/null; then
+  bad "LDL_NO_ELECTION still declares ldl_memstore_ext"; else ok; fi
+printf '#define LDL_NO_ELECTION\n#include "lite_di_lock.h"\nint f(ldl_store_ext *x, ldl_holder *h);\nint f(ldl_store_ext *x, ldl_holder *h) { return ldl_store_inspect(x, "k", h); }\n' > "$T/noel2.c"
+if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noel2.c" -o "$T/noel2.o" 2>/dev/null; then
+  bad "LDL_NO_ELECTION still declares ldl_store_inspect"; else ok; fi
+# ... and a v0.2 desc written positionally (every member, zero election group) still compiles
+cat > "$T/positional.c" <<'X'
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+static void *sc(void *s) { return s; }
+static int va(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int sd(void *s) { (void)s; return 0; }
+int main(void) {
+    ldl_lock l;
+    ldl_lock_desc d = { { sc, va, sd, 0, 0, 0 }, "k", 100, 0, 0, 0, { 0, 0 }, { 0, 0, 0 }, 0, 0, 0, 0, 0,
+                        { 0, 0, 0, 0, 0, 0 }, 0, 0, 0, 0, 0, 0 };
+    if (ldl_lock_init(&l, &d) != LDL_OK) return 1;
+    return ldl_lock_acquire(&l) == 1 ? 0 : 2;
+}
+X
+for f in "" "-DLDL_NO_ELECTION"; do
+  if gcc -std=c99 $W $f -I. "$T/positional.c" -o "$T/positional" 2>"$T/err" && "$T/positional"; then ok
+  else bad "a positional v0.2 desc ($f): rc=$? $(head -3 "$T/err")"; fi
+done
+
 # 5. strict C99 with a system header first hides clock_gettime: an #error that
 #    says what to define, never a silent wall-clock fallback
 printf '#include <stdio.h>\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n' > "$T/late.c"
