@@ -87,6 +87,9 @@
                                 code compiles away (counters and the raw answer
                                 stay). Decision 0009.
    LDL_OWNER_MAX                bytes of a holder identity with the NUL (64).
+   LDL_ON_TRANSITION(lock, from, to)  a statement run at every state change,
+                                before it (a test hook: the fuzzers check
+                                each one is an edge of THE LIFECYCLE).
    LDL_SCOPE_BINDINGS           bindings per reference-container scope (8).
 
    The built-in clock is clock_gettime(CLOCK_MONOTONIC) on POSIX and
@@ -97,14 +100,33 @@
 
    THE LIFECYCLE
    =============
-     IDLE      -acquire->  ACQUIRING -grant->  HELD      (heartbeat armed)
-     ACQUIRING -no grant-> IDLE                          (acquire answers 0, token 0)
-     HELD      -renew != 1-> LOST                        (on_lost(reason) once)
-     HELD      -local deadline reached-> LOST            (LEASE_EXPIRED; store not asked)
-     HELD      -release->  RELEASING -> RELEASED         (disarm FIRST, then store.release)
-     LOST      -release or dispose-> RELEASED            (store.release(last token) once,
-                                                          unless already handed back)
-     any       -dispose->  RELEASED, terminal            (idempotent)
+   Six states (ldl_lock_state) and the sub-states that decide what the next
+   call does. (*) non-blocking stores only: ldl_lock_pending() == 1 while a
+   request is in flight. [E] election options only.
+
+     IDLE / RELEASED --acquire--> ACQUIRING (*request in flight)
+     ACQUIRING --grant--> HELD                          (heartbeat armed; on_leading)
+     ACQUIRING --no grant, refused, or (*)timeout--> IDLE
+                                  [E] retry: IDLE (retrying) --attempt due--> ACQUIRING
+     HELD --heartbeat due--> HELD (*renew in flight) --yes--> HELD
+     HELD --[E] renew error, ride_out_ms, still trusted--> HELD (riding out)
+                                  --renew due--> the same renew again
+     HELD / riding out --renew != 1, deadline, timer unarmable--> LOST (on_lost once)
+                                  [E] campaign: LOST (competing): the lease handed back
+                                  at once; LOST (retrying) --attempt due--> ACQUIRING
+     HELD --release--> RELEASING (disarm FIRST) --answer / (*)timeout--> RELEASED
+     LOST --release--> RELEASING --> RELEASED   (the owed token released once,
+                                                 unless already handed back)
+     ACQUIRING --release--> RELEASED            ((*) the acquire in flight is cancelled)
+     LOST (nothing owed) --release--> RELEASED  (no store call)
+     IDLE / RELEASED --release--> unchanged     (answers 0, no store call; [E] it
+                                                 stops a retry schedule or campaign)
+     any --dispose--> RELEASED, terminal        (idempotent)
+     any --release/dispose from inside a store call--> RELEASED at once (the cut:
+                                  see RE-ENTRY; what the call grants goes back)
+
+   Every transition goes through one setter in the implementation; the
+   fuzzers check each one they see is an arrow here (tests/fuzz/lifecycle_edges.h).
 
    The lease is trusted while now < start + ttl_ms - drift_ms, where start is
    the clock read just BEFORE the last successful acquire or renew call. A
@@ -1403,7 +1425,13 @@ static int ldl__enter(const ldl_lock *l, int call) {
      HELD -release-> RELEASING -answer/timeout-> RELEASED
      HELD -loss-> LOST -release/dispose-> RELEASING|RELEASED
      ACQUIRING -release/dispose/cut-> RELEASED; any -dispose/cut-> RELEASED */
-static void ldl__set_state(ldl_lock *l, int state) { l->_state = state; }
+#ifndef LDL_ON_TRANSITION
+#define LDL_ON_TRANSITION(lock, from, to) ((void)0)
+#endif
+static void ldl__set_state(ldl_lock *l, int state) {
+    LDL_ON_TRANSITION(l, l->_state, state);
+    l->_state = state;
+}
 
 /* how ldl__apply treats a recorded answer (named, not 0|1|2) */
 enum {
@@ -1771,14 +1799,15 @@ static int ldl__refused(ldl_lock *l, int raw, int reason, int64_t tok, uint32_t 
 static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     uint64_t now = ldl__now(l);
     uint32_t lat = ldl__lat(l, start, now);
-    ldl__set_state(l, LDL_IDLE);
     l->_raw = rc;
     if (rc != 1 || tok < 1) {                /* no grant; the reason is untouched */
+        ldl__set_state(l, LDL_IDLE);
         if (rc == 0) l->_counters.contention++; else l->_counters.store_errors++;
         return ldl__refused(l, rc, 0, 0, lat, now);
     }
     if (tok <= l->_last || !ldl__within(start, now, l->_window)) {
         /* the fence did not advance, or late: its window closed */
+        ldl__set_state(l, LDL_IDLE);
         l->_reason = tok <= l->_last ? LDL_REASON_FENCE_REGRESSED : LDL_REASON_LEASE_EXPIRED;
         l->_counters.refused++;
         ldl__hand_back(l, tok);

@@ -52,6 +52,11 @@ static void t_null_args(void) {
     CHECK_EQ(ldl_lock_tick(NULL), 0);
     CHECK_EQ(ldl_lock_poll(NULL), 0);
     ldl_lock_dispose(NULL);
+    /* the rest of the guard's DEAD column for a NULL lock (issue 25; M: the
+       DUE or VALID row's DEAD cell reading GO: a NULL dereference) */
+    CHECK_EQ(ldl_lock_valid_ms(NULL), 0);
+    CHECK_EQ(ldl_lock_due_in_ms(NULL), UINT32_MAX);
+    CHECK_EQ(ldl_lock_run(NULL, nop_body, NULL, NULL), LDL_ESTATE);
 }
 
 static void t_container(void) {
