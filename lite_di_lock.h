@@ -680,7 +680,9 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     int           _depth;         /* store calls of this lock on the stack (INSIDE) */
     int           _hooked;        /* 1 while desc.on_event runs (HOOKED) */
     uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
-                                     (manual mode) or the window (timer mode) */
+                                     (manual mode) or the window (timer mode); 0 while
+                                     on_event runs, so poll's fast path (which does not
+                                     read _hooked) takes the guard */
     int           _dead;          /* disposed (or failed init) */
     uint64_t      _start;         /* clock before the last good acquire/renew */
     ldl_clock     _clock;
@@ -871,11 +873,27 @@ static int ldl__streq(const char *a, const char *b) {
    the latency) and the murmur3 finaliser, so the high bits that ldl__home
    uses are well mixed */
 static uint32_t ldl__hashlen(const char *s, size_t *len) {
+    const unsigned char *u = (const unsigned char *)s;
     uint32_t h = 2166136261u, w = 0;
     size_t n = 0;
-    while (n < LDL_KEY_MAX && s[n]) {
-        w = (w << 8) | (unsigned char)s[n];
-        if ((++n & 3u) == 0) { h = (h ^ w) * 16777619u; w = 0; }
+    /* whole groups, one test per byte and one multiply per group; a group cut
+       short by the NUL leaves its bytes in w, as the tail loop below would */
+    for (; n + 4 <= LDL_KEY_MAX; n += 4) {
+        if (!u[n]) break;
+        w = u[n];
+        if (!u[n + 1]) { n += 1; break; }
+        w = (w << 8) | u[n + 1];
+        if (!u[n + 2]) { n += 2; break; }
+        w = (w << 8) | u[n + 2];
+        if (!u[n + 3]) { n += 3; break; }
+        h = (h ^ ((w << 8) | u[n + 3])) * 16777619u;
+        w = 0;
+    }
+    if (n + 4 > LDL_KEY_MAX) {               /* the tail when LDL_KEY_MAX % 4 != 0 */
+        while (n < LDL_KEY_MAX && u[n]) {
+            w = (w << 8) | u[n];
+            if ((++n & 3u) == 0) { h = (h ^ w) * 16777619u; w = 0; }
+        }
     }
     h = (h ^ w ^ (uint32_t)n) * 16777619u;
     h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;
@@ -1484,11 +1502,15 @@ enum { LDL__AFTER_REFUSAL = 0, LDL__AFTER_LOSS = 1, LDL__AFTER_GRANT = 2 };
 static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, uint32_t lat,
                       uint32_t next) {
     ldl_event ev;
+    uint32_t quiet;
     if (!l->_el.on_event) return;
     ev.kind = kind; ev.raw = raw; ev.reason = reason; ev.token = tok;
     ev.latency_ms = lat; ev.next_ms = next;
+    quiet = l->_quiet;
     l->_hooked = 1;
+    l->_quiet = 0;                           /* poll's fast path then meets the guard */
     l->_el.on_event(l->_user, &ev);
+    l->_quiet = quiet;
     l->_hooked = 0;
 }
 
@@ -2240,10 +2262,10 @@ LDL_API int ldl_lock_tick(ldl_lock *l) { return ldl__heartbeat(l, 1); }
 
 /* the game-loop call: when nothing is due, one clock read and two compares */
 LDL_API int ldl_lock_poll(ldl_lock *l) {
-    if (l && l->_state == LDL_HELD && !(l->_depth | l->_hooked | LDL__PHASE(l))) {
+    if (l && l->_state == LDL_HELD && !(l->_depth | LDL__PHASE(l))) {
         uint64_t now = ldl__now(l);
         if (now >= l->_start && now - l->_start < l->_quiet) return 1;
-        return ldl__beat(l, now, 0);
+        if (!l->_hooked) return ldl__beat(l, now, 0);  /* hooked: _quiet is 0, see ldl__emit */
     }
     return ldl__heartbeat(l, 0);
 }
