@@ -161,6 +161,31 @@ if gcc -std=c99 -D_POSIX_C_SOURCE=200112L $W -I. -c "$T/late.c" -o "$T/late.o" 2
 printf '#include "lite_di_lock.h"\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n#include <stdio.h>\n' > "$T/twice.c"
 if gcc -std=c99 $W -I. -c "$T/twice.c" -o "$T/twice.o" 2>"$T/err"; then ok; else bad "strict C99, declarations then implementation: $(head -3 "$T/err")"; fi
 
+# -Os keeps the key hash's byte loop, -O2 reads whole groups: the same hash,
+# so the same MemoryStore slots for the same keys (lengths 1..LDL_KEY_MAX-1)
+cat > "$T/hash.c" <<'X'
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#include <stdio.h>
+static uint64_t now0(void *c) { (void)c; return 1; }
+int main(void) {
+    static ldl_memstore_slot sl[97];
+    ldl_memstore ms; ldl_clock k; char key[LDL_KEY_MAX]; int64_t t; size_t n, i;
+    k.now_ms = now0; k.ctx = 0;
+    for (n = 1; n < LDL_KEY_MAX; n++) {
+        ldl_memstore_init(&ms, sl, 97, k);
+        for (i = 0; i < n; i++) key[i] = (char)('a' + (i * 7 + n) % 26);
+        key[n] = 0;
+        if (ldl_memstore_store(&ms).acquire(&ms, key, 10, &t) != 1) return 1;
+        for (i = 0; i < 97; i++) if (sl[i]._token) printf("%u %u\n", (unsigned)n, (unsigned)i);
+    }
+    return 0;
+}
+X
+if gcc -std=c99 -O2 $W -I. "$T/hash.c" -o "$T/hash2" 2>"$T/err" && gcc -std=c99 -Os $W -I. "$T/hash.c" -o "$T/hashs" 2>>"$T/err" &&
+   "$T/hash2" > "$T/h2.txt" && "$T/hashs" > "$T/hs.txt" && cmp -s "$T/h2.txt" "$T/hs.txt" && [ -s "$T/h2.txt" ]; then ok
+else bad "the key hash differs between -O2 and -Os: $(head -3 "$T/err")"; fi
+
 # 6. the quick start in the top comment is a whole program: cut out as printed
 #    (the lines between its ==== rule and "Or drive it yourself", 7 columns of
 #    indent removed), it compiles clean as C99 with gcc and clang and runs to exit 0
