@@ -64,7 +64,8 @@
                _raw_answer, _retrying, _counters (plain field reads)
                ldl_bind_lock      register a lock in a container (disposed at teardown)
    store       ldl_memstore_init, ldl_memstore_store, ldl_memstore_live,
-               ldl_memstore_async_store, ldl_memstore_ext, ldl_store_inspect
+               ldl_memstore_async_store (not with LDL_NO_ASYNC),
+               ldl_memstore_ext, ldl_store_inspect (not with LDL_NO_ELECTION)
    non-blocking stores   ldl_op_complete, ldl_op_begin, ldl_op_result
    container   ldl_scope_init, _container, _child, _value, _singleton,
                _on_teardown, _get, _shutdown, _live_children
@@ -83,9 +84,12 @@
                                 lock's async branches compile away (decision 0006).
    LDL_NO_ELECTION              no leader-election options (small firmware):
                                 init refuses retry, ride_out_ms, campaign,
-                                on_leading, on_event, owner and store_ext; their
-                                code compiles away (counters and the raw answer
-                                stay). Decision 0009.
+                                on_leading, on_event, owner and store_ext; the
+                                election layer is not compiled (counters and the
+                                raw answer stay) and ldl_memstore_ext /
+                                ldl_store_inspect are not declared. It changes
+                                sizeof(ldl_lock): define it alike everywhere.
+                                Decisions 0009, 0010.
    LDL_OWNER_MAX                bytes of a holder identity with the NUL (64).
    LDL_ON_TRANSITION(lock, from, to)  a statement run at every state change,
                                 before it (a test hook: the fuzzers check
