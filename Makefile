@@ -27,7 +27,7 @@ EXAMPLE_TARGETS :=
 # build list is every CORE.* entry. (Defined before the fragments, which may
 # use CORE_SRC.)
 CORE_SRC := $(sort $(wildcard tests/core/*.c))
-CORE_DEP := $(CORE_SRC) tests/core/harness.h tests/check.h $(HDR)
+CORE_DEP := $(CORE_SRC) $(wildcard tests/core/*.h) tests/check.h $(HDR)
 #                      compiler  std    flags
 CORE.gcc-c99       := gcc        c99    -O2
 CORE.gcc-c11       := gcc        c11    -O2
@@ -38,6 +38,8 @@ CORE.clangxx-cxx17 := clang++    c++17  -O2 -Wno-deprecated -x c++
 CORE.asan-ubsan    := $(CLANG)   c99    -O1 -g $(SAN)
 CORE.keymax32      := gcc        c99    -O2 -DLDL_KEY_MAX=32
 CORE.noelection    := gcc        c99    -O2 -DLDL_NO_ELECTION
+CORE.noasync       := gcc        c99    -O2 -DLDL_NO_ASYNC
+CORE.firmware      := gcc        c99    -O2 -DLDL_NO_ASYNC -DLDL_NO_ELECTION
 CORE_BUILDS := $(sort $(patsubst CORE.%,%,$(filter CORE.%,$(.VARIABLES))))
 
 -include $(sort $(wildcard mk/*.mk))

@@ -19,27 +19,57 @@
        #include "lite_di_lock.h"
    Everywhere else just #include it.
 
-   QUICK START
+   QUICK START (a whole program: paste it into main.c, cc main.c)
    ===========
-       ldl_scope root, pool[4];                 // the reference DI container
-       ldl_scope_init(&root, pool, 4);
-       ldl_lock lock;
-       ldl_lock_desc d = {0};
-       d.container = ldl_scope_container(&root);
-       d.key = "nightly-report";
-       d.ttl_ms = 30000;                        // store = in-process MemoryStore
-       if (ldl_lock_init(&lock, &d) != LDL_OK) puts(ldl_lock_why(&lock));
+       #define LITE_DI_LOCK_IMPLEMENTATION
+       #include "lite_di_lock.h"        // first: it picks the POSIX clock
+       #include <stdio.h>
 
+       // the protected work: runs only while the lease is held
        static int body(void *scope, void *user) {
-           const int64_t *fence = (const int64_t *)ldl_scope_get(scope, "lock:fence");
-           return write_report(user, *fence);   // pass the fence downstream
+           const int64_t *fence = (const int64_t *)ldl_scope_get((ldl_scope *)scope, "lock:fence");
+           printf("%s with fence %lld\n", (const char *)user, (long long)*fence);
+           return 0;                     // pass *fence downstream with every write
        }
-       int rc = ldl_lock_run(&lock, body, db, NULL); // acquire, bind, body, shutdown, release
-       ldl_lock_dispose(&lock);
+
+       int main(void) {
+           ldl_scope root, pool[4];      // the reference DI container
+           ldl_lock lock;
+           ldl_lock_desc d = {0};        // zero = every default
+           int rc;
+           ldl_scope_init(&root, pool, 4);
+           d.container = ldl_scope_container(&root);
+           d.key = "nightly-report";
+           d.ttl_ms = 30000;             // store NULL = an in-process MemoryStore
+           if (ldl_lock_init(&lock, &d) != LDL_OK) { puts(ldl_lock_why(&lock)); return 1; }
+           rc = ldl_lock_run(&lock, body, "report", NULL); // acquire, bind, body, release
+           ldl_lock_dispose(&lock);
+           return rc == LDL_OK ? 0 : 1;
+       }
 
    Or drive it yourself: ldl_lock_acquire() == 1, then ldl_lock_poll() every
    frame (it renews when the heartbeat is due and notices a passed deadline),
    then ldl_lock_release(). ldl_lock_due_in_ms() says how long you may sleep.
+
+   THE API (each declared below with a one-line comment)
+   =======
+   lock        ldl_lock_init, ldl_lock_why, ldl_lock_dispose
+               ldl_lock_acquire   ask the store once (1 = held)
+               ldl_lock_poll      every frame: renews when due, notices the deadline
+               ldl_lock_tick      renew NOW (what the heartbeat timer calls)
+               ldl_lock_release   give the lease back
+               ldl_lock_run       acquire, body with the fence bound, release
+               ldl_lock_valid_ms, ldl_lock_due_in_ms
+               ldl_lock_state, _held, _fencing_token, _reason, _pending, _answer,
+               _raw_answer, _retrying, _counters (plain field reads)
+               ldl_bind_lock      register a lock in a container (disposed at teardown)
+   store       ldl_memstore_init, ldl_memstore_store, ldl_memstore_live,
+               ldl_memstore_async_store (not with LDL_NO_ASYNC),
+               ldl_memstore_ext, ldl_store_inspect (not with LDL_NO_ELECTION)
+   non-blocking stores   ldl_op_complete, ldl_op_begin, ldl_op_result
+   container   ldl_scope_init, _container, _child, _value, _singleton,
+               _on_teardown, _get, _shutdown, _live_children
+   names       ldl_strerror, ldl_state_name, ldl_reason_name
 
    COMPILE-TIME OPTIONS (define before including)
    ==============================================
@@ -54,10 +84,16 @@
                                 lock's async branches compile away (decision 0006).
    LDL_NO_ELECTION              no leader-election options (small firmware):
                                 init refuses retry, ride_out_ms, campaign,
-                                on_leading, on_event, owner and store_ext; their
-                                code compiles away (counters and the raw answer
-                                stay). Decision 0009.
+                                on_leading, on_event, owner and store_ext; the
+                                election layer is not compiled (counters and the
+                                raw answer stay) and ldl_memstore_ext /
+                                ldl_store_inspect are not declared. It changes
+                                sizeof(ldl_lock): define it alike everywhere.
+                                Decisions 0009, 0010.
    LDL_OWNER_MAX                bytes of a holder identity with the NUL (64).
+   LDL_ON_TRANSITION(lock, from, to)  a statement run at every state change,
+                                before it (a test hook: the fuzzers check
+                                each one is an edge of THE LIFECYCLE).
    LDL_SCOPE_BINDINGS           bindings per reference-container scope (8).
 
    The built-in clock is clock_gettime(CLOCK_MONOTONIC) on POSIX and
@@ -68,14 +104,33 @@
 
    THE LIFECYCLE
    =============
-     IDLE      -acquire->  ACQUIRING -grant->  HELD      (heartbeat armed)
-     ACQUIRING -no grant-> IDLE                          (acquire answers 0, token 0)
-     HELD      -renew != 1-> LOST                        (on_lost(reason) once)
-     HELD      -local deadline reached-> LOST            (LEASE_EXPIRED; store not asked)
-     HELD      -release->  RELEASING -> RELEASED         (disarm FIRST, then store.release)
-     LOST      -release or dispose-> RELEASED            (store.release(last token) once,
-                                                          unless already handed back)
-     any       -dispose->  RELEASED, terminal            (idempotent)
+   Six states (ldl_lock_state) and the sub-states that decide what the next
+   call does. (*) non-blocking stores only: ldl_lock_pending() == 1 while a
+   request is in flight. [E] election options only.
+
+     IDLE / RELEASED --acquire--> ACQUIRING (*request in flight)
+     ACQUIRING --grant--> HELD                          (heartbeat armed; on_leading)
+     ACQUIRING --no grant, refused, or (*)timeout--> IDLE
+                                  [E] retry: IDLE (retrying) --attempt due--> ACQUIRING
+     HELD --heartbeat due--> HELD (*renew in flight) --yes--> HELD
+     HELD --[E] renew error, ride_out_ms, still trusted--> HELD (riding out)
+                                  --renew due--> the same renew again
+     HELD / riding out --renew != 1, deadline, timer unarmable--> LOST (on_lost once)
+                                  [E] campaign: LOST (competing): the lease handed back
+                                  at once; LOST (retrying) --attempt due--> ACQUIRING
+     HELD --release--> RELEASING (disarm FIRST) --answer / (*)timeout--> RELEASED
+     LOST --release--> RELEASING --> RELEASED   (the owed token released once,
+                                                 unless already handed back)
+     ACQUIRING --release--> RELEASED            ((*) the acquire in flight is cancelled)
+     LOST (nothing owed) --release--> RELEASED  (no store call)
+     IDLE / RELEASED --release--> unchanged     (answers 0, no store call; [E] it
+                                                 stops a retry schedule or campaign)
+     any --dispose--> RELEASED, terminal        (idempotent)
+     any --release/dispose from inside a store call--> RELEASED at once (the cut:
+                                  see RE-ENTRY; what the call grants goes back)
+
+   Every transition goes through one setter in the implementation; the
+   fuzzers check each one they see is an arrow here (tests/fuzz/lifecycle_edges.h).
 
    The lease is trusted while now < start + ttl_ms - drift_ms, where start is
    the clock read just BEFORE the last successful acquire or renew call. A
@@ -93,10 +148,16 @@
 
    RE-ENTRY (a store, timer or on_lost calling back into the lock)
    ========
-   From inside a store call: acquire, run, tick, poll answer LDL_ESTATE and do
+   Every call first asks which situation the lock is in: DEAD (NULL,
+   disposed, or init failed), INSIDE (one of this lock's store calls is on
+   the stack), HOOKED (desc.on_event is running: it observes only), or FREE.
+   From INSIDE a store call: acquire, run, tick, poll answer LDL_ESTATE and do
    nothing; release and dispose take effect at once (state RELEASED, answer 0)
    and whatever the pending call grants or was renewing is handed back exactly
-   once when it returns. After dispose, tick/poll answer 0. Nothing leaks.
+   once when it returns. HOOKED: every call answers LDL_ESTATE (dispose:
+   nothing) and changes nothing. After dispose, tick/poll answer 0. Nothing
+   leaks. The whole (call x situation) table is at [reentry] in the
+   implementation.
 
    THE STORE CONTRACT
    ==================
@@ -183,7 +244,8 @@
    RENEW_ERROR, LOST, RELEASED, HANDED_BACK, GAVE_UP, each with the store's
    raw answer, the token, the reason, the latency (clock from the request to
    the answer being applied: for non-blocking stores, to the lock's next call)
-   and the ms to the next try. It runs with the lock HOOKED: calls into the
+   and the ms to the next try -- which fields each kind sets is the table at
+   ldl_event; the others read 0. It runs with the lock HOOKED: calls into the
    lock from it answer LDL_ESTATE (0 once the lock is disposed) and change
    nothing (dispose: nothing). A release that times out in flight sends no
    RELEASED event (its raw answer reads LDL_EINPROGRESS).
@@ -390,8 +452,11 @@ typedef struct ldl_store_ext {
 
 /* who holds `key`: 1 held (*out filled), 0 free (*out zeroed), LDL_EUNSUPPORTED
    (no inspect method), LDL_EINVAL (NULLs, or a key ldl_lock_init would refuse),
-   or the store's error (malformed: LDL_ESTORE) */
+   or the store's error (malformed: LDL_ESTORE). Not declared with
+   LDL_NO_ELECTION (only the election uses it; the type stays). */
+#ifndef LDL_NO_ELECTION
 LDL_API int ldl_store_inspect(const ldl_store_ext *ext, const char *key, ldl_holder *out);
+#endif
 
 /* store -> lock: record the answer (rc as the synchronous method would answer;
    token only for ACQUIRE). Safe from anywhere in a store's pump: it only writes
@@ -436,7 +501,9 @@ typedef struct ldl_memstore {
 
 LDL_API int       ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t nslots, ldl_clock clock);
 LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms);
+#ifndef LDL_NO_ELECTION
 LDL_API ldl_store_ext ldl_memstore_ext(ldl_memstore *ms);    /* owner + inspect */
+#endif
 #ifndef LDL_NO_ASYNC
 LDL_API ldl_async_store ldl_memstore_async_store(ldl_memstore *ms); /* answers inside every submit */
 #endif
@@ -511,13 +578,27 @@ typedef enum ldl_event_kind {
                                its timer): no more attempts */
 } ldl_event_kind;
 
+/* The fields each kind sets (x); every other field reads 0. This table is
+   the one place they are decided (tests/core/election.c checks it):
+     kind          raw  reason  token  latency_ms  next_ms
+     ATTEMPT        .     .       .        .          .
+     GRANTED        x     .       x        x          .
+     REFUSED        x     x(1)    x(1)     x          x
+     RENEWED        x     .       x        x          .
+     RENEW_ERROR    x     .       x        x          x
+     LOST           .     x       x        .          .
+     RELEASED       x     .       x        .          .
+     HANDED_BACK    .     .       x        .          .
+     GAVE_UP        .     .       .        .          .
+   (1) only for a yes the lock refused (FENCE_REGRESSED, LEASE_EXPIRED).
+   REFUSED after an ACQUIRING timeout: raw LDL_EINPROGRESS, latency = the wait. */
 typedef struct ldl_event {
     int      kind;          /* ldl_event_kind */
-    int      raw;           /* the store's raw answer (0 where there is none) */
-    int      reason;        /* LDL_REASON_* where one applies, else 0 */
+    int      raw;           /* the store's raw answer */
+    int      reason;        /* LDL_REASON_* */
     int64_t  token;
     uint32_t latency_ms;    /* clock from the request to the answer being applied */
-    uint32_t next_ms;       /* REFUSED / RENEW_ERROR: ms to the next try; else 0 */
+    uint32_t next_ms;       /* ms to the next try (UINT32_MAX: none) */
 } ldl_event;
 
 typedef struct ldl_counters {       /* since init; plain reads at any time */
@@ -527,11 +608,14 @@ typedef struct ldl_counters {       /* since init; plain reads at any time */
     uint32_t refused;               /* a yes the lock refused (fence, window) */
     uint32_t renewals;              /* renews answered 1 and applied */
     uint32_t store_errors;          /* answers negative or malformed (acquire, renew,
-                                       release), and acquires that timed out in flight */
+                                       release), and requests that timed out in flight
+                                       (an ACQUIRING or a RELEASING one) */
     uint32_t releases;              /* the caller's release requests sent */
     uint32_t handbacks;             /* leases handed back */
     uint32_t losses[8];             /* lost leases, by LDL_REASON_* */
-    uint32_t worst_latency_ms;      /* the slowest answer applied */
+    uint32_t worst_latency_ms;      /* the longest acquire or renew wait: the slowest
+                                       answer applied, or an acquire that timed out in
+                                       flight (its wait until the timeout was applied) */
 } ldl_counters;
 
 /* ------------------------------------------------------------ the lock */
@@ -550,7 +634,10 @@ typedef struct ldl_lock_desc {
     void          *user;          /* passed to on_lost */
     const ldl_async_store *async_store; /* v0.2: NULL = use `store`. Non-NULL: store NULL,
                                            all four methods, timers all-zero (manual mode) */
-    /* leader election (v0.2; all zero = off, see LEADER ELECTION) */
+    /* THE ELECTION GROUP (v0.2; all zero = off, see LEADER ELECTION): these seven
+       members, in this order, last in the desc (so a zeroed v0.2 desc, positional
+       initialisers included, compiles and means the same; decision 0010).
+       LDL__ELECTION_GROUP below lists them once for LDL_NO_ELECTION's check. */
     ldl_retry      retry;         /* acquire retry schedule (base_ms 0 = try once) */
     uint32_t       ride_out_ms;   /* 0 = a renew store error loses the lease; > 0: retry
                                      the renew this often while the lease is trusted */
@@ -563,14 +650,43 @@ typedef struct ldl_lock_desc {
                                      the default MemoryStore = its own) */
 } ldl_lock_desc;
 
+/* the election group, member by member (LDL_NO_ELECTION refuses any non-zero) */
+#define LDL__ELECTION_GROUP(X) \
+    X(retry.base_ms) X(retry.cap_ms) X(retry.give_up_ms) X(retry.seed) X(retry.sleep_ms) \
+    X(retry.sleep_ctx) X(ride_out_ms) X(campaign) X(on_leading) X(on_event) X(owner) X(store_ext)
+
+#ifndef LDL_NO_ELECTION
+/* the election layer's state (private; see [election] in the implementation) */
+typedef struct ldl__election {
+    uint64_t      next_try;       /* clock ms of the next acquire attempt (retrying) */
+    uint64_t      ride_next;      /* riding out: clock ms of the next renew; else 0 */
+    uint64_t      give_up;        /* clock ms the round gives up at; 0 = never */
+    uint64_t      rng;            /* xorshift64* state */
+    int           retrying;       /* 1: an acquire attempt is scheduled at next_try */
+    int           competing;      /* 1 from acquire (with a retry schedule) until the
+                                     round ends (a campaign: until release/dispose) */
+    uint32_t      round;          /* attempts in this round */
+    uint32_t      ride_out_ms;
+    ldl_retry     retry;          /* resolved (cap_ms filled in) */
+    int           campaign;
+    void        (*on_leading)(void *user, int64_t fence);
+    void        (*on_event)(void *user, const ldl_event *ev);
+    const char   *owner;
+    ldl_store_ext ext;
+} ldl__election;
+#endif
+
 typedef struct ldl_lock ldl_lock;
 struct ldl_lock {                 /* private: the type is complete so you own the storage */
     /* hot: what poll's fast path reads sits in the first 64 bytes (checked at
        compile time below: ldl__check_hot) */
-    int           _state;
-    int           _busy;          /* depth of store calls on the stack (re-entry) */
+    int           _state;         /* written only by ldl__set_state */
+    int           _depth;         /* store calls of this lock on the stack (INSIDE) */
+    int           _hooked;        /* 1 while desc.on_event runs (HOOKED) */
     uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
-                                     (manual mode) or the window (timer mode) */
+                                     (manual mode) or the window (timer mode); 0 while
+                                     on_event runs, so poll's fast path (which does not
+                                     read _hooked) takes the guard */
     int           _dead;          /* disposed (or failed init) */
     uint64_t      _start;         /* clock before the last good acquire/renew */
     ldl_clock     _clock;
@@ -599,24 +715,12 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     void         *_user;
     ldl_memstore  _own;           /* the default store, when desc.store is NULL */
     ldl_memstore_slot _own_slot[1];
-    /* leader election */
-    uint64_t      _next;          /* clock ms of the next try: an acquire attempt
-                                     (retrying) or a ride-out renew */
-    uint64_t      _give_up;       /* clock ms the round gives up at; 0 = never */
-    uint64_t      _rng;           /* xorshift64* state */
-    int           _retrying;      /* 1: an acquire attempt is scheduled at _next */
-    int           _competing;     /* campaign: 1 from acquire until release/dispose */
-    uint32_t      _round;         /* attempts in this round */
     int64_t       _rel_tok;       /* the token of the last release request */
     int           _raw;           /* the last store answer applied */
-    ldl_retry     _retry;
-    uint32_t      _ride_out_ms;
-    int           _campaign;
-    void        (*_on_leading)(void *user, int64_t fence);
-    void        (*_on_event)(void *user, const ldl_event *ev);
-    const char   *_owner;
-    ldl_store_ext _ext;
     ldl_counters  _counters;
+#ifndef LDL_NO_ELECTION
+    ldl__election _el;            /* the election layer (gone with LDL_NO_ELECTION) */
+#endif
 };
 
 typedef struct ldl_run_result {
@@ -650,7 +754,11 @@ LDL__INLINE int     ldl_lock_answer(const ldl_lock *lock)        { return lock->
    error is never mistaken for contention), whether an acquire attempt is
    scheduled, and the counters */
 LDL__INLINE int     ldl_lock_raw_answer(const ldl_lock *lock)    { return lock->_raw; }
-LDL__INLINE int     ldl_lock_retrying(const ldl_lock *lock)      { return lock->_retrying; }
+#ifndef LDL_NO_ELECTION
+LDL__INLINE int     ldl_lock_retrying(const ldl_lock *lock)      { return lock->_el.retrying; }
+#else
+LDL__INLINE int     ldl_lock_retrying(const ldl_lock *lock)      { (void)lock; return 0; }
+#endif
 LDL__INLINE const ldl_counters *ldl_lock_counters(const ldl_lock *lock) { return &lock->_counters; }
 
 #ifndef LDL_NO_ASYNC
@@ -769,11 +877,31 @@ static int ldl__streq(const char *a, const char *b) {
    the latency) and the murmur3 finaliser, so the high bits that ldl__home
    uses are well mixed */
 static uint32_t ldl__hashlen(const char *s, size_t *len) {
+    const unsigned char *u = (const unsigned char *)s;
     uint32_t h = 2166136261u, w = 0;
     size_t n = 0;
-    while (n < LDL_KEY_MAX && s[n]) {
-        w = (w << 8) | (unsigned char)s[n];
-        if ((++n & 3u) == 0) { h = (h ^ w) * 16777619u; w = 0; }
+    /* whole groups, one test per byte and one multiply per group; a group cut
+       short by the NUL leaves its bytes in w, as the tail loop below would.
+       A size-optimised build (-Os) keeps only the byte loop: the same values. */
+#ifndef __OPTIMIZE_SIZE__
+    for (; n + 4 <= LDL_KEY_MAX; n += 4) {
+        if (!u[n]) break;
+        w = u[n];
+        if (!u[n + 1]) { n += 1; break; }
+        w = (w << 8) | u[n + 1];
+        if (!u[n + 2]) { n += 2; break; }
+        w = (w << 8) | u[n + 2];
+        if (!u[n + 3]) { n += 3; break; }
+        h = (h ^ ((w << 8) | u[n + 3])) * 16777619u;
+        w = 0;
+    }
+    if (n + 4 > LDL_KEY_MAX)                 /* the tail when LDL_KEY_MAX % 4 != 0 */
+#endif
+    {
+        while (n < LDL_KEY_MAX && u[n]) {
+            w = (w << 8) | u[n];
+            if ((++n & 3u) == 0) { h = (h ^ w) * 16777619u; w = 0; }
+        }
     }
     h = (h ^ w ^ (uint32_t)n) * 16777619u;
     h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;
@@ -812,6 +940,7 @@ static uint64_t ldl__default_now(void *ctx) {
 #endif
 }
 
+#ifndef LDL_NO_ELECTION
 /* The retry seed's system part when retry.seed is 0: the process id and the
    clock in nanoseconds, so workers forked from one parent that init the same
    lock address in the same millisecond still draw apart. */
@@ -828,6 +957,7 @@ static uint64_t ldl__entropy(void) {
     return ((uint64_t)(uint32_t)getpid() << 32) ^ t;
 #endif
 }
+#endif /* LDL_NO_ELECTION */
 #endif
 
 /* resolve a caller clock: 1 ok, 0 invalid */
@@ -925,6 +1055,7 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
     return 1;
 }
 
+#ifndef LDL_NO_ELECTION
 /* the owner lives in the slot's key buffer, after the key's NUL: at most
    LDL_KEY_MAX - 2 - strlen(key) bytes of it are kept (decision 0009) */
 static int ldl__ms_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
@@ -962,6 +1093,7 @@ static int ldl__ms_inspect(void *ctx, const char *key, ldl_holder *out) {
     out->owner[o] = 0;
     return 1;
 }
+#endif /* LDL_NO_ELECTION */
 
 static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
     ldl_memstore *ms = (ldl_memstore *)ctx;
@@ -1003,6 +1135,7 @@ LDL_API ldl_store ldl_memstore_store(ldl_memstore *ms) {
     return s;
 }
 
+#ifndef LDL_NO_ELECTION
 #ifndef LDL_NO_ASYNC
 static int ldl__msa_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
                                   const char *owner);
@@ -1037,6 +1170,7 @@ LDL_API int ldl_store_inspect(const ldl_store_ext *x, const char *key, ldl_holde
     out->token = 0; out->ttl_left_ms = 0; out->owner[0] = 0;
     return rc == 0 ? 0 : rc < 0 ? rc : LDL_ESTORE;       /* 1 without a token: malformed */
 }
+#endif /* LDL_NO_ELECTION */
 
 #ifndef LDL_NO_ASYNC
 /* the non-blocking view: every submit answers inside the call */
@@ -1048,6 +1182,7 @@ static int ldl__msa_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl
     ldl_op_complete(op, rc, tok);
     return LDL_OK;
 }
+#ifndef LDL_NO_ELECTION
 static int ldl__msa_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
                                   const char *owner) {
     int64_t tok = 0;
@@ -1057,6 +1192,7 @@ static int ldl__msa_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32
     ldl_op_complete(op, rc, tok);
     return LDL_OK;
 }
+#endif
 static int ldl__msa_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
     if (!op) return LDL_EINVAL;
     ldl_op_complete(op, ldl__ms_renew(ctx, key, token, ttl_ms), 0);
@@ -1230,6 +1366,7 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
 /* ==================================================================== */
 /*  THE LOCK. Each sub-banner [name] is tested in tests/core/name.c:   */
 /*  [reentry] [async] [election] [lifecycle] [whitelist] [options]     */
+/*  ([async]: tests/core/async_*.c, one file per behaviour)             */
 /*  [heartbeat] [run]                                                   */
 /* ==================================================================== */
 
@@ -1238,34 +1375,52 @@ LDL_API ldl_container ldl_scope_container(ldl_scope *root) {
 
    situation: DEAD   = NULL lock, disposed, or init failed
               INSIDE = a store call of this lock is on the stack (re-entry
-                       from a store, a cancel, or a hand-back)
-              FREE   = neither: the call applies a recorded answer and the
-                       ACQUIRING/RELEASING timeouts, then works from the state
-                       that results (by state and the op's phase)
+                       from a store, a cancel, or a hand-back): _depth > 0
+              HOOKED = desc.on_event is running (it observes only): _hooked
+              FREE   = none of these: the call applies a recorded answer and
+                       the ACQUIRING/RELEASING timeouts, then works from the
+                       state that results (by state and the op's phase)
 
-              HOOKED = desc.on_event is running: it observes only, so every
-                       call answers as below and changes nothing
-
-   call          DEAD         INSIDE                   HOOKED       FREE
-   acquire       LDL_ESTATE   LDL_ESTATE               LDL_ESTATE   apply; IDLE|RELEASED: submit
-   run (sync)    LDL_ESTATE   LDL_ESTATE               LDL_ESTATE   acquire, body, release
-   run (async)   LDL_EUNSUPPORTED in every situation (only a NULL lock comes first)
-   release       0            cut: RELEASED now, 0     LDL_ESTATE   apply (renew dropped); by state
-   dispose       nothing      dead + cut               nothing      apply (renew dropped); cancel;
-                                                                    hand back; RELEASED, dead
-   tick, poll    0            LDL_ESTATE               LDL_ESTATE   apply; deadline; renew if due
-                                                                    and nothing in flight; a
-                                                                    retry attempt if due
-   valid_ms      0            read only                read only    apply; deadline
-   due_in_ms     UINT32_MAX   pure                     pure         pure
-   timer fire    nothing      nothing                  nothing      HELD: tick; retrying: attempt
-
-   "cut" (a re-entrant release or dispose): the state becomes RELEASED at
-   once; a held token moves to _owed; the store call on the stack, when it
-   returns, cancels its request if still in flight, hands back whatever it
-   was granted, and ldl__settle hands back _owed. Exactly once per token. */
-enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2, LDL__HOOKED = 3 };
-#define LDL__HOOK 0x10000                /* _busy while on_event runs */
+   THE TABLE is LDL__GUARD below: the one definition. The enum of calls, the
+   const table ldl__guard[call][situation] and this comment's reading of it
+   all come from it; every entry point asks ldl__enter() and nothing else.
+   Its entries (what the call does instead of its work; GO = its work):
+     ESTATE  answer LDL_ESTATE, change nothing
+     ZERO    answer 0 (UINT32_MAX for due_in_ms), change nothing
+     CUT     release/dispose from inside a store call: the state becomes
+             RELEASED at once; a held token moves to _owed; the store call on
+             the stack, when it returns, cancels its request if still in
+             flight, hands back whatever it was granted, and ldl__settle hands
+             back _owed. Exactly once per token.
+     READ    valid_ms: answer from the fields as they are (applies nothing)
+   GO for FREE:
+     acquire    apply; IDLE|RELEASED: submit
+     run        acquire, body, release (run with a non-blocking store answers
+                LDL_EUNSUPPORTED in every situation: only a NULL lock comes first)
+     release    apply (renew dropped); by state
+     dispose    apply (renew dropped); cancel; hand back; RELEASED, dead
+     beat       tick, poll: apply; deadline; renew if due and nothing in
+                flight; the election's attempt if due
+     valid_ms   apply; deadline
+     due_in_ms  pure in every situation but DEAD
+     fire       HELD: tick; else the election's attempt */
+#define LDL__GUARD(X) \
+    /*  call      DEAD     INSIDE   HOOKED   FREE */ \
+    X(ACQUIRE,    ESTATE,  ESTATE,  ESTATE,  GO)   \
+    X(RUN,        ESTATE,  ESTATE,  ESTATE,  GO)   \
+    X(RELEASE,    ZERO,    CUT,     ESTATE,  GO)   \
+    X(DISPOSE,    ZERO,    CUT,     ZERO,    GO)   \
+    X(BEAT,       ZERO,    ESTATE,  ESTATE,  GO)   \
+    X(VALID,      ZERO,    READ,    READ,    GO)   \
+    X(DUE,        ZERO,    GO,      GO,      GO)   \
+    X(FIRE,       ZERO,    ZERO,    ZERO,    GO)
+enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__HOOKED = 2, LDL__DEAD = 3 };
+enum { LDL__GO = 0, LDL__ESTATE = 1, LDL__ZERO = 2, LDL__CUT = 3, LDL__READ = 4 };
+#define LDL__CALL_ENUM(c, dead, inside, hooked, free_) LDL__CALL_##c,
+enum { LDL__GUARD(LDL__CALL_ENUM) LDL__NCALLS };
+#define LDL__GUARD_ROW(c, dead, inside, hooked, free_) \
+    { LDL__##free_, LDL__##inside, LDL__##hooked, LDL__##dead },
+static const unsigned char ldl__guard[LDL__NCALLS][4] = { LDL__GUARD(LDL__GUARD_ROW) };
 
 /* LDL_NO_ASYNC: a build without non-blocking stores (decision 0006). The two
    reads below become constants, so the compiler drops every async branch;
@@ -1277,18 +1432,39 @@ enum { LDL__FREE = 0, LDL__INSIDE = 1, LDL__DEAD = 2, LDL__HOOKED = 3 };
 #define LDL__ASYNC(l)  ((l)->_async)
 #define LDL__PHASE(l)  ((l)->_op._phase)
 #endif
-/* LDL_NO_ELECTION: the same for the election options (decision 0009) */
-#ifdef LDL_NO_ELECTION
-#define LDL__ELECTION 0
-#else
-#define LDL__ELECTION 1
-#endif
 
 static int ldl__situation(const ldl_lock *l) {
     if (!l || l->_dead) return LDL__DEAD;
-    if (!l->_busy) return LDL__FREE;
-    return l->_busy >= LDL__HOOK ? LDL__HOOKED : LDL__INSIDE;
+    if (l->_hooked) return LDL__HOOKED;
+    return l->_depth ? LDL__INSIDE : LDL__FREE;
 }
+
+/* THE entry: what the guard answers for `call` now (LDL__GO = do the work) */
+static int ldl__enter(const ldl_lock *l, int call) {
+    return ldl__guard[call][ldl__situation(l)];
+}
+
+/* ------------------------------------------------------------ [lifecycle] the state setter
+   Every transition of _state goes through here (init's first write aside).
+   The machine (the diagram in the top comment, THE LIFECYCLE):
+     IDLE/RELEASED -acquire-> ACQUIRING -grant-> HELD | -no grant-> IDLE
+     HELD -release-> RELEASING -answer/timeout-> RELEASED
+     HELD -loss-> LOST -release/dispose-> RELEASING|RELEASED
+     ACQUIRING -release/dispose/cut-> RELEASED; any -dispose/cut-> RELEASED */
+#ifndef LDL_ON_TRANSITION
+#define LDL_ON_TRANSITION(lock, from, to) ((void)0)
+#endif
+static void ldl__set_state(ldl_lock *l, int state) {
+    LDL_ON_TRANSITION(l, l->_state, state);
+    l->_state = state;
+}
+
+/* how ldl__apply treats a recorded answer (named, not 0|1|2) */
+enum {
+    LDL__APPLY_BEAT = 0,         /* tick, poll, valid_ms: everything, a late renew yes loses */
+    LDL__APPLY_DROP_RENEW = 1,   /* release, dispose: a recorded renew answer is dropped */
+    LDL__APPLY_NO_DEADLINE = 2   /* acquire: applies, but checks no deadline */
+};
 
 static uint64_t ldl__now(ldl_lock *l) { return l->_clock.now_ms(l->_clock.ctx); }
 
@@ -1308,18 +1484,7 @@ static void ldl__disarm(ldl_lock *l) {
     }
 }
 
-/* ------------------------------------------------------------ [election] events, counters, the schedule
-   Events go out through one function; the hook runs HOOKED (see the guard). */
-static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, uint32_t lat,
-                      uint32_t next) {
-    ldl_event ev;
-    if (!LDL__ELECTION || !l->_on_event) return;
-    ev.kind = kind; ev.raw = raw; ev.reason = reason; ev.token = tok;
-    ev.latency_ms = lat; ev.next_ms = next;
-    l->_busy += LDL__HOOK;
-    l->_on_event(l->_user, &ev);
-    l->_busy -= LDL__HOOK;
-}
+static void ldl__fire(void *arg);
 
 /* ms from `start` to `now`, for latency (0 for a clock that went back) */
 static uint32_t ldl__lat(ldl_lock *l, uint64_t start, uint64_t now) {
@@ -1329,83 +1494,193 @@ static uint32_t ldl__lat(ldl_lock *l, uint64_t start, uint64_t now) {
     return ms;
 }
 
+/* ------------------------------------------------------------ [election] the layer
+   The election lives here, on top of the lifecycle, and nowhere else: its
+   state is l->_el, its options are the desc's election group. The lifecycle
+   calls into it at three junctions (ldl__policy: after a refusal, after a
+   loss, after a grant), asks one question (ldl__attempt_due: is a scheduled
+   attempt due?) in heartbeat, fire and due_in_ms, and starts and stops it
+   (ldl__el_begin at acquire, ldl__el_stop at release/dispose/run). Events go
+   out through ldl__emit; the hook runs HOOKED (see the guard). With
+   LDL_NO_ELECTION every function here is a constant stub and l->_el does
+   not exist. */
+enum { LDL__AFTER_REFUSAL = 0, LDL__AFTER_LOSS = 1, LDL__AFTER_GRANT = 2 };
+
+#ifndef LDL_NO_ELECTION
+static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, uint32_t lat,
+                      uint32_t next) {
+    ldl_event ev;
+    uint32_t quiet;
+    if (!l->_el.on_event) return;
+    ev.kind = kind; ev.raw = raw; ev.reason = reason; ev.token = tok;
+    ev.latency_ms = lat; ev.next_ms = next;
+    quiet = l->_quiet;
+    l->_hooked = 1;
+    l->_quiet = 0;                           /* poll's fast path then meets the guard */
+    l->_el.on_event(l->_user, &ev);
+    l->_quiet = quiet;
+    l->_hooked = 0;
+}
+
 /* xorshift64* over per-lock state (never 0) */
 static uint64_t ldl__rand(ldl_lock *l) {
-    uint64_t x = l->_rng;
+    uint64_t x = l->_el.rng;
     x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-    l->_rng = x;
+    l->_el.rng = x;
     return x * 0x2545F4914F6CDD1Dull;
 }
 
 /* full jitter: uniform in [1, min(cap, base * 2^round)] (decision 0009); the
    draw is a multiply-shift of the top 32 bits (no 64-bit division) */
 static uint32_t ldl__backoff(ldl_lock *l) {
-    uint64_t ceil = l->_retry.base_ms, cap = l->_retry.cap_ms;
-    uint32_t n = l->_round;
+    uint64_t ceil = l->_el.retry.base_ms, cap = l->_el.retry.cap_ms;
+    uint32_t n = l->_el.round;
     while (n-- && ceil < cap) ceil <<= 1;
     if (ceil > cap) ceil = cap;
     return 1u + (uint32_t)(((ldl__rand(l) >> 32) * ceil) >> 32);
 }
 
-static void ldl__fire(void *arg);
-
 /* a new round of attempts begins at `now` */
 static void ldl__round(ldl_lock *l, uint64_t now) {
-    l->_round = 0;
-    l->_give_up = l->_retry.give_up_ms ? now + l->_retry.give_up_ms : 0;
+    l->_el.round = 0;
+    l->_el.give_up = l->_el.retry.give_up_ms ? now + l->_el.retry.give_up_ms : 0;
 }
 
-/* after an attempt that did not grant (or a campaign's loss): schedule the
-   next one. The ms until it, or UINT32_MAX when none (off, not competing,
-   or given up: then *gave_up = 1). Timer mode arms the one timer for it. */
+/* schedule the next attempt of the round: the ms until it, or UINT32_MAX
+   when none (not competing, or given up: then *gave_up = 1). Timer mode
+   arms the one timer for it. */
 static uint32_t ldl__schedule(ldl_lock *l, uint64_t now, int *gave_up) {
     uint32_t d;
     *gave_up = 0;
-    l->_retrying = 0;
-    if (!LDL__ELECTION || !l->_competing || l->_dead) return UINT32_MAX;
+    l->_el.retrying = 0;
+    if (!l->_el.competing || l->_dead) return UINT32_MAX;
     d = ldl__backoff(l);
-    if (l->_round < UINT32_MAX) l->_round++;
-    if (l->_give_up) {
-        if (now + 1 >= l->_give_up) { *gave_up = 1; l->_competing = 0; return UINT32_MAX; }
-        if (now + d >= l->_give_up) d = (uint32_t)(l->_give_up - 1 - now);
+    if (l->_el.round < UINT32_MAX) l->_el.round++;
+    if (l->_el.give_up) {
+        if (now + 1 >= l->_el.give_up) { *gave_up = 1; l->_el.competing = 0; return UINT32_MAX; }
+        if (now + d >= l->_el.give_up) d = (uint32_t)(l->_el.give_up - 1 - now);
     }
     if (l->_timers.set_timeout) {
         ldl__disarm(l);
         l->_timer = l->_timers.set_timeout(l->_timers.ctx, ldl__fire, l, d);
-        if (!l->_timer) { *gave_up = 1; l->_competing = 0; return UINT32_MAX; }
+        if (!l->_timer) { *gave_up = 1; l->_el.competing = 0; return UINT32_MAX; }
     }
-    l->_next = now + d;
-    l->_retrying = 1;
+    l->_el.next_try = now + d;
+    l->_el.retrying = 1;
     return d;
 }
 
 /* stop competing: no more attempts (release, dispose, run that does not wait) */
-static void ldl__stop(ldl_lock *l) {
-    if (!LDL__ELECTION) return;
-    l->_competing = 0;
-    if (l->_retrying) {
-        l->_retrying = 0;
+static void ldl__el_stop(ldl_lock *l) {
+    l->_el.competing = 0;
+    if (l->_el.retrying) {
+        l->_el.retrying = 0;
         ldl__disarm(l);
     }
 }
 
+/* acquire starts a round (with a retry schedule): compete from now */
+static void ldl__el_begin(ldl_lock *l) {
+    if (!l->_el.retry.base_ms) return;
+    ldl__el_stop(l);
+    l->_el.competing = 1;
+    ldl__round(l, ldl__now(l));
+}
+
+static void ldl__hand_back(ldl_lock *l, int64_t tok);
+
+/* THE policy: the election's say at the lifecycle's three junctions.
+   AFTER_REFUSAL (an attempt that did not grant, state IDLE; `ev` is its
+     REFUSED event): schedule the next attempt, send REFUSED with next_ms,
+     then GAVE_UP if the round ended. Answers 0.
+   AFTER_LOSS (state LOST, on_lost not yet called): a campaign hands the lost
+     lease back at once and competes again in a new round. Answers 1 when it
+     took the loss over (competing), else 0 (the lifecycle hands back only
+     when asked).
+   AFTER_GRANT (HELD, before GRANTED goes out): a retry round ends at its
+     grant, a campaign competes on. Answers 0. */
+static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
+    int gave_up = 0;
+    if (junction == LDL__AFTER_GRANT) {
+        if (!l->_el.campaign) l->_el.competing = 0;
+        return 0;
+    }
+    if (junction == LDL__AFTER_LOSS) {
+        if (!l->_el.competing) return 0;
+        if (l->_owed && l->_state == LDL_LOST) {
+            int64_t t = l->_owed;
+            l->_owed = 0;
+            ldl__hand_back(l, t);
+        }
+        if (l->_state == LDL_LOST) {
+            now = ldl__now(l);
+            ldl__round(l, now);
+            (void)ldl__schedule(l, now, &gave_up);
+        }
+    } else {
+        ev->next_ms = ldl__schedule(l, now, &gave_up);
+        ldl__emit(l, LDL_EV_REFUSED, ev->raw, ev->reason, ev->token, ev->latency_ms, ev->next_ms);
+    }
+    if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
+    return junction == LDL__AFTER_LOSS;
+}
+
+/* THE "attempt due" answer: UINT32_MAX = no attempt for this caller to make;
+   else the ms until it (0 = make it now). Manual mode counts down the clock;
+   in timer mode the one timer makes it, so only fire (from_timer) sees it. */
+static uint32_t ldl__attempt_due(ldl_lock *l, int from_timer) {
+    uint64_t now;
+    if (!l->_el.retrying || (l->_timers.set_timeout != NULL) != from_timer) return UINT32_MAX;
+    if (from_timer) return 0;
+    now = ldl__now(l);
+    if (now >= l->_el.next_try) return 0;
+    return l->_el.next_try - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(l->_el.next_try - now);
+}
+
+#define LDL__OWNER(l)        ((l)->_el.owner)
+#define LDL__RIDE_OUT_MS(l)  ((l)->_el.ride_out_ms)
+#define LDL__RIDE_NEXT(l)    ((l)->_el.ride_next)
+#define LDL__ON_LEADING(l)   ((l)->_el.on_leading)
+#else /* LDL_NO_ELECTION: the layer is gone */
+static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, uint32_t lat,
+                      uint32_t next) {
+    (void)l; (void)kind; (void)raw; (void)reason; (void)tok; (void)lat; (void)next;
+}
+static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
+    (void)l; (void)junction; (void)now; (void)ev;
+    return 0;
+}
+#define ldl__el_stop(l)           ((void)0)
+#define ldl__el_begin(l)          ((void)0)
+#define ldl__attempt_due(l, t)    UINT32_MAX
+#define LDL__OWNER(l)             ((const char *)NULL)
+#define LDL__RIDE_OUT_MS(l)       0u
+#define LDL__ON_LEADING(l)        ((void (*)(void *, int64_t))NULL)
+#endif /* LDL_NO_ELECTION */
+
 /* ------------------------------------------------------------ [async] store calls, the slot, apply
    Every store call goes through ldl__call (acquire, renew, the user's
-   release), ldl__hand_back (releases the lock owes) or ldl__cancel. Each marks
-   the lock busy, so a re-entrant call meets the guard's INSIDE column. */
+   release), ldl__hand_back (releases the lock owes) or ldl__cancel. Each
+   counts itself in _depth, so a re-entrant call meets the guard's INSIDE
+   column. */
 
 /* the one wrapper: the store's answer, or LDL_EINPROGRESS while the request is
    in flight. `tok`: the token to renew/release; acquire's token comes back
    through it (zeroed first). `start` is the clock read before the call. */
 static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
     int rc;
-    l->_busy++;
+    l->_depth++;
     if (!LDL__ASYNC(l)) {
         switch (kind) {
         case LDL_OP_ACQUIRE:
             *tok = 0;
-            rc = LDL__ELECTION && l->_owner ? l->_ext.acquire_owned(l->_ext.ctx, l->_key, l->_ttl_ms, l->_owner, tok)
-                           : l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok);
+#ifndef LDL_NO_ELECTION
+            if (l->_el.owner) {
+                rc = l->_el.ext.acquire_owned(l->_el.ext.ctx, l->_key, l->_ttl_ms, l->_el.owner, tok);
+                break;
+            }
+#endif
+            rc = l->_st.s.acquire(l->_st.s.ctx, l->_key, l->_ttl_ms, tok);
             break;
         case LDL_OP_RENEW:   rc = l->_st.s.renew(l->_st.s.ctx, l->_key, *tok, l->_ttl_ms); break;
         default:             rc = l->_st.s.release(l->_st.s.ctx, l->_key, *tok); break;
@@ -1416,8 +1691,13 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
         switch (kind) {
         case LDL_OP_ACQUIRE:
             *tok = 0;
-            rc = LDL__ELECTION && l->_owner ? l->_ext.submit_owned(l->_ext.ctx, op, l->_key, l->_ttl_ms, l->_owner)
-                           : l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms);
+#ifndef LDL_NO_ELECTION
+            if (l->_el.owner) {
+                rc = l->_el.ext.submit_owned(l->_el.ext.ctx, op, l->_key, l->_ttl_ms, l->_el.owner);
+                break;
+            }
+#endif
+            rc = l->_st.a.acquire(l->_st.a.ctx, op, l->_key, l->_ttl_ms);
             break;
         case LDL_OP_RENEW:   rc = l->_st.a.renew(l->_st.a.ctx, op, l->_key, *tok, l->_ttl_ms); break;
         default:             rc = l->_st.a.release(l->_st.a.ctx, op, l->_key, *tok); break;
@@ -1435,7 +1715,7 @@ static int ldl__call(ldl_lock *l, int kind, int64_t *tok, uint64_t start) {
             rc = LDL_EINPROGRESS;
         }
     }
-    l->_busy--;
+    l->_depth--;
     /* a store's own -13 is not "in flight": only an unanswered submit is */
     if (rc == LDL_EINPROGRESS && (!LDL__ASYNC(l) || LDL__PHASE(l) != LDL__OP_FLYING)) rc = LDL_ESTORE;
     return rc;
@@ -1449,9 +1729,9 @@ static void ldl__cancel(ldl_lock *l) {
     int phase = LDL__PHASE(l);
     l->_op._phase = LDL__OP_IDLE;
     if (phase == LDL__OP_FLYING) {
-        l->_busy++;
+        l->_depth++;
         l->_st.a.cancel(l->_st.a.ctx, &l->_op);
-        l->_busy--;
+        l->_depth--;
         ldl__settle(l);
     }
 }
@@ -1462,7 +1742,7 @@ static void ldl__hand_back(ldl_lock *l, int64_t tok) {
     if (tok < 1) return;
     l->_counters.handbacks++;
     ldl__emit(l, LDL_EV_HANDED_BACK, 0, 0, tok, 0, 0);
-    l->_busy++;
+    l->_depth++;
     if (!LDL__ASYNC(l)) {
         (void)l->_st.s.release(l->_st.s.ctx, l->_key, tok);
     } else {
@@ -1473,20 +1753,20 @@ static void ldl__hand_back(ldl_lock *l, int64_t tok) {
         op->_phase = LDL__OP_IDLE;
         if (rc >= 0) l->_st.a.cancel(l->_st.a.ctx, op);
     }
-    l->_busy--;
+    l->_depth--;
 }
 
 /* after a cut: the token it took from HELD is handed back when no store call
    is on the stack any more */
 static void ldl__settle(ldl_lock *l) {
-    if (!l->_busy && l->_state == LDL_RELEASED && l->_owed) {
+    if (!l->_depth && l->_state == LDL_RELEASED && l->_owed) {
         int64_t t = l->_owed;
         l->_owed = 0;
         ldl__hand_back(l, t);
     }
 }
 
-/* the re-entrant release/dispose (guard column INSIDE) */
+/* the re-entrant release/dispose (guard entry CUT) */
 static void ldl__cut(ldl_lock *l, int reason) {
     if (l->_state == LDL_RELEASED) return;
     ldl__disarm(l);
@@ -1495,35 +1775,29 @@ static void ldl__cut(ldl_lock *l, int reason) {
         l->_owed = l->_token;                /* LOST keeps its own _owed */
     }
     l->_token = 0;
-    l->_state = LDL_RELEASED;
+    ldl__set_state(l, LDL_RELEASED);
 }
 
 /* ------------------------------------------------------------ [lifecycle] loss
    THE loss funnel: state LOST first (the token owed to the next release),
-   cancel a renew in flight, hand back (if asked), then on_lost once. */
+   cancel a renew in flight, the LOST event, hand back (if asked; a campaign
+   takes this junction over), then on_lost once. */
 static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     int64_t lost = l->_token;
     ldl__disarm(l);
     l->_owed = l->_token;
     l->_token = 0;
-    l->_state = LDL_LOST;
+    ldl__set_state(l, LDL_LOST);
     l->_reason = reason;
     l->_losses++;
     l->_loss_reason = reason;
     l->_counters.losses[reason & 7]++;
     ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
     ldl__emit(l, LDL_EV_LOST, 0, reason, lost, 0, 0);
-    if ((hand_back || (LDL__ELECTION && l->_competing)) && l->_owed && l->_state == LDL_LOST) {
-        int64_t t = l->_owed;                /* a campaign hands back at once */
+    if (!ldl__policy(l, LDL__AFTER_LOSS, 0, NULL) && hand_back && l->_owed && l->_state == LDL_LOST) {
+        int64_t t = l->_owed;
         l->_owed = 0;
         ldl__hand_back(l, t);
-    }
-    if (LDL__ELECTION && l->_competing && l->_state == LDL_LOST) {   /* campaign: compete again */
-        int gave_up;
-        uint64_t now = ldl__now(l);
-        ldl__round(l, now);
-        (void)ldl__schedule(l, now, &gave_up);
-        if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
     }
     if (l->_on_lost) l->_on_lost(l->_user, reason);
 }
@@ -1540,12 +1814,13 @@ static int ldl__arm_in(ldl_lock *l, uint32_t ms) {
 
 #define ldl__arm(l) ldl__arm_in((l), (l)->_heartbeat_ms)
 
-/* an attempt that did not grant (state IDLE): the event, then the next try */
+/* an attempt that did not grant (state IDLE): the policy sends the event and
+   schedules the next try */
 static int ldl__refused(ldl_lock *l, int raw, int reason, int64_t tok, uint32_t lat, uint64_t now) {
-    int gave_up;
-    uint32_t next = ldl__schedule(l, now, &gave_up);
-    ldl__emit(l, LDL_EV_REFUSED, raw, reason, tok, lat, next);
-    if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
+    ldl_event ev;
+    ev.kind = LDL_EV_REFUSED; ev.raw = raw; ev.reason = reason; ev.token = tok;
+    ev.latency_ms = lat; ev.next_ms = UINT32_MAX;
+    (void)ldl__policy(l, LDL__AFTER_REFUSAL, now, &ev);
     return 0;
 }
 
@@ -1554,14 +1829,15 @@ static int ldl__refused(ldl_lock *l, int raw, int reason, int64_t tok, uint32_t 
 static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     uint64_t now = ldl__now(l);
     uint32_t lat = ldl__lat(l, start, now);
-    l->_state = LDL_IDLE;
     l->_raw = rc;
     if (rc != 1 || tok < 1) {                /* no grant; the reason is untouched */
+        ldl__set_state(l, LDL_IDLE);
         if (rc == 0) l->_counters.contention++; else l->_counters.store_errors++;
         return ldl__refused(l, rc, 0, 0, lat, now);
     }
     if (tok <= l->_last || !ldl__within(start, now, l->_window)) {
         /* the fence did not advance, or late: its window closed */
+        ldl__set_state(l, LDL_IDLE);
         l->_reason = tok <= l->_last ? LDL_REASON_FENCE_REGRESSED : LDL_REASON_LEASE_EXPIRED;
         l->_counters.refused++;
         ldl__hand_back(l, tok);
@@ -1570,34 +1846,38 @@ static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     l->_last = tok;
     l->_token = tok;
     l->_start = start;
-    l->_next = 0;
+#ifndef LDL_NO_ELECTION
+    l->_el.ride_next = 0;
+#endif
     l->_reason = LDL_REASON_NONE;
-    l->_state = LDL_HELD;
+    ldl__set_state(l, LDL_HELD);
     l->_counters.grants++;
-    if (!LDL__ELECTION || !l->_campaign) l->_competing = 0;   /* a retry round ends at its grant */
+    (void)ldl__policy(l, LDL__AFTER_GRANT, now, NULL);
     ldl__emit(l, LDL_EV_GRANTED, rc, 0, tok, lat, 0);
     if (!ldl__arm(l)) return 0;
-    if (LDL__ELECTION && l->_on_leading) l->_on_leading(l->_user, tok);
+    if (LDL__ON_LEADING(l)) LDL__ON_LEADING(l)(l->_user, tok);
     return l->_state == LDL_HELD;
 }
 
 /* apply a renew answer (state HELD, nothing in flight). 1 = still HELD.
-   Ride-out: an error answer while the lease is trusted keeps it HELD and
-   tries again after ride_out_ms (never past the deadline, which still
-   loses it); a clean 0 loses it at once. */
+   Ride-out (HELD riding out): an error answer while the lease is trusted
+   keeps it HELD and tries again after ride_out_ms (never past the deadline,
+   which still loses it); a clean 0 loses it at once. */
 static int ldl__renewed(ldl_lock *l, int rc, uint64_t start, int deadline) {
     uint64_t now = ldl__now(l);
     uint32_t lat = ldl__lat(l, start, now);
     l->_raw = rc;
     if (rc != 1) {
         if (rc != 0) l->_counters.store_errors++;
-        if (LDL__ELECTION && rc != 0 && l->_ride_out_ms && ldl__within(l->_start, now, l->_window)) {
+#ifndef LDL_NO_ELECTION
+        if (rc != 0 && l->_el.ride_out_ms && ldl__within(l->_start, now, l->_window)) {
             uint32_t left = (uint32_t)(l->_window - (now - l->_start));
-            uint32_t next = l->_ride_out_ms < left ? l->_ride_out_ms : left;
-            l->_next = now + next;
+            uint32_t next = l->_el.ride_out_ms < left ? l->_el.ride_out_ms : left;
+            l->_el.ride_next = now + next;
             ldl__emit(l, LDL_EV_RENEW_ERROR, rc, 0, l->_token, lat, next);
             return ldl__arm_in(l, next);
         }
+#endif
         ldl__lose(l, rc == 0 ? LDL_REASON_HEARTBEAT_FAILED : LDL_REASON_STORE_ERROR, 0);
         return 0;
     }
@@ -1607,7 +1887,9 @@ static int ldl__renewed(ldl_lock *l, int rc, uint64_t start, int deadline) {
         return 0;
     }
     l->_start = start;
-    l->_next = 0;
+#ifndef LDL_NO_ELECTION
+    l->_el.ride_next = 0;
+#endif
     l->_counters.renewals++;
     ldl__emit(l, LDL_EV_RENEWED, rc, 0, l->_token, lat, 0);
     return ldl__arm(l);
@@ -1615,7 +1897,7 @@ static int ldl__renewed(ldl_lock *l, int rc, uint64_t start, int deadline) {
 
 /* a release answer (sync, or applied from the slot): state RELEASED */
 static int ldl__released(ldl_lock *l, int rc, int64_t tok) {
-    l->_state = LDL_RELEASED;
+    ldl__set_state(l, LDL_RELEASED);
     l->_raw = rc;
     if (rc != 1 && rc != 0) l->_counters.store_errors++;
     ldl__emit(l, LDL_EV_RELEASED, rc, 0, tok, 0, 0);
@@ -1623,9 +1905,8 @@ static int ldl__released(ldl_lock *l, int rc, int64_t tok) {
 }
 
 /* apply what the slot holds: a recorded answer, or the ACQUIRING/RELEASING
-   timeout of a request still in flight. `drop_renew` 1: release and dispose
-   discard a recorded renew answer (the token is released either way). */
-static void ldl__apply(ldl_lock *l, int drop_renew) {
+   timeout of a request still in flight. `mode`: LDL__APPLY_*. */
+static void ldl__apply(ldl_lock *l, int mode) {
     ldl_op *op = &l->_op;
     if (LDL__PHASE(l) == LDL__OP_ANSWERED) {
         int rc = op->_rc;
@@ -1633,21 +1914,21 @@ static void ldl__apply(ldl_lock *l, int drop_renew) {
         if (op->_kind == LDL_OP_ACQUIRE) {
             l->_answer = ldl__granted(l, rc, op->_token, op->_start);
         } else if (op->_kind == LDL_OP_RENEW) {
-            if (drop_renew != 1) (void)ldl__renewed(l, rc, op->_start, drop_renew == 0);
+            if (mode != LDL__APPLY_DROP_RENEW) (void)ldl__renewed(l, rc, op->_start, mode == LDL__APPLY_BEAT);
         } else {
             l->_answer = ldl__released(l, rc, l->_rel_tok);
         }
     } else if (LDL__PHASE(l) == LDL__OP_FLYING) {
         uint64_t now;
         if (l->_state == LDL_ACQUIRING && !ldl__within(op->_start, now = ldl__now(l), l->_window)) {
-            l->_state = LDL_IDLE;
+            ldl__set_state(l, LDL_IDLE);
             l->_answer = 0;
             l->_raw = LDL_EINPROGRESS;       /* no answer came */
             l->_counters.store_errors++;
             ldl__cancel(l);                  /* the store hands back a late grant */
             if (l->_state == LDL_IDLE) (void)ldl__refused(l, LDL_EINPROGRESS, 0, 0, ldl__lat(l, op->_start, now), now);
         } else if (l->_state == LDL_RELEASING && !ldl__within(op->_start, ldl__now(l), l->_ttl_ms)) {
-            l->_state = LDL_RELEASED;
+            ldl__set_state(l, LDL_RELEASED);
             l->_raw = LDL_EINPROGRESS;
             l->_counters.store_errors++;
             ldl__cancel(l);                  /* may re-enter (a re-entrant release sets 0) */
@@ -1679,6 +1960,11 @@ static ldl__resolved ldl__desc_defaults(const ldl_lock_desc *d) {
 
 /* NULL when valid, else which field and why. Checked after the defaults, in
    64-bit arithmetic. */
+#ifndef LDL_NO_ELECTION
+static const char *ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
+                                    const ldl_async_store *as);
+#endif
+
 static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t len, i;
     const ldl_async_store *as = d->async_store;
@@ -1718,12 +2004,26 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
             return "async_store: acquire, renew, release and cancel are all required";
         if (has_timers) return "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)";
     }
+    /* names are the container's business: a name it refuses makes run() answer
+       LDL_EFENCE (the body never runs), so init does not second-guess them */
 #ifdef LDL_NO_ELECTION
-    if (r->retry.base_ms || r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed ||
-        r->retry.sleep_ms || r->retry.sleep_ctx || d->ride_out_ms || d->campaign ||
-        d->on_leading || d->on_event || d->owner || d->store_ext)
-        return "election options: this build has LDL_NO_ELECTION";
+    /* the election group of the desc, every member: all zero or refused */
+#define LDL__SET(field) || d->field
+    if (0 LDL__ELECTION_GROUP(LDL__SET)) return "election options: this build has LDL_NO_ELECTION";
+#undef LDL__SET
+    (void)r;
+    return NULL;
+#else
+    return ldl__el_validate(d, r, as);
 #endif
+}
+
+#ifndef LDL_NO_ELECTION
+/* the election group's checks (ldl__validate's tail) */
+static const char *ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
+                                    const ldl_async_store *as) {
+    size_t len, i;
+    uint64_t ttl = d->ttl_ms;
     if (!r->retry.base_ms && (r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed))
         return "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0";
     if (r->retry.cap_ms < r->retry.base_ms) return "retry.cap_ms: must be >= base_ms";
@@ -1747,10 +2047,13 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
             return as ? "owner: store_ext has no submit_owned (non-blocking store)"
                       : "owner: store_ext has no acquire_owned";
     }
-    /* names are the container's business: a name it refuses makes run() answer
-       LDL_EFENCE (the body never runs), so init does not second-guess them */
     return NULL;
 }
+#endif
+
+#ifndef LDL_NO_ELECTION
+static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r);
+#endif
 
 /* every field a live lock reads is set here (init over non-zeroed memory) */
 static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
@@ -1769,15 +2072,37 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_holder_name = r->holder_name;
     l->_on_lost = d->on_lost;
     l->_user = d->user;
-    l->_retry = r->retry;
-    l->_ride_out_ms = d->ride_out_ms;
-    l->_campaign = d->campaign;
-    l->_on_leading = d->on_leading;
-    l->_on_event = d->on_event;
-    l->_owner = d->owner;
-    l->_next = 0; l->_give_up = 0; l->_round = 0; l->_rel_tok = 0;
-    l->_rng = 1;
-    if (LDL__ELECTION && r->retry.base_ms) {
+    l->_rel_tok = 0;
+    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
+    if (d->async_store) {
+        l->_st.a = *d->async_store;
+        l->_async = 1;
+    } else if (d->store) {
+        l->_st.s = *d->store;
+    } else {
+        (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
+        l->_st.s = ldl_memstore_store(&l->_own);
+    }
+#ifndef LDL_NO_ELECTION
+    ldl__el_setup(l, d, r);
+#endif
+    ldl__set_state(l, LDL_IDLE);
+    l->_dead = 0;
+}
+
+#ifndef LDL_NO_ELECTION
+/* the election layer's state from the desc's election group */
+static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
+    l->_el.retry = r->retry;
+    l->_el.ride_out_ms = d->ride_out_ms;
+    l->_el.campaign = d->campaign;
+    l->_el.on_leading = d->on_leading;
+    l->_el.on_event = d->on_event;
+    l->_el.owner = d->owner;
+    l->_el.next_try = 0; l->_el.ride_next = 0; l->_el.give_up = 0; l->_el.round = 0;
+    l->_el.retrying = 0; l->_el.competing = 0;
+    l->_el.rng = 1;
+    if (r->retry.base_ms) {
         /* splitmix64 of the seed (or of the lock's address, the lock's clock and,
            with the built-in clock compiled in, the process id and a nanosecond
            clock): never 0 */
@@ -1790,34 +2115,26 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         z ^= z >> 31;
-        l->_rng = z ? z : 1;
+        l->_el.rng = z ? z : 1;
     }
-    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
-    if (d->async_store) {
-        l->_st.a = *d->async_store;
-        l->_async = 1;
-    } else if (d->store) {
-        l->_st.s = *d->store;
-    } else {
-        (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
-        l->_st.s = ldl_memstore_store(&l->_own);
-    }
-    if (d->store_ext) l->_ext = *d->store_ext;
-    else if (LDL__ELECTION && !d->store && !d->async_store) l->_ext = ldl_memstore_ext(&l->_own);
-    else { l->_ext.acquire_owned = NULL; l->_ext.submit_owned = NULL; l->_ext.inspect = NULL; l->_ext.ctx = NULL; }
-    l->_state = LDL_IDLE;
-    l->_dead = 0;
+    if (d->store_ext) l->_el.ext = *d->store_ext;
+    else if (!d->store && !d->async_store) l->_el.ext = ldl_memstore_ext(&l->_own);
+    else { l->_el.ext.acquire_owned = NULL; l->_el.ext.submit_owned = NULL; l->_el.ext.inspect = NULL; l->_el.ext.ctx = NULL; }
 }
+#endif
 
 LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     ldl__resolved r;
     if (!l) return LDL_EINVAL;
     /* until every check passed the lock behaves as disposed: these are the
        fields a disposed lock reads; ldl__setup sets the rest */
-    l->_state = LDL_RELEASED; l->_dead = 1; l->_busy = 0; l->_async = 0;
+    l->_state = LDL_RELEASED; l->_dead = 1; l->_depth = 0; l->_hooked = 0; l->_async = 0;
     l->_op._phase = LDL__OP_IDLE; l->_reason = LDL_REASON_NONE; l->_answer = 0;
     l->_token = 0; l->_owed = 0; l->_timer = 0; l->_losses = 0; l->_loss_reason = 0;
-    l->_key[0] = 0; l->_raw = 0; l->_retrying = 0; l->_competing = 0; l->_on_event = NULL;
+    l->_key[0] = 0; l->_raw = 0;
+#ifndef LDL_NO_ELECTION
+    l->_el.retrying = 0; l->_el.competing = 0; l->_el.on_event = NULL;
+#endif
     {
         unsigned char *c = (unsigned char *)&l->_counters;
         size_t k;
@@ -1853,7 +2170,7 @@ static int ldl__acquire(ldl_lock *l) {
     int rc;
     l->_counters.attempts++;
     ldl__emit(l, LDL_EV_ATTEMPT, 0, 0, 0, 0, 0);
-    l->_state = LDL_ACQUIRING;
+    ldl__set_state(l, LDL_ACQUIRING);
     rc = ldl__call(l, LDL_OP_ACQUIRE, &tok, start);
     if (l->_state != LDL_ACQUIRING) {        /* cut from inside the store call */
         if (rc == LDL_EINPROGRESS) ldl__cancel(l);   /* the store hands back */
@@ -1866,27 +2183,24 @@ static int ldl__acquire(ldl_lock *l) {
 
 LDL_API int ldl_lock_acquire(ldl_lock *l) {
     int rc;
-    if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
-    ldl__apply(l, 2);                        /* 2: apply, but acquire checks no deadline */
+    if (ldl__enter(l, LDL__CALL_ACQUIRE) != LDL__GO) return LDL_ESTATE;
+    ldl__apply(l, LDL__APPLY_NO_DEADLINE);
     if (l->_dead || (l->_state != LDL_IDLE && l->_state != LDL_RELEASED)) return LDL_ESTATE;
-    if (LDL__ELECTION && l->_retry.base_ms) {   /* a new round of attempts, from now */
-        ldl__stop(l);
-        l->_competing = 1;
-        ldl__round(l, ldl__now(l));
-    }
+    ldl__el_begin(l);                        /* a retry schedule: a new round, from now */
     rc = ldl__acquire(l);
     l->_answer = rc;
     return rc;
 }
 
-/* the scheduled attempt (FREE, not HELD, retrying). A poll or timer that comes
-   at or after the give-up deadline gives up instead: no attempt past it. */
+#ifndef LDL_NO_ELECTION
+/* [election] the scheduled attempt (FREE, not HELD, due). A poll or timer that
+   comes at or after the give-up deadline gives up instead: no attempt past it. */
 static int ldl__try(ldl_lock *l) {
     int rc;
-    l->_retrying = 0;
+    l->_el.retrying = 0;
     ldl__disarm(l);
-    if (l->_give_up && ldl__now(l) >= l->_give_up) {
-        l->_competing = 0;
+    if (l->_el.give_up && ldl__now(l) >= l->_el.give_up) {
+        l->_el.competing = 0;
         l->_answer = 0;
         ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
         return 0;
@@ -1895,6 +2209,9 @@ static int ldl__try(ldl_lock *l) {
     l->_answer = rc;
     return rc;
 }
+#else
+#define ldl__try(l) 0
+#endif
 
 /* ------------------------------------------------------------ [heartbeat] */
 /* renew the held lease now (nothing in flight); `now` is read just before */
@@ -1920,8 +2237,11 @@ static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
         return 0;
     }
     if (LDL__PHASE(l) != LDL__OP_IDLE) return 1;
-    if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms &&
-                      now >= l->_next))      /* _next: a ride-out retry waits */
+    if (renew_now || (!l->_timers.set_timeout && now - l->_start >= l->_heartbeat_ms
+#ifndef LDL_NO_ELECTION
+                      && now >= l->_el.ride_next      /* riding out: the retry waits */
+#endif
+                      ))
         return ldl__renew(l, now);
     return 1;                                /* timer mode: the timer renews */
 }
@@ -1929,10 +2249,10 @@ static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
 /* tick and poll past the guard and the fast path */
 static int ldl__heartbeat(ldl_lock *l, int renew_now) {
     unsigned losses;
-    int sit = ldl__situation(l);
-    if (sit != LDL__FREE) return sit == LDL__DEAD ? 0 : LDL_ESTATE;
+    int g = ldl__enter(l, LDL__CALL_BEAT);
+    if (g != LDL__GO) return g == LDL__ZERO ? 0 : LDL_ESTATE;
     losses = l->_losses;
-    ldl__apply(l, 0);
+    ldl__apply(l, LDL__APPLY_BEAT);
     if (l->_losses != losses) return 0;      /* lost in this call, whatever on_lost did */
     switch (l->_state) {
     case LDL_HELD:
@@ -1941,8 +2261,7 @@ static int ldl__heartbeat(ldl_lock *l, int renew_now) {
     case LDL_RELEASING:
         return LDL_EINPROGRESS;
     default:                                 /* a scheduled attempt, when due (manual mode) */
-        if (LDL__ELECTION && l->_retrying && !l->_timers.set_timeout && ldl__now(l) >= l->_next)
-            return ldl__try(l);
+        if (ldl__attempt_due(l, 0) == 0) return ldl__try(l);
         return 0;
     }
 }
@@ -1951,20 +2270,20 @@ LDL_API int ldl_lock_tick(ldl_lock *l) { return ldl__heartbeat(l, 1); }
 
 /* the game-loop call: when nothing is due, one clock read and two compares */
 LDL_API int ldl_lock_poll(ldl_lock *l) {
-    if (l && l->_state == LDL_HELD && !(l->_busy | LDL__PHASE(l))) {
+    if (l && l->_state == LDL_HELD && !(l->_depth | LDL__PHASE(l))) {
         uint64_t now = ldl__now(l);
         if (now >= l->_start && now - l->_start < l->_quiet) return 1;
-        return ldl__beat(l, now, 0);
+        if (!l->_hooked) return ldl__beat(l, now, 0);  /* hooked: _quiet is 0, see ldl__emit */
     }
     return ldl__heartbeat(l, 0);
 }
 
 static void ldl__fire(void *arg) {
     ldl_lock *l = (ldl_lock *)arg;
-    if (ldl__situation(l) != LDL__FREE) return;   /* stale or re-entrant fire */
+    if (ldl__enter(l, LDL__CALL_FIRE) != LDL__GO) return;   /* stale or re-entrant fire */
     l->_timer = 0;                           /* this one-shot is spent */
     if (l->_state == LDL_HELD) (void)ldl_lock_tick(l);
-    else if (LDL__ELECTION && l->_retrying) (void)ldl__try(l);
+    else if (ldl__attempt_due(l, 1) == 0) (void)ldl__try(l);
 }
 
 /* ------------------------------------------------------------ [lifecycle] release */
@@ -1973,7 +2292,7 @@ static int ldl__release(ldl_lock *l) {
     int64_t tok;
     int rc;
     if (l->_state == LDL_ACQUIRING) {        /* the acquire is cancelled */
-        l->_state = LDL_RELEASED;
+        ldl__set_state(l, LDL_RELEASED);
         ldl__cancel(l);
         return 0;
     }
@@ -1991,8 +2310,8 @@ static int ldl__release(ldl_lock *l) {
     } else {
         return 0;                            /* IDLE, RELEASED: no store call */
     }
-    if (!tok) { l->_state = LDL_RELEASED; return 0; }
-    l->_state = LDL_RELEASING;
+    if (!tok) { ldl__set_state(l, LDL_RELEASED); return 0; }
+    ldl__set_state(l, LDL_RELEASING);
     l->_rel_tok = tok;
     l->_counters.releases++;
     rc = ldl__call(l, LDL_OP_RELEASE, &tok, 0);
@@ -2007,17 +2326,17 @@ static int ldl__release(ldl_lock *l) {
 }
 
 LDL_API int ldl_lock_release(ldl_lock *l) {
-    int rc, sit = ldl__situation(l);
-    if (sit == LDL__DEAD) return 0;
-    if (sit == LDL__HOOKED) return LDL_ESTATE;
-    ldl__stop(l);                            /* step down: no more attempts */
-    if (sit == LDL__INSIDE) {
+    int rc, g = ldl__enter(l, LDL__CALL_RELEASE);
+    if (g == LDL__ZERO) return 0;
+    if (g == LDL__ESTATE) return LDL_ESTATE;
+    ldl__el_stop(l);                         /* step down: no more attempts */
+    if (g == LDL__CUT) {
         ldl__cut(l, LDL_REASON_RELEASED);
         l->_answer = 0;
         return 0;
     }
     rc = l->_state;
-    ldl__apply(l, 1);
+    ldl__apply(l, LDL__APPLY_DROP_RENEW);
     if (l->_dead) return 0;
     if (rc == LDL_RELEASING && l->_state == LDL_RELEASED)
         return l->_answer;                   /* this call applied the pending release */
@@ -2028,13 +2347,13 @@ LDL_API int ldl_lock_release(ldl_lock *l) {
 
 /* ------------------------------------------------------------ [lifecycle] dispose */
 LDL_API void ldl_lock_dispose(ldl_lock *l) {
-    int sit = ldl__situation(l);
+    int g = ldl__enter(l, LDL__CALL_DISPOSE);
     int64_t tok = 0;
-    if (sit == LDL__DEAD || sit == LDL__HOOKED) return;
-    ldl__stop(l);
+    if (g == LDL__ZERO) return;
+    ldl__el_stop(l);
     l->_dead = 1;
-    if (sit == LDL__INSIDE) { ldl__cut(l, LDL_REASON_DISPOSED); return; }
-    ldl__apply(l, 1);                        /* a recorded grant becomes HELD first */
+    if (g == LDL__CUT) { ldl__cut(l, LDL_REASON_DISPOSED); return; }
+    ldl__apply(l, LDL__APPLY_DROP_RENEW);    /* a recorded grant becomes HELD first */
     ldl__disarm(l);
     if (l->_state == LDL_HELD) {
         tok = l->_token;
@@ -2045,7 +2364,7 @@ LDL_API void ldl_lock_dispose(ldl_lock *l) {
     if (l->_answer == LDL_EINPROGRESS) l->_answer = 0;
     l->_token = 0;
     l->_owed = 0;
-    l->_state = LDL_RELEASED;
+    ldl__set_state(l, LDL_RELEASED);
     ldl__cancel(l);                          /* whatever is in flight */
     ldl__hand_back(l, tok);                  /* fire-and-forget */
 }
@@ -2053,13 +2372,13 @@ LDL_API void ldl_lock_dispose(ldl_lock *l) {
 /* ------------------------------------------------------------ [heartbeat] queries */
 LDL_API uint32_t ldl_lock_valid_ms(ldl_lock *l) {
     uint64_t now;
-    int sit = ldl__situation(l);
-    if (sit == LDL__DEAD) return 0;
-    if (sit == LDL__FREE) ldl__apply(l, 0);
+    int g = ldl__enter(l, LDL__CALL_VALID);
+    if (g == LDL__ZERO) return 0;
+    if (g == LDL__GO) ldl__apply(l, LDL__APPLY_BEAT);
     if (l->_state != LDL_HELD) return 0;
     now = ldl__now(l);
     if (!ldl__within(l->_start, now, l->_window)) {
-        if (sit == LDL__FREE) ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
+        if (g == LDL__GO) ldl__lose(l, LDL_REASON_LEASE_EXPIRED, 0);
         return 0;
     }
     return (uint32_t)(l->_window - (now - l->_start));
@@ -2073,7 +2392,7 @@ LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
     uint64_t now, start;
     uint32_t w, due;
     int phase;
-    if (!l || l->_dead) return UINT32_MAX;
+    if (ldl__enter(l, LDL__CALL_DUE) != LDL__GO) return UINT32_MAX;
     phase = LDL__PHASE(l);
     if (phase == LDL__OP_ANSWERED) return 0;
     if (l->_state == LDL_HELD) {                 /* the deadline, or the heartbeat */
@@ -2081,38 +2400,31 @@ LDL_API uint32_t ldl_lock_due_in_ms(ldl_lock *l) {
     } else if (phase == LDL__OP_FLYING && l->_state != LDL_IDLE) {
         start = l->_op._start;                   /* ACQUIRING or RELEASING: the timeout */
         w = l->_state == LDL_ACQUIRING ? l->_window : l->_ttl_ms;
-    } else if (LDL__ELECTION && l->_retrying && !l->_timers.set_timeout) {
-        now = ldl__now(l);                       /* the next scheduled attempt */
-        return now >= l->_next ? 0 : l->_next - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(l->_next - now);
     } else {
-        return UINT32_MAX;
+        return ldl__attempt_due(l, 0);           /* the next scheduled attempt, or none */
     }
     now = ldl__now(l);
     due = ldl__until(start, now, w);
     if (due && l->_state == LDL_HELD && !l->_timers.set_timeout && phase == LDL__OP_IDLE) {
         uint64_t el = now - start;               /* manual mode, nothing in flight */
         uint32_t beat = el >= l->_heartbeat_ms ? 0 : (uint32_t)(l->_heartbeat_ms - el);
-        if (now < l->_next && l->_next - now > beat) beat = (uint32_t)(l->_next - now); /* ride-out */
+#ifndef LDL_NO_ELECTION
+        if (now < l->_el.ride_next && l->_el.ride_next - now > beat)
+            beat = (uint32_t)(l->_el.ride_next - now);   /* riding out */
+#endif
         if (beat < due) due = beat;
     }
     return due;
 }
 
 /* ------------------------------------------------------------ [run] */
-/* run's wait sleeps with retry.sleep_ms, else the built-in sleep; without
-   either (LDL_NO_DEFAULT_CLOCK) run tries once */
-static int ldl__can_sleep(const ldl_lock *l) {
-#if defined(LDL_NO_DEFAULT_CLOCK) || defined(LDL_NO_ELECTION)
-    return l->_retry.sleep_ms != NULL;
-#else
-    (void)l;
-    return 1;
-#endif
-}
-
+#ifndef LDL_NO_ELECTION
+/* [election] run's wait: with retry.give_up_ms, the scheduled attempts until a
+   grant or the give-up, sleeping with retry.sleep_ms, else the built-in sleep;
+   without either (LDL_NO_DEFAULT_CLOCK) run tries once. rc: the acquire's. */
 static void ldl__sleep(ldl_lock *l, uint32_t ms) {
-    if (l->_retry.sleep_ms) { l->_retry.sleep_ms(l->_retry.sleep_ctx, ms); return; }
-#if !defined(LDL_NO_DEFAULT_CLOCK) && !defined(LDL_NO_ELECTION)
+    if (l->_el.retry.sleep_ms) { l->_el.retry.sleep_ms(l->_el.retry.sleep_ctx, ms); return; }
+#if !defined(LDL_NO_DEFAULT_CLOCK)
 #if defined(_WIN32)
     Sleep(ms);
 #else
@@ -2126,6 +2438,23 @@ static void ldl__sleep(ldl_lock *l, uint32_t ms) {
 #endif
 }
 
+static int ldl__el_wait(ldl_lock *l, int rc) {
+#if defined(LDL_NO_DEFAULT_CLOCK)
+    if (!l->_el.retry.sleep_ms) return rc;
+#endif
+    if (!l->_el.retry.give_up_ms) return rc;
+    while (rc != 1 && l->_el.retrying && ldl__situation(l) == LDL__FREE) {
+        uint64_t now = ldl__now(l);
+        if (now < l->_el.next_try) ldl__sleep(l, (uint32_t)(l->_el.next_try - now));
+        if (ldl__situation(l) != LDL__FREE || !l->_el.retrying) break;
+        rc = ldl__try(l);
+    }
+    return rc;
+}
+#else
+#define ldl__el_wait(l, rc) (rc)
+#endif
+
 LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void *user,
                          ldl_run_result *res) {
     ldl_run_result r;
@@ -2137,20 +2466,13 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     if (res) *res = r;
     if (l && LDL__ASYNC(l)) return LDL_EUNSUPPORTED;   /* run is a blocking scope */
     if (!body) return LDL_EINVAL;
-    if (ldl__situation(l) != LDL__FREE) return LDL_ESTATE;
+    if (ldl__enter(l, LDL__CALL_RUN) != LDL__GO) return LDL_ESTATE;
     if (l->_state != LDL_IDLE && l->_state != LDL_RELEASED) return LDL_ESTATE;
     rc = ldl_lock_acquire(l);
     if (rc < 0) return rc;
-    if (LDL__ELECTION && l->_retry.give_up_ms && ldl__can_sleep(l)) {   /* the wait budget */
-        while (rc != 1 && l->_retrying && ldl__situation(l) == LDL__FREE) {
-            uint64_t now = ldl__now(l);
-            if (now < l->_next) ldl__sleep(l, (uint32_t)(l->_next - now));
-            if (ldl__situation(l) != LDL__FREE || !l->_retrying) break;
-            rc = ldl__try(l);
-        }
-    }
+    rc = ldl__el_wait(l, rc);                /* the wait budget (retry.give_up_ms) */
     if (rc != 1 || l->_state != LDL_HELD) {
-        if (ldl__situation(l) == LDL__FREE) ldl__stop(l);   /* run never competes on */
+        if (ldl__situation(l) == LDL__FREE) ldl__el_stop(l);   /* run never competes on */
         return LDL_ENOTACQUIRED;
     }
     fence = l->_token;
@@ -2182,6 +2504,7 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     if (!clean) return LDL_ECLEANUP;
     return r.lost_reason ? LDL_ELOST : LDL_OK;
 }
+
 
 static void *ldl__lock_factory(void *arg) { return arg; }
 static void ldl__lock_teardown(void *arg) { ldl_lock_dispose((ldl_lock *)arg); }

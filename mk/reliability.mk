@@ -31,17 +31,17 @@ SOAK_SRC := tests/edge/soak.c
 .PHONY: fuzz fuzz-ci fuzz-replay edge soak valgrind mutants
 
 # ---------------------------------------------------------------- fuzz builds
-$(FUZZ_BIN)/%: tests/fuzz/%.c $(HDR)
+$(FUZZ_BIN)/%: tests/fuzz/%.c tests/fuzz/lifecycle_edges.h $(HDR)
 	@mkdir -p $(@D)
 	$(CLANG) -std=c99 -g -O1 $(WARN) -fsanitize=fuzzer $(SAN) -I. $< -o $@
 
 # the regression replay: a plain main(), no libFuzzer; sanitized with clang
-$(REPLAY_BIN)/%: tests/fuzz/%.c tests/fuzz/fuzz_replay.c $(HDR)
+$(REPLAY_BIN)/%: tests/fuzz/%.c tests/fuzz/fuzz_replay.c tests/fuzz/lifecycle_edges.h $(HDR)
 	@mkdir -p $(@D)
 	$(CLANG) -std=c99 -g -O1 $(WARN) $(SAN) -I. $< tests/fuzz/fuzz_replay.c -o $@
 
 # the same replay with the default compiler, no sanitizer (valgrind runs it)
-$(REPLAY_BIN)/%-plain: tests/fuzz/%.c tests/fuzz/fuzz_replay.c $(HDR)
+$(REPLAY_BIN)/%-plain: tests/fuzz/%.c tests/fuzz/fuzz_replay.c tests/fuzz/lifecycle_edges.h $(HDR)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -g -O1 $(WARN) -I. $< tests/fuzz/fuzz_replay.c -o $@
 

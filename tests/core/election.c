@@ -14,14 +14,36 @@ typedef struct erec {
     int reentry_bad;                 /* a re-entrant call that did not answer as the guard says */
     int leading;                     /* on_leading calls */
     int64_t fences[8];
+    int undocumented;                /* events with a field their kind does not document */
 } erec;
 
 static erec rec;
+
+/* the event fields each kind documents (the table at ldl_event in the
+   header); every other field must read 0. 1 = as documented. */
+static int ev_fields_documented(const ldl_event *e) {
+    int raw = 0, reason = 0, token = 0, lat = 0, next = 0;
+    switch (e->kind) {
+    case LDL_EV_ATTEMPT:     break;
+    case LDL_EV_GRANTED:     raw = token = lat = 1; break;
+    case LDL_EV_REFUSED:     raw = reason = token = lat = next = 1; break;
+    case LDL_EV_RENEWED:     raw = token = lat = 1; break;
+    case LDL_EV_RENEW_ERROR: raw = token = lat = next = 1; break;
+    case LDL_EV_LOST:        reason = token = 1; break;
+    case LDL_EV_RELEASED:    raw = token = 1; break;
+    case LDL_EV_HANDED_BACK: token = 1; break;
+    case LDL_EV_GAVE_UP:     break;
+    default:                 return 0;
+    }
+    return (raw || e->raw == 0) && (reason || e->reason == 0) && (token || e->token == 0) &&
+           (lat || e->latency_ms == 0) && (next || e->next_ms == 0);
+}
 
 static void on_event(void *user, const ldl_event *ev) {
     erec *r = &rec;
     (void)user;
     if (r->n < EREC_MAX) r->e[r->n++] = *ev;
+    if (!ev_fields_documented(ev)) r->undocumented++;
     if (r->reenter && r->lock) {
         int st = ldl_lock_state(r->lock);
         if (ldl_lock_acquire(r->lock) != LDL_ESTATE) r->reentry_bad++;
@@ -525,6 +547,45 @@ static void t_events_exact(void) {
     CHECK_EQ(c->releases, 2);
 }
 
+/* every kind once, each with exactly the fields the header's table at
+   ldl_event documents for it (the rest read 0; issue 25: ATTEMPT's token
+   and latency, LOST's raw and latency, RENEW_ERROR's and RELEASED's reason,
+   HANDED_BACK's raw were documented for no kind).
+   M: an emit passing a field its kind does not document. */
+static void t_event_fields_per_kind(void) {
+    fix f;
+    int k, seen[10] = {0}, guard = 0;
+    efix(&f, 0, 10, 10, 30, 7);
+    f.d.ride_out_ms = 20;
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+    f.s.clock = &f.c;
+    f.s.call_ms = 3;
+    f.s.acquire_rc = 0;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);                 /* ATTEMPT, REFUSED */
+    while (ldl_lock_retrying(&f.l) && guard++ < 100) (void)step_to_next(&f);
+    CHECK_EQ(ldl_lock_retrying(&f.l), 0);                /* GAVE_UP */
+    f.s.acquire_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);                 /* GRANTED */
+    f.s.renew_rc = -1;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);                    /* RENEW_ERROR */
+    f.s.renew_rc = 1;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);                    /* RENEWED */
+    f.s.renew_rc = 0;
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);                    /* LOST */
+    CHECK_EQ(ldl_lock_release(&f.l), 1);                 /* RELEASED */
+    f.s.acquire_token = 1;                               /* regressed: */
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);                 /* REFUSED, HANDED_BACK */
+    ldl_lock_dispose(&f.l);
+    for (k = 0; k < rec.n; k++) {
+        CHECK_MSG(ev_fields_documented(&rec.e[k]), "event %d (kind %d): raw %d reason %d token %lld latency %u next %u",
+                  k, rec.e[k].kind, rec.e[k].raw, rec.e[k].reason, (long long)rec.e[k].token,
+                  rec.e[k].latency_ms, rec.e[k].next_ms);
+        if (rec.e[k].kind >= 1 && rec.e[k].kind <= 9) seen[rec.e[k].kind]++;
+    }
+    for (k = 1; k <= 9; k++) CHECK_MSG(seen[k] > 0, "kind %d never seen", k);
+    CHECK_EQ(rec.undocumented, 0);
+}
+
 static void t_refused_yes_events(void) {
     fix f;
     efix(&f, 0, 0, 0, 0, 0);
@@ -616,8 +677,6 @@ static void t_owner_and_inspect(void) {
     ldl_lock_dispose(&b);
 }
 
-#endif /* LDL_NO_ELECTION */
-
 static void t_owner_truncated_in_memstore(void) {
     fake_clock c = {0};
     ldl_memstore ms;
@@ -640,6 +699,47 @@ static void t_owner_truncated_in_memstore(void) {
     CHECK_EQ(x.acquire_owned(x.ctx, key, 100, "ownername", &tok), 1);
     CHECK_EQ(ldl_store_inspect(&x, key, &h), 1);
     CHECK_STR(h.owner, "");
+}
+
+/* a plain acquire (no owner) names no owner, whoever held the key before:
+   after a release, and after a takeover of an expired lease (the PostgreSQL
+   suite checks the same for its table). An outside mutant that kept the
+   previous holder's owner survived every core test (issue 25).
+   M: ldl__ms_acquire not clearing the owner byte after the key's NUL. */
+static void t_plain_acquire_clears_owner(void) {
+    fake_clock c = {0};
+    ldl_memstore ms;
+    ldl_memstore_slot sl[2];
+    ldl_store st;
+    ldl_store_ext x;
+    ldl_holder h;
+    int64_t tok = 0;
+    ldl_memstore_init(&ms, sl, 2, fake_clock_of(&c));
+    st = ldl_memstore_store(&ms);
+    x = ldl_memstore_ext(&ms);
+    /* takeover: alice's lease expired, a plain acquire takes the key */
+    CHECK_EQ(x.acquire_owned(x.ctx, "job", 100, "alice", &tok), 1);
+    CHECK_EQ(ldl_store_inspect(&x, "job", &h), 1);
+    CHECK_STR(h.owner, "alice");
+    c.now += 100;
+    CHECK_EQ(st.acquire(st.ctx, "job", 100, &tok), 1);
+    CHECK_EQ(ldl_store_inspect(&x, "job", &h), 1);
+    CHECK_EQ(h.token, tok);
+    CHECK_STR(h.owner, "");
+    /* after a release: the slot is emptied, a plain acquire fills it again */
+    CHECK_EQ(st.release(st.ctx, "job", tok), 1);
+    CHECK_EQ(x.acquire_owned(x.ctx, "job", 100, "bob", &tok), 1);
+    CHECK_EQ(st.release(st.ctx, "job", tok), 1);
+    CHECK_EQ(st.acquire(st.ctx, "job", 100, &tok), 1);
+    CHECK_EQ(ldl_store_inspect(&x, "job", &h), 1);
+    CHECK_STR(h.owner, "");
+    /* and an owned takeover replaces a longer owner whole */
+    c.now += 100;
+    CHECK_EQ(x.acquire_owned(x.ctx, "job", 100, "carol-the-long", &tok), 1);
+    c.now += 100;
+    CHECK_EQ(x.acquire_owned(x.ctx, "job", 100, "dan", &tok), 1);
+    CHECK_EQ(ldl_store_inspect(&x, "job", &h), 1);
+    CHECK_STR(h.owner, "dan");
 }
 
 static int bad_inspect_rc;
@@ -672,6 +772,7 @@ static void t_inspect_refuses_bad_input(void) {
     CHECK_EQ(ldl_store_inspect(&x, "k", &h), -7);
     CHECK_EQ(h.token, 0);
 }
+#endif /* LDL_NO_ELECTION */
 
 #ifndef LDL_NO_ELECTION
 /* ------------------------------------------------------------ run's wait budget */
@@ -739,8 +840,6 @@ static void t_no_election_refuses(void) {
 
 void suite_election(void) {
     RUN(t_no_election_refuses);
-    RUN(t_inspect_refuses_bad_input);
-    RUN(t_owner_truncated_in_memstore);
 }
 #else
 void suite_election(void) {
@@ -760,9 +859,11 @@ void suite_election(void) {
     RUN(t_campaign_loses_and_wins_again);
     RUN(t_events_exact);
     RUN(t_refused_yes_events);
+    RUN(t_event_fields_per_kind);
     RUN(t_hook_observes_only);
     RUN(t_owner_and_inspect);
     RUN(t_owner_truncated_in_memstore);
+    RUN(t_plain_acquire_clears_owner);
     RUN(t_inspect_refuses_bad_input);
     RUN(t_run_waits_within_budget);
 }

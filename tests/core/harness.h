@@ -96,7 +96,9 @@ ldl_store script_of(script_store *s);
    answers inside the call with ldl_op_complete; a cancel that arrives while
    that method runs (a re-entrant dispose) makes it hand back a granted token
    itself, as the SPEC's cancel rule asks */
+#ifndef LDL_NO_ASYNC
 ldl_async_store script_async_of(script_store *s);
+#endif
 
 /* ------------------------------------------------------------ fake container */
 typedef struct fake_container {
@@ -130,6 +132,18 @@ extern int lost_last_reason;
 void count_lost(void *user, int reason);
 
 /* suites */
+/* ------------------------------------------------------------ a MemoryStore on a fake clock
+   (memstore.c, options.c): 64 caller slots; gacq/gren/grel call its store
+   with ttl 100; gslot_of is white-box (the slot holding key k, or -1) */
+typedef struct gms {
+    ldl_memstore ms; ldl_memstore_slot slots[64]; fake_clock c; ldl_store st;
+} gms;
+void gms_init(gms *g, size_t n);
+int  gacq(gms *g, const char *k, int64_t *tok);
+int  gren(gms *g, const char *k, int64_t tok);
+int  grel(gms *g, const char *k, int64_t tok);
+int  gslot_of(const gms *g, const char *k);
+
 void suite_options(void);
 void suite_whitelist(void);
 void suite_lifecycle(void);
@@ -139,8 +153,16 @@ void suite_memstore(void);
 void suite_container(void);
 void suite_reentry(void);
 void suite_misc(void);
-void suite_async(void);     /* tests/core/async.c: the non-blocking contract */
-void suite_gaps(void);      /* tests/core/gaps.c: classes an outside mutation run found unpinned */
+/* tests/core/async_*.c: the non-blocking contract, by behaviour (none
+   with LDL_NO_ASYNC) */
+void suite_async_acquire(void);
+void suite_async_renew(void);
+void suite_async_release(void);
+void suite_async_dispose(void);
+void suite_async_slot(void);
+void suite_async_reentry(void);
+void suite_async_memstore(void);
+void suite_async_walk(void);
 void suite_election(void);  /* tests/core/election.c: retry, ride-out, campaign, events, owner */
 
 #endif

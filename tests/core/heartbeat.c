@@ -284,6 +284,60 @@ static void t_valid_ms_never_exceeds_ttl(void) {
     CHECK_EQ(ldl_lock_valid_ms(&f.l), 295);
 }
 
+/* ---- from the outside mutation run (issue 9): each test names the mutant
+   of lite_di_lock.h it kills ("M: ..."). */
+/* A synchronous renew yes that comes back after its own window closed
+   loses the lease (LEASE_EXPIRED, on_lost once, tick 0) and the token is
+   released by the next release, once; one ms less keeps it, counted from
+   the renew's start.
+   M: ldl__renewed without its window check (tick answers 1, HELD);
+   M: ldl__renewed setting `_start` from the clock after the call. */
+static void t_sync_renew_late_yes(void) {
+    fix f;
+    fix_setup(&f, "late", 0, 1000);
+    f.s.clock = &f.c;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.c.now = 1100;
+    f.s.call_ms = 295;
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);
+    CHECK_EQ(f.s.renew_calls, 1);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(lost_last_reason, LDL_REASON_LEASE_EXPIRED);
+    CHECK_EQ(ldl_lock_fencing_token(&f.l), 0);
+    CHECK_EQ(f.s.release_calls, 0);                /* owed, not yet released */
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(f.s.release_calls, 1);
+    CHECK_EQ(f.s.released[0], 1);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);   /* kept */
+    CHECK_EQ(ldl_lock_release(&f.l), 0);
+    CHECK_EQ(f.s.release_calls, 1);
+    /* the same through poll */
+    f.s.call_ms = 0;
+    f.c.now = 2000;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.c.now = 2100;
+    f.s.call_ms = 300;
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
+    CHECK_EQ(lost_calls, 2);
+    /* one ms less: still HELD, the window counted from the renew's start */
+    f.s.call_ms = 0;
+    f.c.now = 3000;
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.c.now = 3100;
+    f.s.call_ms = 294;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_HELD);
+    CHECK_EQ(ldl_lock_valid_ms(&f.l), 1);          /* 3100 + 295 - 3394 */
+    CHECK_EQ(lost_calls, 2);
+}
+
 void suite_heartbeat(void) {
     RUN(t_timer_chain_one_shot);
     RUN(t_manual_tick_in_timer_mode_keeps_one);
@@ -300,4 +354,5 @@ void suite_heartbeat(void) {
     RUN(t_due_in_ms);
     RUN(t_due_in_ms_timer_mode);
     RUN(t_valid_ms_never_exceeds_ttl);
+    RUN(t_sync_renew_late_yes);
 }

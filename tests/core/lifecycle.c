@@ -183,6 +183,133 @@ static void t_release_disarms_first(void) {
     }
 }
 
+/* ---- from the outside mutation run (issue 9): each test names the mutant
+   of lite_di_lock.h it kills ("M: ..."). */
+/* a scripted store sees ttl_ms at acquire and at every renew (poll, tick,
+   timer), not the window or the heartbeat
+   M: ldl__call passing `l->_window` (ttl - drift) or `l->_heartbeat_ms`
+      instead of `l->_ttl_ms` to renew (or to acquire). */
+static void t_ttl_to_scripted_store(void) {
+    fix f;
+    int tm;
+    for (tm = 0; tm < 2; tm++) {
+        if (SYNC_ONLY_MODE(tm)) continue;
+        fix_setup(&f, "ttl", tm, 0);
+        f.d.ttl_ms = 1000; f.d.heartbeat_ms = 250; f.d.drift_ms = 40;
+        CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        CHECK_EQ(f.s.last_ttl, 1000);
+        f.s.last_ttl = 0;
+        f.c.now += 250;
+        if (tm) CHECK_EQ(fake_timers_fire(&f.ft), 1);   /* the heartbeat timer renews */
+        else CHECK_EQ(ldl_lock_poll(&f.l), 1);          /* poll's heartbeat renews */
+        CHECK_EQ(f.s.renew_calls, 1);
+        CHECK_EQ(f.s.last_ttl, 1000);
+        f.s.last_ttl = 0;
+        CHECK_EQ(ldl_lock_tick(&f.l), 1);
+        CHECK_EQ(f.s.renew_calls, 2);
+        CHECK_EQ(f.s.last_ttl, 1000);
+        ldl_lock_dispose(&f.l);
+    }
+    /* another shape: ttl 777, heartbeat 300, drift 7 */
+    fix_setup(&f, "ttl", 0, 0);
+    f.d.ttl_ms = 777; f.d.heartbeat_ms = 300; f.d.drift_ms = 7;
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(f.s.last_ttl, 777);
+    f.s.last_ttl = 0;
+    f.c.now += 300;
+    CHECK_EQ(ldl_lock_poll(&f.l), 1);
+    CHECK_EQ(f.s.renew_calls, 1);
+    CHECK_EQ(f.s.last_ttl, 777);
+}
+
+/* the default store (desc.store NULL): the lease the own MemoryStore files
+   ends exactly ttl_ms after the acquire and after each renew. The expiry is
+   read from the lock's private own-store slot (no public view of it); the
+   observable half: a renew just inside the window succeeds, which a store
+   handed the heartbeat (or less) as its ttl would refuse.
+   M: as t_ttl_to_scripted_store, on the default store path. */
+static void t_ttl_to_default_store(void) {
+    ldl_lock l;
+    ldl_lock_desc d;
+    fake_container fc;
+    fake_clock c;
+    c.now = 5000;
+    desc_for(&d, &fc, NULL, &c, "own", 300);
+    d.heartbeat_ms = 100; d.drift_ms = 5;
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&l), 1);
+    CHECK_EQ(l._own_slot[0]._expires, 5300);
+    c.now += 294;                                  /* 1 ms before the lock's deadline */
+    CHECK_EQ(ldl_lock_tick(&l), 1);
+    CHECK_EQ(l._own_slot[0]._expires, 5594);
+    c.now += 100;
+    CHECK_EQ(ldl_lock_poll(&l), 1);
+    CHECK_EQ(l._own_slot[0]._expires, 5694);
+    CHECK_EQ(ldl_lock_valid_ms(&l), 295);
+    CHECK_EQ(ldl_lock_release(&l), 1);
+    CHECK_EQ(lost_calls, 0);
+}
+
+/* ldl_lock_answer after synchronous acquire, release and run: every acquire
+   and every user release sets it (run's legs too); a renew never does
+   M: ldl_lock_acquire or ldl_lock_release without `l->_answer = rc`;
+   M: ldl__renewed / ldl__heartbeat writing `_answer`. */
+static int fail_body(void *scope, void *user) { (void)scope; (void)user; return 3; }
+static void t_sync_answer(void) {
+    fix f;
+    fix_setup(&f, "ans", 0, 0);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    f.s.renew_rc = 1;
+    CHECK_EQ(ldl_lock_tick(&f.l), 1);
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);            /* a renew never changes it */
+    f.s.release_rc = 0;
+    CHECK_EQ(ldl_lock_release(&f.l), 0);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    f.s.release_rc = -7;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE);
+    CHECK_EQ(ldl_lock_answer(&f.l), LDL_ESTORE);
+    CHECK_EQ(ldl_lock_release(&f.l), 0);           /* nothing to release: also set */
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    f.s.acquire_rc = 0;
+    f.s.release_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    f.s.acquire_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.s.renew_rc = 0;
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);              /* lost: the answer stays the grant's */
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);
+}
+
+/* with synchronous stores run's acquire and release legs set it too
+   M: as t_sync_answer (run goes through ldl_lock_acquire/_release). */
+static void t_sync_answer_run(void) {
+    fix f;
+    SYNC_ONLY("ldl_lock_run: LDL_EUNSUPPORTED with a non-blocking store");
+    fix_setup(&f, "ans", 0, 0);
+    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), LDL_OK);
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);            /* the release leg's ack */
+    f.s.release_rc = 0;
+    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), LDL_OK);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    f.s.release_rc = -1;
+    CHECK_EQ(ldl_lock_run(&f.l, fail_body, NULL, NULL), LDL_EAGGREGATE);
+    CHECK_EQ(ldl_lock_answer(&f.l), LDL_ESTORE);
+    f.s.acquire_rc = 0;
+    CHECK_EQ(ldl_lock_run(&f.l, nop_body, NULL, NULL), LDL_ENOTACQUIRED);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);            /* the acquire leg's no */
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+}
+
 void suite_lifecycle(void) {
     RUN(t_idle_acquire_held_release_released);
     RUN(t_transient_states);
@@ -194,4 +321,8 @@ void suite_lifecycle(void) {
     RUN(t_dispose_from_held);
     RUN(t_dispose_from_idle_and_released);
     RUN(t_release_disarms_first);
+    RUN(t_ttl_to_scripted_store);
+    RUN(t_ttl_to_default_store);
+    RUN(t_sync_answer);
+    RUN(t_sync_answer_run);
 }

@@ -54,9 +54,19 @@ static void t_getters_plain_reads(void) {
     CHECK_EQ(ldl_lock_reason(cl), LDL_REASON_NONE);
 }
 
+/* every code has its own text (SPEC: "static text for every code above")
+   M: ldl_strerror without the LDL_EINPROGRESS case. */
+static void t_strerror_einprogress(void) {
+    const char *u = ldl_strerror(-9999);
+    CHECK(ldl_strerror(LDL_EINPROGRESS) != NULL);
+    CHECK(strcmp(ldl_strerror(LDL_EINPROGRESS), u) != 0);
+    CHECK(strcmp(ldl_strerror(LDL_EINPROGRESS), ldl_strerror(LDL_ESTORE)) != 0);
+}
+
 void suite_misc(void) {
     RUN(t_names);
     RUN(t_strerror);
     RUN(t_version);
     RUN(t_getters_plain_reads);
+    RUN(t_strerror_einprogress);
 }

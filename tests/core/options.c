@@ -52,6 +52,11 @@ static void t_null_args(void) {
     CHECK_EQ(ldl_lock_tick(NULL), 0);
     CHECK_EQ(ldl_lock_poll(NULL), 0);
     ldl_lock_dispose(NULL);
+    /* the rest of the guard's DEAD column for a NULL lock (issue 25; M: the
+       DUE or VALID row's DEAD cell reading GO: a NULL dereference) */
+    CHECK_EQ(ldl_lock_valid_ms(NULL), 0);
+    CHECK_EQ(ldl_lock_due_in_ms(NULL), UINT32_MAX);
+    CHECK_EQ(ldl_lock_run(NULL, nop_body, NULL, NULL), LDL_ESTATE);
 }
 
 static void t_container(void) {
@@ -160,7 +165,10 @@ static void t_store_struct_copied(void) {
     script_init(&s);
     desc_for(&d, &fc, NULL, &c, "k", 300);
     tmp = script_of(&s);
+    memset(&atmp, 0, sizeof atmp);
+#ifndef LDL_NO_ASYNC
     atmp = script_async_of(&s);
+#endif
     if (t_async) d.async_store = &atmp; else d.store = &tmp;
     CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
     memset(&tmp, 0, sizeof tmp);
@@ -189,6 +197,215 @@ static void t_default_store_and_clock(void) {
     ldl_lock_dispose(&b);
 }
 
+#ifdef LDL_NO_ASYNC
+/* LDL_NO_ASYNC: a non-blocking store is refused at init, with a why that
+   names the switch, and nothing of the lock changes (decision 0006) */
+static void t_noasync_refuses_async_store(void) {
+    fix f;
+    ldl_async_store as;
+    memset(&as, 0, sizeof as);
+    fix_setup(&f, "na", 0, 1000);
+    f.d.store = NULL;
+    f.d.async_store = &as;
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_EINVAL);
+    CHECK(strstr(ldl_lock_why(&f.l), "LDL_NO_ASYNC") != NULL);
+    CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
+    CHECK_EQ(f.s.acquire_calls, 0);
+}
+#endif
+
+/* ---- from the outside mutation run (issue 9): each test names the mutant
+   of lite_di_lock.h it kills ("M: ..."). */
+/* the whole manual-mode lifecycle on a lock whose storage was `fill` before init
+   M: ldl_lock_init without one of its resets: `l->_depth = 0` or
+      `l->_hooked = 0` (every call
+      answers LDL_ESTATE), `l->_op._phase = LDL__OP_IDLE` (pending reads 1),
+      `l->_answer = 0`, `l->_reason = LDL_REASON_NONE`, `l->_last = 0`
+      (0x5A...: token 1 refused as FENCE_REGRESSED), `l->_async = 0` (the sync
+      store is called as an async one), `l->_timer = 0` (disarm calls a NULL
+      clear_timeout), `l->_owed = 0`, `l->_key[0] = 0` / the key's NUL. */
+static void lifecycle_over(int fill) {
+    ldl_lock l;
+    ldl_lock_desc d;
+    fake_container fc;
+    script_store s;
+    fake_clock c;
+    lost_calls = 0;
+    script_init(&s);
+    c.now = 1000;
+    desc_for(&d, &fc, &s, &c, "job", 300);
+    memset(&l, fill, sizeof l);
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    s.lock = &l;
+    CHECK_EQ(ldl_lock_state(&l), LDL_IDLE);
+    CHECK_EQ(ldl_lock_held(&l), 0);
+    CHECK_EQ(ldl_lock_fencing_token(&l), 0);
+    CHECK_EQ(ldl_lock_reason(&l), LDL_REASON_NONE);
+    CHECK_EQ(ldl_lock_pending(&l), 0);
+    CHECK_EQ(ldl_lock_answer(&l), 0);
+    CHECK_EQ(ldl_lock_valid_ms(&l), 0);
+    CHECK_EQ(ldl_lock_due_in_ms(&l), UINT32_MAX);
+    CHECK_EQ(ldl_lock_release(&l), 0);                 /* from IDLE: no store call */
+    CHECK_EQ(ldl_lock_poll(&l), 0);
+    CHECK_EQ(s.release_calls + s.renew_calls + s.acquire_calls, 0);
+    CHECK_EQ(ldl_lock_acquire(&l), 1);
+    CHECK_STR(s.last_key, "job");
+    CHECK_EQ(s.last_ttl, 300);
+    CHECK_EQ(ldl_lock_state(&l), LDL_HELD);
+    CHECK_EQ(ldl_lock_fencing_token(&l), 1);
+    CHECK_EQ(ldl_lock_reason(&l), LDL_REASON_NONE);
+    CHECK_EQ(ldl_lock_pending(&l), 0);
+    CHECK_EQ(ldl_lock_answer(&l), 1);
+    CHECK_EQ(ldl_lock_valid_ms(&l), 295);
+    CHECK_EQ(ldl_lock_due_in_ms(&l), 100);
+    c.now += 50;
+    CHECK_EQ(ldl_lock_poll(&l), 1);
+    CHECK_EQ(s.renew_calls, 0);
+    CHECK_EQ(ldl_lock_due_in_ms(&l), 50);
+    c.now += 50;
+    CHECK_EQ(ldl_lock_poll(&l), 1);                    /* heartbeat due: renews */
+    CHECK_EQ(s.renew_calls, 1);
+    CHECK_EQ(s.renewed[0], 1);
+    CHECK_EQ(ldl_lock_valid_ms(&l), 295);
+    CHECK_EQ(ldl_lock_tick(&l), 1);
+    CHECK_EQ(s.renew_calls, 2);
+    CHECK_EQ(ldl_lock_release(&l), 1);
+    CHECK_EQ(s.released[0], 1);
+    CHECK_EQ(ldl_lock_state(&l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_reason(&l), LDL_REASON_RELEASED);
+    CHECK_EQ(ldl_lock_fencing_token(&l), 0);
+    CHECK_EQ(ldl_lock_answer(&l), 1);
+    /* a loss, then the owed release */
+    CHECK_EQ(ldl_lock_acquire(&l), 1);
+    CHECK_EQ(ldl_lock_fencing_token(&l), 2);
+    s.renew_rc = 0;
+    CHECK_EQ(ldl_lock_tick(&l), 0);
+    CHECK_EQ(ldl_lock_state(&l), LDL_LOST);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(ldl_lock_release(&l), 1);
+    CHECK_EQ(s.release_calls, 2);
+    CHECK_EQ(s.released[1], 2);
+    CHECK_EQ(ldl_lock_reason(&l), LDL_REASON_HEARTBEAT_FAILED);
+    s.renew_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&l), 1);
+    ldl_lock_dispose(&l);
+    CHECK_EQ(s.release_calls, 3);
+    CHECK_EQ(s.released[2], 3);
+    CHECK_EQ(ldl_lock_reason(&l), LDL_REASON_DISPOSED);
+    CHECK_EQ(ldl_lock_acquire(&l), LDL_ESTATE);
+    CHECK_EQ(ldl_lock_tick(&l), 0);
+    CHECK_EQ(ldl_lock_poll(&l), 0);
+    CHECK_EQ(ldl_lock_release(&l), 0);
+    CHECK_EQ(s.acquire_calls, 3);
+    CHECK_EQ(s.release_calls, 3);
+}
+
+static void t_init_over_garbage(void) {
+    lifecycle_over(0xA5);      /* int64 fields read negative */
+    lifecycle_over(0x5A);      /* int64 fields read large positive */
+    lifecycle_over(0xFF);
+}
+
+/* timer mode: a lock disposed right after init over garbage clears no timer
+   it never armed, and one acquire arms exactly one
+   M: ldl_lock_init without `l->_timer = 0` (dispose clears a garbage handle). */
+static void t_init_over_garbage_timers(void) {
+    ldl_lock l;
+    ldl_lock_desc d;
+    fake_container fc;
+    script_store s;
+    fake_clock c;
+    fake_timers ft;
+    SYNC_ONLY("timer mode: a non-blocking store needs manual mode");
+    script_init(&s);
+    memset(&ft, 0, sizeof ft);
+    c.now = 0;
+    desc_for(&d, &fc, &s, &c, "tm", 300);
+    d.timers = fake_timers_of(&ft);
+    memset(&l, 0xA5, sizeof l);
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    ldl_lock_dispose(&l);
+    CHECK_EQ(ft.clear_calls, 0);
+    CHECK_EQ(ft.set_calls, 0);
+    CHECK_EQ(s.release_calls, 0);
+    memset(&l, 0x5A, sizeof l);
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&l), 1);
+    CHECK_EQ(ft.set_calls, 1);
+    CHECK_EQ(ft.clear_calls, 0);
+    CHECK_EQ(fake_timers_armed(&ft), 1);
+    CHECK_EQ(ldl_lock_release(&l), 1);
+    CHECK_EQ(ft.clear_calls, 1);
+    CHECK_EQ(fake_timers_armed(&ft), 0);
+}
+
+/* a failed init over garbage behaves as disposed (SPEC "Validation and lifetimes")
+   M: ldl_lock_init validating before it resets the fields (a failed init
+      leaves garbage state/busy/op: acquire does not answer LDL_ESTATE). */
+static void t_failed_init_over_garbage(void) {
+    ldl_lock l;
+    ldl_lock_desc d;
+    fake_container fc;
+    script_store s;
+    fake_clock c;
+    script_init(&s);
+    c.now = 0;
+    desc_for(&d, &fc, &s, &c, "job", 0);           /* ttl 0: invalid */
+    memset(&l, 0xA5, sizeof l);
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_EINVAL);
+    CHECK(strstr(ldl_lock_why(&l), "ttl_ms") != NULL);
+    CHECK_EQ(ldl_lock_state(&l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_fencing_token(&l), 0);
+    CHECK_EQ(ldl_lock_pending(&l), 0);
+    CHECK_EQ(ldl_lock_answer(&l), 0);
+    CHECK_EQ(ldl_lock_acquire(&l), LDL_ESTATE);
+    CHECK_EQ(ldl_lock_run(&l, nop_body, NULL, NULL), LDL_ESTATE);
+    CHECK_EQ(ldl_lock_tick(&l), 0);
+    CHECK_EQ(ldl_lock_poll(&l), 0);
+    CHECK_EQ(ldl_lock_release(&l), 0);
+    CHECK_EQ(ldl_lock_valid_ms(&l), 0);
+    CHECK_EQ(ldl_lock_due_in_ms(&l), UINT32_MAX);
+    ldl_lock_dispose(&l);
+    CHECK_EQ(s.acquire_calls + s.renew_calls + s.release_calls, 0);
+    CHECK_EQ(fc.scope_calls, 0);
+}
+
+/* re-init with a shorter key: the store sees exactly the short key
+   M: ldl__setup copying the key without its NUL (`i <= len` -> `i < len`):
+      the lock's key reads "ab" + the rest of the old key. */
+static void t_reinit_shorter_key(void) {
+    fix f;
+    gms g;
+    int64_t t;
+    fix_setup(&f, "a-much-longer-key", 0, 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_STR(f.s.last_key, "a-much-longer-key");
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    f.d.key = "ab";
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_STR(f.s.last_key, "ab");
+    CHECK_EQ((long long)strlen(f.s.last_key), 2);
+    ldl_lock_dispose(&f.l);
+    /* the same through a MemoryStore: the lease is filed under "ab" exactly */
+    gms_init(&g, 8);
+    f.d.key = "a-much-longer-key";
+    desc_use_memstore(&f.d, &g.ms);
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    f.d.key = "ab";
+    CHECK_EQ(ldl_lock_init(&f.l, &f.d), LDL_OK);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    t = ldl_lock_fencing_token(&f.l);
+    CHECK_EQ(t, 2);
+    CHECK(gslot_of(&g, "ab") >= 0);
+    CHECK_EQ(gacq(&g, "ab", &t), 0);                   /* held under "ab" */
+    CHECK_EQ(grel(&g, "ab", 2), 1);                     /* released under "ab" */
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);                   /* the store no longer knows it */
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_HEARTBEAT_FAILED);
+}
+
 void suite_options(void) {
     RUN(t_null_args);
     RUN(t_failed_init_run_is_estate);
@@ -199,4 +416,11 @@ void suite_options(void) {
     RUN(t_names_are_the_containers_business);
     RUN(t_store_struct_copied);
     RUN(t_default_store_and_clock);
+#ifdef LDL_NO_ASYNC
+    RUN(t_noasync_refuses_async_store);
+#endif
+    RUN(t_init_over_garbage);
+    RUN(t_init_over_garbage_timers);
+    RUN(t_failed_init_over_garbage);
+    RUN(t_reinit_shorter_key);
 }

@@ -191,6 +191,121 @@ static void t_release_inside_dispose_is_immediate(void) {
     CHECK_EQ(ldl_lock_acquire(&f.l), LDL_ESTATE);
 }
 
+/* the same through the synchronous store (and, in the async pass, its
+   answered-inside view): a re-entrant release, then the store answers 0 with
+   a token written: nothing is handed back */
+static void ss_release_inside(script_store *s) { s->reentry_rc = ldl_lock_release(s->lock); }
+static void t_reentrant_release_sync_acquire_no_with_token(void) {
+    fix f;
+    fix_setup(&f, "sk", 0, 1000);
+    f.s.on_acquire = ss_release_inside;
+    f.s.acquire_rc = 0;
+    f.s.acquire_token = 7;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(f.s.reentry_rc, 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(f.s.release_calls, 0);
+    ldl_lock_dispose(&f.l);
+    CHECK_EQ(f.s.release_calls, 0);
+}
+
+/* ---- from the outside mutation run (issue 9): each test names the mutant
+   of lite_di_lock.h it kills ("M: ..."). */
+static int64_t in_token = -1;
+static int in_state = -1, in_held = -1, in_tick = -99, in_poll = -99, in_acq = -99, in_rel = -99;
+static uint32_t in_valid = 99;
+static void read_inside(script_store *s) {
+    in_token = ldl_lock_fencing_token(s->lock);
+    in_state = ldl_lock_state(s->lock);
+    in_held = ldl_lock_held(s->lock);
+    in_valid = ldl_lock_valid_ms(s->lock);
+}
+static void reenter_inside(script_store *s) {
+    in_token = ldl_lock_fencing_token(s->lock);
+    in_tick = ldl_lock_tick(s->lock);
+    in_poll = ldl_lock_poll(s->lock);
+    in_acq = ldl_lock_acquire(s->lock);
+    in_rel = ldl_lock_release(s->lock);
+}
+static void reset_inside(void) {
+    in_token = -1; in_state = in_held = -1; in_valid = 99;
+    in_tick = in_poll = in_acq = in_rel = -99;
+}
+
+/* the token read from inside store.release during a release is 0 (the
+   lock left HELD before the store call)
+   M: ldl__release clearing `l->_token` after the store call instead of
+      before it; M: ldl_lock_dispose clearing `l->_token` after the hand-back. */
+static void t_token_zero_inside_release(void) {
+    fix f;
+    fix_setup(&f, "tok", 0, 0);
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_fencing_token(&f.l), 1);
+    f.s.on_release = read_inside;
+    reset_inside();
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(f.s.release_calls, 1);
+    CHECK_EQ(in_token, 0);
+    CHECK_EQ(in_state, LDL_RELEASING);
+    CHECK_EQ(in_held, 0);
+    CHECK_EQ(in_valid, 0);
+    /* from LOST (owed) */
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.s.renew_rc = 0;
+    CHECK_EQ(ldl_lock_tick(&f.l), 0);
+    f.s.on_release = read_inside;
+    reset_inside();
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(f.s.released[1], 2);
+    CHECK_EQ(in_token, 0);
+    CHECK_EQ(in_held, 0);
+    /* dispose from HELD: the hand-back sees token 0 too */
+    f.s.renew_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_fencing_token(&f.l), 3);
+    f.s.on_release = read_inside;
+    reset_inside();
+    ldl_lock_dispose(&f.l);
+    CHECK_EQ(f.s.released[2], 3);
+    CHECK_EQ(in_token, 0);
+    CHECK_EQ(in_state, LDL_RELEASED);
+    CHECK_EQ(in_held, 0);
+}
+
+/* tick/poll re-entered from the store call of a dispose answer 0, not
+   LDL_ESTATE (the lock is already disposed); acquire LDL_ESTATE; release 0
+   and no second store call
+   M: ldl_lock_dispose setting `l->_dead = 1` only after its hand-back
+      (the re-entrant tick/poll meet the INSIDE column: LDL_ESTATE). */
+static void t_reentry_during_dispose(void) {
+    fix f;
+    int from;
+    for (from = 0; from < 2; from++) {            /* 0: HELD, 1: LOST with the token owed */
+        fix_setup(&f, "disp", 0, 0);
+        CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+        if (from == 1) {
+            f.s.renew_rc = -1;
+            CHECK_EQ(ldl_lock_tick(&f.l), 0);
+            CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST);
+        }
+        f.s.on_release = reenter_inside;
+        reset_inside();
+        ldl_lock_dispose(&f.l);
+        CHECK_EQ(f.s.release_calls, 1);
+        CHECK_EQ(f.s.released[0], 1);
+        CHECK_EQ(in_token, 0);
+        CHECK_EQ(in_tick, 0);
+        CHECK_EQ(in_poll, 0);
+        CHECK_EQ(in_acq, LDL_ESTATE);
+        CHECK_EQ(in_rel, 0);
+        CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+        CHECK_EQ(ldl_lock_reason(&f.l), from ? LDL_REASON_STORE_ERROR : LDL_REASON_DISPOSED);
+        CHECK_EQ(lost_calls, from);
+        CHECK_EQ(ldl_lock_tick(&f.l), 0);
+        CHECK_EQ(f.s.renew_calls, from);
+    }
+}
+
 void suite_reentry(void) {
     RUN(t_release_inside_dispose_is_immediate);
     RUN(t_release_inside_renew);
@@ -200,4 +315,7 @@ void suite_reentry(void) {
     RUN(t_on_lost_release_after_unarmable);
     RUN(t_on_lost_never_without_grant);
     RUN(t_timer_fire_after_dispose_is_noop);
+    RUN(t_reentrant_release_sync_acquire_no_with_token);
+    RUN(t_token_zero_inside_release);
+    RUN(t_reentry_during_dispose);
 }

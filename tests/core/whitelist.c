@@ -205,10 +205,100 @@ static void t_handback_reentry_is_safe(void) {
     CHECK_EQ(ldl_lock_acquire(&l), LDL_ESTATE);
 }
 
+/* ---- from the outside mutation run (issue 9): each test names the mutant
+   of lite_di_lock.h it kills ("M: ..."). */
+/* A synchronous acquire whose store call takes the whole window is refused
+   and handed back exactly once (LEASE_EXPIRED, IDLE); one ms less is
+   granted and counts from the clock read before the call. The refused
+   token does not raise the fence floor.
+   M: ldl__granted without its window check, or with `<=` in ldl__within;
+   M: ldl__granted raising `l->_last` before the window check;
+   M: the grant counting from the clock after the call (valid_ms 295). */
+static void t_sync_acquire_takes_window(void) {
+    fix f;
+    fix_setup(&f, "slow", 0, 1000);
+    f.s.clock = &f.c;
+    f.s.call_ms = 295;                             /* window = 300 - 5 */
+    ev_reset();
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_IDLE);
+    CHECK_EQ(ldl_lock_fencing_token(&f.l), 0);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_LEASE_EXPIRED);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    CHECK_EQ(f.s.release_calls, 1);                /* handed back exactly once */
+    CHECK_EQ(f.s.released[0], 1);
+    CHECK_STR(ev_log(), "acquire;release;");
+    CHECK_EQ(lost_calls, 0);                       /* never HELD: no on_lost */
+    CHECK_EQ(ldl_lock_valid_ms(&f.l), 0);
+    CHECK_EQ(ldl_lock_due_in_ms(&f.l), UINT32_MAX);
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(ldl_lock_release(&f.l), 0);           /* nothing owed */
+    CHECK_EQ(f.s.release_calls, 1);
+    /* one ms less: granted, and the same token 1 is not "regressed" */
+    f.s.call_ms = 294;
+    f.s.acquire_token = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_HELD);
+    CHECK_EQ(ldl_lock_fencing_token(&f.l), 1);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_NONE);
+    CHECK_EQ(ldl_lock_answer(&f.l), 1);
+    CHECK_EQ(f.s.release_calls, 1);
+    CHECK_EQ(ldl_lock_valid_ms(&f.l), 1);          /* counted from before the call */
+    CHECK_EQ(ldl_lock_due_in_ms(&f.l), 0);
+    f.s.call_ms = 0;
+    CHECK_EQ(ldl_lock_release(&f.l), 1);
+    CHECK_EQ(f.s.released[1], 1);
+    /* regressed AND late reads FENCE_REGRESSED; still handed back once */
+    f.s.call_ms = 400;
+    f.s.acquire_token = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_FENCE_REGRESSED);
+    CHECK_EQ(f.s.release_calls, 3);
+    CHECK_EQ(f.s.released[2], 1);
+}
+
+/* a store that answers LDL_EINPROGRESS (-13) itself -- a synchronous store,
+   or a non-blocking one passing -13 to ldl_op_complete inside the submit (the
+   async pass) -- answers a negative value: a store error, never "in flight".
+   Found by the bench helper: a renew answering -13 left the lock HELD (reason
+   NONE), a release answering -13 stuck in RELEASING for good.
+   M: ldl__call without the "a store's own -13 is not in flight" line. */
+static void t_store_answering_einprogress(void) {
+    fix f;
+    fix_setup(&f, "minus13", 0, 1000);
+    f.s.renew_rc = LDL_EINPROGRESS;
+    f.s.release_rc = LDL_EINPROGRESS;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    f.c.now = 1100;                                   /* heartbeat due */
+    CHECK_EQ(ldl_lock_poll(&f.l), 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_LOST);
+    CHECK_EQ(ldl_lock_reason(&f.l), LDL_REASON_STORE_ERROR);
+    CHECK_EQ(lost_calls, 1);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE);     /* the owed token, answered -13 */
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_answer(&f.l), LDL_ESTORE);
+    CHECK_EQ(f.s.release_calls, 1);
+    /* an acquire answered -13 is no grant */
+    f.s.acquire_rc = LDL_EINPROGRESS;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 0);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_IDLE);
+    CHECK_EQ(ldl_lock_answer(&f.l), 0);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+    /* and a HELD lease whose release answers -13 ends RELEASED, not RELEASING */
+    f.s.acquire_rc = 1;
+    CHECK_EQ(ldl_lock_acquire(&f.l), 1);
+    CHECK_EQ(ldl_lock_release(&f.l), LDL_ESTORE);
+    CHECK_EQ(ldl_lock_state(&f.l), LDL_RELEASED);
+    CHECK_EQ(ldl_lock_pending(&f.l), 0);
+}
+
 void suite_whitelist(void) {
     RUN(t_whitelist_matrix);
     RUN(t_whitelist_unarmable_grant);
     RUN(t_token_zeroed_before_every_call);
     RUN(t_fence_monotonic_across_lifecycles);
     RUN(t_handback_reentry_is_safe);
+    RUN(t_sync_acquire_takes_window);
+    RUN(t_store_answering_einprogress);
 }

@@ -34,6 +34,8 @@
    with -fsanitize=fuzzer (libFuzzer) and with tests/fuzz/fuzz_replay.c (a
    plain main() replaying the corpus, under any compiler and valgrind).
    FZ_TRACE=1 prints each step. */
+#include "lite_di_lock.h"         /* the declarations first (they pick the clock) */
+#include "lifecycle_edges.h"     /* the transition oracle: before the implementation */
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
 

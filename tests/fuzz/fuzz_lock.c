@@ -32,6 +32,8 @@
      clang -fsanitize=fuzzer,address,undefined            -> libFuzzer binary
      cc fuzz_lock.c fuzz_replay.c (no libFuzzer, -DFZ_REPLAY) -> corpus replay
 */
+#include "lite_di_lock.h"         /* the declarations first (they pick the clock) */
+#include "lifecycle_edges.h"     /* the transition oracle: before the implementation */
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
 

@@ -3,7 +3,8 @@
 #   pure ASCII; compiles clean as C99/C11/C++11/C++17 with gcc and clang and
 #   extra warnings; no heap reference (nm -u); no mutable global (no .data or
 #   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK, LDL_NO_ASYNC and LDL_KEY_MAX builds;
-#   the built-in clock's #error when a system header hides clock_gettime.
+#   the built-in clock's #error when a system header hides clock_gettime; the
+#   top comment's quick start compiles and runs as pasted.
 # Prints "N passed, N failed" last; exits non-zero on any failure.
 set -u
 H=lite_di_lock.h
@@ -117,6 +118,33 @@ printf '#define LDL_NO_ASYNC\n#include "lite_di_lock.h"\nvoid f(ldl_memstore *m)
 if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noasync2.c" -o "$T/noasync2.o" 2>/dev/null; then
   bad "LDL_NO_ASYNC still declares ldl_memstore_async_store"; else ok; fi
 
+# LDL_NO_ELECTION: the names only the election uses go with the switch
+printf '#define LDL_NO_ELECTION\n#include "lite_di_lock.h"\nvoid f(ldl_memstore *m);\nvoid f(ldl_memstore *m) { (void)ldl_memstore_ext(m); }\n' > "$T/noel1.c"
+if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noel1.c" -o "$T/noel1.o" 2>/dev/null; then
+  bad "LDL_NO_ELECTION still declares ldl_memstore_ext"; else ok; fi
+printf '#define LDL_NO_ELECTION\n#include "lite_di_lock.h"\nint f(ldl_store_ext *x, ldl_holder *h);\nint f(ldl_store_ext *x, ldl_holder *h) { return ldl_store_inspect(x, "k", h); }\n' > "$T/noel2.c"
+if gcc -std=c99 -Werror=implicit-function-declaration -I. -c "$T/noel2.c" -o "$T/noel2.o" 2>/dev/null; then
+  bad "LDL_NO_ELECTION still declares ldl_store_inspect"; else ok; fi
+# ... and a v0.2 desc written positionally (every member, zero election group) still compiles
+cat > "$T/positional.c" <<'X'
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+static void *sc(void *s) { return s; }
+static int va(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int sd(void *s) { (void)s; return 0; }
+int main(void) {
+    ldl_lock l;
+    ldl_lock_desc d = { { sc, va, sd, 0, 0, 0 }, "k", 100, 0, 0, 0, { 0, 0 }, { 0, 0, 0 }, 0, 0, 0, 0, 0,
+                        { 0, 0, 0, 0, 0, 0 }, 0, 0, 0, 0, 0, 0 };
+    if (ldl_lock_init(&l, &d) != LDL_OK) return 1;
+    return ldl_lock_acquire(&l) == 1 ? 0 : 2;
+}
+X
+for f in "" "-DLDL_NO_ELECTION"; do
+  if gcc -std=c99 $W $f -I. "$T/positional.c" -o "$T/positional" 2>"$T/err" && "$T/positional"; then ok
+  else bad "a positional v0.2 desc ($f): rc=$? $(head -3 "$T/err")"; fi
+done
+
 # 5. strict C99 with a system header first hides clock_gettime: an #error that
 #    says what to define, never a silent wall-clock fallback
 printf '#include <stdio.h>\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n' > "$T/late.c"
@@ -132,6 +160,40 @@ if gcc -std=c99 -D_POSIX_C_SOURCE=200112L $W -I. -c "$T/late.c" -o "$T/late.o" 2
 #    POSIX at its first include
 printf '#include "lite_di_lock.h"\n#define LITE_DI_LOCK_IMPLEMENTATION\n#include "lite_di_lock.h"\n#include <stdio.h>\n' > "$T/twice.c"
 if gcc -std=c99 $W -I. -c "$T/twice.c" -o "$T/twice.o" 2>"$T/err"; then ok; else bad "strict C99, declarations then implementation: $(head -3 "$T/err")"; fi
+
+# -Os keeps the key hash's byte loop, -O2 reads whole groups: the same hash,
+# so the same MemoryStore slots for the same keys (lengths 1..LDL_KEY_MAX-1)
+cat > "$T/hash.c" <<'X'
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#include <stdio.h>
+static uint64_t now0(void *c) { (void)c; return 1; }
+int main(void) {
+    static ldl_memstore_slot sl[97];
+    ldl_memstore ms; ldl_clock k; char key[LDL_KEY_MAX]; int64_t t; size_t n, i;
+    k.now_ms = now0; k.ctx = 0;
+    for (n = 1; n < LDL_KEY_MAX; n++) {
+        ldl_memstore_init(&ms, sl, 97, k);
+        for (i = 0; i < n; i++) key[i] = (char)('a' + (i * 7 + n) % 26);
+        key[n] = 0;
+        if (ldl_memstore_store(&ms).acquire(&ms, key, 10, &t) != 1) return 1;
+        for (i = 0; i < 97; i++) if (sl[i]._token) printf("%u %u\n", (unsigned)n, (unsigned)i);
+    }
+    return 0;
+}
+X
+if gcc -std=c99 -O2 $W -I. "$T/hash.c" -o "$T/hash2" 2>"$T/err" && gcc -std=c99 -Os $W -I. "$T/hash.c" -o "$T/hashs" 2>>"$T/err" &&
+   "$T/hash2" > "$T/h2.txt" && "$T/hashs" > "$T/hs.txt" && cmp -s "$T/h2.txt" "$T/hs.txt" && [ -s "$T/h2.txt" ]; then ok
+else bad "the key hash differs between -O2 and -Os: $(head -3 "$T/err")"; fi
+
+# 6. the quick start in the top comment is a whole program: cut out as printed
+#    (the lines between its ==== rule and "Or drive it yourself", 7 columns of
+#    indent removed), it compiles clean as C99 with gcc and clang and runs to exit 0
+awk '/^   QUICK START/ { q = 1; getline; next } /^   Or drive it yourself/ { q = 0 } q' "$H" \
+  | sed 's/^       //' > "$T/quick.c"
+if grep -q 'int main' "$T/quick.c" && gcc -std=c99 $W -I. "$T/quick.c" -o "$T/quick" 2>"$T/err" && "$T/quick" >/dev/null; then ok
+else bad "the quick start does not compile and run as pasted: $(head -3 "$T/err")"; fi
+if clang -std=c99 $W -I. "$T/quick.c" -o "$T/quickcl" 2>"$T/err"; then ok; else bad "the quick start with clang: $(head -3 "$T/err")"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
