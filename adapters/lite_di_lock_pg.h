@@ -772,7 +772,9 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
     vals[0] = p->_ident;
     r = PQexecParams(p->_conn,
         "SELECT n.nspname::pg_catalog.text, c.relname::pg_catalog.text, c.relkind::pg_catalog.text, "
-        "c.relpersistence::pg_catalog.text, pg_catalog.pg_has_role(c.relowner, 'USAGE'), "
+        "c.relpersistence::pg_catalog.text, (pg_catalog.pg_has_role(c.relowner, 'USAGE'::pg_catalog.text) "
+        "OR COALESCE((SELECT r.rolsuper FROM pg_catalog.pg_roles r "
+        "WHERE r.oid OPERATOR(pg_catalog.=) c.relowner), false)), "
         "c.relrowsecurity, c.relhasrules, (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t "
         "WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal), c.oid "
         "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
@@ -792,8 +794,8 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
         else if (strcmp(pers, "p") != 0)
             ldl__pg_err(p, "table", "UNLOGGED or TEMP: the fence would not survive a crash");
         else if (strcmp(PQgetvalue(r, 0, 4), "t") != 0)
-            ldl__pg_err(p, "table", "owned by a role this role does not inherit from: "
-                        "its owner could rewrite the fence");
+            ldl__pg_err(p, "table", "owned by a role this role does not inherit from and "
+                        "not a superuser: its owner could rewrite the fence");
         else if (strcmp(PQgetvalue(r, 0, 5), "f") != 0 || strcmp(PQgetvalue(r, 0, 6), "f") != 0 ||
                  strcmp(PQgetvalue(r, 0, 7), "0") != 0)
             ldl__pg_err(p, "table", "has row level security, rules or triggers");
@@ -804,6 +806,61 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
             snprintf(oid, oidcap, "%s", PQgetvalue(r, 0, 8));
             out = 1;
         }
+    }
+    PQclear(r);
+    return out;
+}
+
+/* who else may write the table: the first INSERT, UPDATE, DELETE, TRUNCATE or
+   TRIGGER grant, table- or column-level (aclexplode of relacl -- acldefault
+   when NULL -- and of every live column's attacl), whose grantee is PUBLIC or
+   a role that is a member (pg_has_role MEMBER: with or without INHERIT, it
+   can SET ROLE) neither of the table's owner nor of the current role. Those
+   two and their members are trusted: they can act as the owner or as the
+   lock itself. The reply is (grantee text, privilege text, column text), no
+   row when none. 0 none, -1 refused or error (why set) */
+#define LDL__PG_WRITES "'{INSERT,UPDATE,DELETE,TRUNCATE,TRIGGER}'::pg_catalog.text[]"
+static int ldl__pg_grants(ldl_pg *p, const char *oid) {
+    const char *vals[1];
+    PGresult *r;
+    int out = -1;
+    vals[0] = oid;
+    r = PQexecParams(p->_conn,
+        "SELECT CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text "
+        "ELSE pg_catalog.pg_get_userbyid(x.grantee)::pg_catalog.text END, x.privilege_type, x.col "
+        "FROM pg_catalog.pg_class c CROSS JOIN LATERAL ("
+        "SELECT e.grantee, e.privilege_type, NULL::pg_catalog.text AS col "
+        "FROM pg_catalog.aclexplode(COALESCE(c.relacl, pg_catalog.acldefault('r'::pg_catalog.\"char\", c.relowner))) e "
+        "UNION ALL SELECT e.grantee, e.privilege_type, a.attname::pg_catalog.text "
+        "FROM pg_catalog.pg_attribute a, pg_catalog.aclexplode(a.attacl) e "
+        "WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0::pg_catalog.int2 "
+        "AND NOT a.attisdropped) x "
+        "WHERE c.oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
+        "AND x.privilege_type OPERATOR(pg_catalog.=) ANY (" LDL__PG_WRITES ") "
+        "AND CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN true "
+        "ELSE NOT (pg_catalog.pg_has_role(x.grantee, c.relowner, 'MEMBER'::pg_catalog.text) "
+        "OR pg_catalog.pg_has_role(x.grantee, CURRENT_USER, 'MEMBER'::pg_catalog.text)) END "
+        "LIMIT 1", 1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+        ldl__pg_err_res(p, "lookup", r);
+    } else if (PQnfields(r) != 3 || PQntuples(r) > 1 || PQftype(r, 0) != LDL__PG_TEXTOID ||
+               PQftype(r, 1) != LDL__PG_TEXTOID || PQftype(r, 2) != LDL__PG_TEXTOID ||
+               PQfformat(r, 0) != 0 || PQfformat(r, 1) != 0 || PQfformat(r, 2) != 0 ||
+               (PQntuples(r) == 1 && (PQgetisnull(r, 0, 0) || PQgetisnull(r, 0, 1)))) {
+        ldl__pg_err(p, "lookup", "grants: unexpected reply");
+    } else if (PQntuples(r) == 0) {
+        out = 0;
+    } else {
+        char who[64], buf[LDL__PG_ERR_MAX];
+        const char *g = PQgetvalue(r, 0, 0), *col = PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2);
+        size_t i;
+        for (i = 0; i + 1 < sizeof who && g[i]; i++)     /* printable in the why */
+            who[i] = (g[i] >= 0x20 && g[i] <= 0x7E) ? g[i] : '?';
+        who[i] = '\0';
+        snprintf(buf, sizeof buf, "%s holds %.16s%s%.63s%s and is not a member of the table's owner "
+                 "nor of this role: it could rewrite the fence (REVOKE it)", who, PQgetvalue(r, 0, 1),
+                 col ? " (column " : "", col ? col : "", col ? ")" : "");
+        ldl__pg_err(p, "table", buf);
     }
     PQclear(r);
     return out;
@@ -914,7 +971,7 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         if (found == 0) ldl__pg_err(p, "init", "table could not be created");
         return LDL_ESTORE;
     }
-    if (ldl__pg_shape(p, oid) != 0) return LDL_ESTORE;
+    if (ldl__pg_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
     p->_nstmt = p->_owner ? 5 : 4;
     for (i = 0; i < p->_nstmt; i++) {
         if (ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
