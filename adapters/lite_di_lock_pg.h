@@ -131,7 +131,16 @@
    (every live request completed with LDL_ESTORE), PQfinish(old), open a new
    one with PQconnectStart + PQconnectPoll driven by your loop, then
    ldl_pg_async_rebind(pa, new) (no I/O: the statements are prepared on the
-   new connection in the pipeline, ahead of the first request).
+   new connection in the pipeline, ahead of the first request). Rebinding a
+   LIVE link does the drop first: every request queued or in flight on the
+   old connection answers LDL_ESTORE at once and nothing of the old pipeline
+   is ever matched to a new request (the old connection is yours again, its
+   late answers unread: PQfinish it; a grant it carried lapses at its TTL).
+   ldl_pg_async_why(pa) is the view's last error text (never NULL; the same
+   text as ldl_pg_why(pg)); ldl_pg_async_stats(pa) its counters since init
+   (submitted, answered, failed, handed_back, refused_full, link_failures,
+   batches, prepares, live, max_live). Every adapter's non-blocking view
+   has these four verbs (_why, _stats, _drop, _rebind; decision 0105).
 
    HOLDER IDENTITY (v0.2, issue 12; SPEC's ldl_store_ext)
    ldl_pg_ext(p), after ldl_pg_init: inspect(key) -- token, ms left by the
@@ -246,6 +255,20 @@ struct ldl_pg_req {                      /* one request; caller-owned storage */
     char        _owner[LDL_OWNER_MAX];   /* ACQUIRE: "" = none */
 };
 
+typedef struct ldl_pg_stats {            /* counters of a non-blocking view, since init */
+    uint64_t submitted;                  /* requests queued (the adapter's own hand-backs too) */
+    uint64_t answered;                   /* requests whose Sync arrived (the server answered) */
+    uint64_t failed;                     /* requests completed with LDL_ESTORE unanswered: the
+                                            link failed, was dropped or rebound */
+    uint64_t handed_back;                /* cancelled grants the adapter released */
+    uint64_t refused_full;               /* submits refused: no free ldl_pg_req */
+    uint64_t link_failures;              /* links given up: failed, dropped, rebound while live */
+    uint64_t batches;                    /* pumps that moved requests into libpq */
+    uint64_t prepares;                   /* statement sets prepared in the pipeline */
+    size_t   live;                       /* requests queued or awaiting their Sync now */
+    size_t   max_live;
+} ldl_pg_stats;
+
 typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     ldl_pg     *_pg;
     ldl_pg_req *_reqs;
@@ -259,6 +282,8 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     int         _dead;                   /* the link failed: submit refuses */
     int         _flush;                  /* libpq still holds unsent bytes */
     int         _gone;                   /* a statement went missing (26000) */
+    const char *_why;                    /* why init failed before a ldl_pg was attached */
+    ldl_pg_stats _stats;
 } ldl_pg_async;
 #endif /* LDL_NO_ASYNC */
 
@@ -276,6 +301,8 @@ LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
 LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
 LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
 LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
+LDL_PG_API const char *ldl_pg_async_why(const ldl_pg_async *pa);          /* never NULL */
+LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NULL for NULL */
 #endif
 
 #ifdef __cplusplus
@@ -1030,6 +1057,7 @@ static ldl_pg_req *ldl__pg_pop(ldl_pg_req **head, ldl_pg_req **tail) {
 
 static void ldl__pg_free(ldl_pg_async *pa, ldl_pg_req *r) {
     if (r == &pa->_prep) return;
+    if (r->_phase != LDL__PG_FREE) pa->_stats.live--;
     r->_op = NULL;
     r->_phase = LDL__PG_FREE;
     r->_next = pa->_free;
@@ -1044,10 +1072,12 @@ static int ldl__pg_fail_all(ldl_pg_async *pa) {
         while ((r = q == 0 ? ldl__pg_pop(&pa->_ahead, &pa->_atail)
                            : ldl__pg_pop(&pa->_qhead, &pa->_qtail)) != NULL) {
             ldl_op *op = r->_op;
+            if (r != &pa->_prep) pa->_stats.failed++;
             ldl__pg_free(pa, r);
             if (op) { ldl_op_complete(op, LDL_ESTORE, 0); n++; }
         }
     }
+    if (!pa->_dead) pa->_stats.link_failures++;
     pa->_dead = 1;
     pa->_flush = 0;
     pa->_gone = 0;
@@ -1081,8 +1111,14 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
         return LDL_OK;
     }
     r = pa->_free;
-    if (!r) { ldl__pg_err(pa->_pg, "submit", "no free ldl_pg_req"); return LDL_ENOSPC; }
+    if (!r) {
+        pa->_stats.refused_full++;
+        ldl__pg_err(pa->_pg, "submit", "no free ldl_pg_req");
+        return LDL_ENOSPC;
+    }
     pa->_free = r->_next;
+    pa->_stats.submitted++;
+    if (++pa->_stats.live > pa->_stats.max_live) pa->_stats.max_live = pa->_stats.live;
     r->_op = op;
     r->_kind = kind;
     r->_phase = LDL__PG_QUEUED;
@@ -1128,8 +1164,14 @@ LDL_PG_API int ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs,
     if (!pa) return LDL_EINVAL;
     memset(pa, 0, sizeof *pa);
     pa->_dead = 1;
-    if (!pg || !reqs || nreqs == 0) return LDL_EINVAL;
-    if (!pg->_ok) { ldl__pg_err(pg, "async init", "ldl_pg not initialised"); return LDL_EINVAL; }
+    if (!pg || !reqs || nreqs == 0) {
+        pa->_why = "async init: want an ldl_pg, request storage and nreqs >= 1";
+        return LDL_EINVAL;
+    }
+    if (!pg->_ok) {
+        pa->_why = "async init: ldl_pg not initialised (ldl_pg_init first)";
+        return LDL_EINVAL;
+    }
     pa->_pg = pg;
     pa->_reqs = reqs;
     pa->_nreqs = nreqs;
@@ -1201,6 +1243,16 @@ LDL_PG_API int ldl_pg_async_drop(ldl_pg_async *pa) {
     return ldl__pg_fail_all(pa);
 }
 
+LDL_PG_API const char *ldl_pg_async_why(const ldl_pg_async *pa) {
+    if (!pa) return "ldl_pg_async: NULL";
+    if (!pa->_pg) return pa->_why ? pa->_why : "ldl_pg_async: not initialised";
+    return pa->_pg->_err;
+}
+
+LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa) {
+    return pa ? &pa->_stats : NULL;
+}
+
 LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
     int ev = 0;
     if (events) *events = 0;
@@ -1261,6 +1313,7 @@ static int ldl__pg_send(ldl_pg_async *pa) {
                 if ((pa->_need_prep & (1u << i)) &&
                     PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
             if (rc == 0 && PQpipelineSync(p->_conn) != 1) rc = -1;
+            pa->_stats.prepares++;
             pa->_prep._rc = LDL_OK;
             pa->_prep._phase = LDL__PG_SENT;
             ldl__pg_push(&pa->_ahead, &pa->_atail, &pa->_prep);
@@ -1271,7 +1324,7 @@ static int ldl__pg_send(ldl_pg_async *pa) {
         if (rc != 0 || ldl__pg_send_one(pa, r) != 0) { rc = -1; break; }
         sent++;
     }
-    if (corked) ldl__pg_cork(p->_conn, 0);
+    if (corked) { ldl__pg_cork(p->_conn, 0); pa->_stats.batches++; }
     return rc;
 }
 
@@ -1311,7 +1364,10 @@ static int ldl__pg_finish(ldl_pg_async *pa, ldl_pg_req *h) {
         if (rc != LDL_OK) pa->_gone = 1;
         return 0;
     }
+    pa->_stats.answered++;
     if (!op && tok >= 1) {      /* a cancelled ACQUIRE was granted: hand it back */
+        pa->_stats.handed_back++;
+        pa->_stats.submitted++;
         h->_kind = LDL_OP_RELEASE;
         h->_token = tok;
         h->_rc = LDL_ESTORE;

@@ -15,7 +15,7 @@ PG_CFLAGS = -I. -I$(PG_INC)
 PG_LIBS   = -lpq
 PG_HDRS   = $(HDR) adapters/lite_di_lock_pg.h
 PG_THDRS  = $(PG_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/pg_common.h
-PG_SUITES = pg_names pg_grants pg_conformance pg_contention pg_faults pg_async pg_hostile pg_election
+PG_SUITES = pg_names pg_grants pg_rebind pg_conformance pg_contention pg_faults pg_async pg_hostile pg_election
 PG_POOLS  = tx1 tx2rr session session1
 PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static $(B)/pg/build_noasync
 
