@@ -14,6 +14,8 @@
  *             member of the owner (a NOINHERIT one too: it can SET ROLE) or of
  *             the lock role; the usual DBA set-up (the superuser creates the
  *             table and grants the lock role SELECT, INSERT, UPDATE).
+ *   limit     what init cannot see: a member of pg_write_all_data may write
+ *             every table; init accepts (docs/postgres.md says so).
  * Run through tests/store/with_pg.sh. Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -188,6 +190,13 @@ static void table_cases(PGconn *su, PGconn *app)
                      tok == 1 && s.renew(s.ctx, "k", tok, 5000) == 1 && x.inspect(x.ctx, "k", &h) == 1 &&
                      strcmp(h.owner, "me") == 0 && s.release(s.ctx, "k", tok) == 1,
                      "%s: acquire_owned, renew, inspect, release work (%s)", t, ldl_pg_why(&pg));
+            /* the next holder's owner, then none from a plain grant */
+            ST_CHECK(rc == LDL_OK && x.acquire_owned(x.ctx, "k", 5000, "you", &tok) == 1 && tok == 2 &&
+                     x.inspect(x.ctx, "k", &h) == 1 && h.token == 2 && strcmp(h.owner, "you") == 0 &&
+                     s.release(s.ctx, "k", tok) == 1 && s.acquire(s.ctx, "k", 5000, &tok) == 1 && tok == 3 &&
+                     x.inspect(x.ctx, "k", &h) == 1 && h.token == 3 && h.owner[0] == '\0' &&
+                     s.release(s.ctx, "k", tok) == 1,
+                     "%s: a re-grant shows its own owner, a plain grant none (\"%s\")", t, h.owner);
         } else {
             ST_CHECK(rc == LDL_ESTORE && strstr(ldl_pg_why(&pg), c->why) != NULL,
                      "%s refused naming \"%s\" (%d, %s)", t, c->why, rc, ldl_pg_why(&pg));
@@ -195,6 +204,20 @@ static void table_cases(PGconn *su, PGconn *app)
             ST_CHECK(PQtransactionStatus(app) == PQTRANS_IDLE, "%s: connection idle", t);
         }
     }
+}
+
+/* docs/postgres.md: a right that holds on every table is not the table's to
+   refuse (pg_write_all_data, PostgreSQL 14+): accepted, and the role can write */
+static void limit_write_all(PGconn *su, PGconn *app, PGconn *third)
+{
+    ldl_pg pg = {0};
+    int rc;
+    ST_CHECK(make_table(su, "wall", "ldl_gowner", NULL) && pgt_exec(su, "GRANT pg_write_all_data TO ldl_gthird"),
+             "limit: ldl_gthird a member of pg_write_all_data");
+    rc = ldl_pg_init(&pg, app, "g.wall");
+    ST_CHECK(rc == LDL_OK, "limit: init does not see pg_write_all_data (%d, %s)", rc, ldl_pg_why(&pg));
+    ST_CHECK(pgt_exec(third, "UPDATE g.wall SET token = 1"), "limit: and ldl_gthird may write g.wall");
+    ST_CHECK(pgt_exec(su, "REVOKE pg_write_all_data FROM ldl_gthird"), "limit: revoke");
 }
 
 int main(void)
@@ -212,6 +235,7 @@ int main(void)
         attack(su, app, third, "fence_owner", "ldl_gowner");
         attack(su, app, third, "fence_su", NULL);
         table_cases(su, app);
+        limit_write_all(su, app, third);
     }
     PQfinish(app);
     PQfinish(third);
