@@ -64,7 +64,13 @@
    to a schema-qualified name that every statement uses from then on, and
    refuses (LDL_ESTORE, ldl_pg_why says why):
      - a table the current role neither owns nor inherits from its owner
-       (pg_has_role(owner, 'USAGE')): its owner could rewrite the fence;
+       (pg_has_role(owner, 'USAGE')), unless a superuser owns it: its owner
+       could rewrite the fence;
+     - (v0.3) a table on which INSERT, UPDATE, DELETE, TRUNCATE or TRIGGER,
+       table- or column-level, is granted to PUBLIC or to a role that is a
+       member (pg_has_role MEMBER) neither of the owner nor of the current
+       role: it could reset the fence. Rights on every table (superusers,
+       pg_write_all_data) and grants made after init are not seen;
      - an UNLOGGED or TEMP table (the fence would not survive a crash), a
        view, a partitioned or foreign table;
      - columns other than exactly key text, token bigint, expires_at
