@@ -56,13 +56,6 @@ static const char *cleanup_su[] = {
     NULL
 };
 
-static int run_all(PGconn *c, const char *const *sql)
-{
-    int ok = 1;
-    for (; *sql; sql++) ok &= pgt_exec(c, *sql);
-    return ok;
-}
-
 /* g.<name> of the adapter's shape, created by owner (NULL: the superuser),
    then `grants` run as the owner (each %s is the table's name; may be NULL) */
 static int make_table(PGconn *su, const char *name, const char *owner, const char *grants)
@@ -227,7 +220,7 @@ int main(void)
     su = pgt_connect("");
     ST_CHECK(PQstatus(su) == CONNECTION_OK, "connect as the superuser");
     if (st_failed()) return st_report();
-    ST_CHECK(run_all(su, setup_su), "roles and schema");
+    ST_CHECK(pgt_exec_all(su, setup_su), "roles and schema");
     app = pgt_connect(APP);
     third = pgt_connect("user=ldl_gthird");
     ST_CHECK(PQstatus(app) == CONNECTION_OK && PQstatus(third) == CONNECTION_OK, "connect as the lock and the third role");
@@ -239,7 +232,7 @@ int main(void)
     }
     PQfinish(app);
     PQfinish(third);
-    ST_CHECK(run_all(su, cleanup_su), "cleanup");
+    ST_CHECK(pgt_exec_all(su, cleanup_su), "cleanup");
     PQfinish(su);
     return st_report();
 }

@@ -65,13 +65,6 @@ static const char *setup_evil[] = {
     NULL
 };
 
-static int run_all(PGconn *c, const char *const *sql)
-{
-    int ok = 1;
-    for (; *sql; sql++) ok &= pgt_exec(c, *sql);
-    return ok;
-}
-
 static int64_t evil_ran(PGconn *su)
 {
     return pgt_int(su, "SELECT count(*) FROM evil.ran", NULL);
@@ -261,9 +254,9 @@ int main(void)
     su = pgt_connect("");
     ST_CHECK(PQstatus(su) == CONNECTION_OK, "connect as the superuser");
     if (st_failed()) return st_report();
-    ST_CHECK(run_all(su, setup_su), "roles and schemas");
+    ST_CHECK(pgt_exec_all(su, setup_su), "roles and schemas");
     evil = pgt_connect("user=ldl_evil");
-    ST_CHECK(PQstatus(evil) == CONNECTION_OK && run_all(evil, setup_evil), "the other role's objects");
+    ST_CHECK(PQstatus(evil) == CONNECTION_OK && pgt_exec_all(evil, setup_evil), "the other role's objects");
     app = pgt_connect(APP);
     ST_CHECK(PQstatus(app) == CONNECTION_OK, "connect as ldl_app");
     if (st_failed()) return st_report();
