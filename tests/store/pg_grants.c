@@ -190,6 +190,16 @@ static void table_cases(PGconn *su, PGconn *app)
                      x.inspect(x.ctx, "k", &h) == 1 && h.token == 3 && h.owner[0] == '\0' &&
                      s.release(s.ctx, "k", tok) == 1,
                      "%s: a re-grant shows its own owner, a plain grant none (\"%s\")", t, h.owner);
+            if (strcmp(c->name, "clean") == 0) {   /* owners are printable ASCII, both ways */
+                tok = 7;
+                ST_CHECK(x.acquire_owned(x.ctx, "k2", 5000, "a\x1b[2J", &tok) == LDL_EINVAL && tok == 0 &&
+                         x.acquire_owned(x.ctx, "k2", 5000, "\xc2\x9b", &tok) == LDL_EINVAL &&
+                         pgt_int(su, "SELECT count(*) FROM g.clean WHERE key = 'k2'", NULL) == 0,
+                         "%s: an owner with a control or C1 byte: LDL_EINVAL, nothing written", t);
+                ST_CHECK(x.acquire_owned(x.ctx, "k2", 5000, "ok", &tok) == 1, "%s: acquire k2", t);
+                ST_CHECK(pgt_exec(su, "UPDATE g.clean SET owner = E'x\\007' WHERE key = 'k2'") && x.inspect(x.ctx, "k2", &h) == LDL_ESTORE && h.token == 0,
+                         "%s: a stored owner with a control byte: inspect answers LDL_ESTORE", t);
+            }
         } else {
             ST_CHECK(rc == LDL_ESTORE && strstr(ldl_pg_why(&pg), c->why) != NULL,
                      "%s refused naming \"%s\" (%d, %s)", t, c->why, rc, ldl_pg_why(&pg));
