@@ -197,7 +197,8 @@ static void table_cases(PGconn *su, PGconn *app)
                          pgt_int(su, "SELECT count(*) FROM g.clean WHERE key = 'k2'", NULL) == 0,
                          "%s: an owner with a control or C1 byte: LDL_EINVAL, nothing written", t);
                 ST_CHECK(x.acquire_owned(x.ctx, "k2", 5000, "ok", &tok) == 1, "%s: acquire k2", t);
-                ST_CHECK(pgt_exec(su, "UPDATE g.clean SET owner = E'x\\007' WHERE key = 'k2'") && x.inspect(x.ctx, "k2", &h) == LDL_ESTORE && h.token == 0,
+                ST_CHECK(pgt_exec(su, "UPDATE g.clean SET owner = E'x\\007' WHERE key = 'k2'") &&
+                         x.inspect(x.ctx, "k2", &h) == LDL_ESTORE && h.token == 0,
                          "%s: a stored owner with a control byte: inspect answers LDL_ESTORE", t);
             }
         } else {
