@@ -123,8 +123,10 @@ static void no_second_grant(PGconn *app, PGconn *su)
             (void)ldl_lock_poll(&l.lock);
             st_sleep_ms(1);
         }
-        ST_CHECK(ldl_lock_state(&l.lock) == LDL_IDLE && ldl_lock_answer(&l.lock) == 0,
-                 "async acquire of the held key answered 0 (state %s)", ldl_state_name(ldl_lock_state(&l.lock)));
+        ST_CHECK(ldl_lock_state(&l.lock) == LDL_IDLE && ldl_lock_answer(&l.lock) == 0 &&
+                 ldl_lock_raw_answer(&l.lock) == 0,
+                 "async acquire of the held key answered 0, not a store error (state %s, raw %d: %s)",
+                 ldl_state_name(ldl_lock_state(&l.lock)), ldl_lock_raw_answer(&l.lock), ldl_pg_why(&b));
         ldl_lock_dispose(&l.lock);
     }
     ST_CHECK(sa.release(sa.ctx, "k", ta) == 1, "release = 1");
