@@ -64,7 +64,13 @@
    to a schema-qualified name that every statement uses from then on, and
    refuses (LDL_ESTORE, ldl_pg_why says why):
      - a table the current role neither owns nor inherits from its owner
-       (pg_has_role(owner, 'USAGE')): its owner could rewrite the fence;
+       (pg_has_role(owner, 'USAGE')), unless a superuser owns it: its owner
+       could rewrite the fence;
+     - (v0.3) a table on which INSERT, UPDATE, DELETE, TRUNCATE or TRIGGER,
+       table- or column-level, is granted to PUBLIC or to a role that is a
+       member (pg_has_role MEMBER) neither of the owner nor of the current
+       role: it could reset the fence. Rights on every table (superusers,
+       pg_write_all_data) and grants made after init are not seen;
      - an UNLOGGED or TEMP table (the fence would not survive a crash), a
        view, a partitioned or foreign table;
      - columns other than exactly key text, token bigint, expires_at
@@ -131,7 +137,16 @@
    (every live request completed with LDL_ESTORE), PQfinish(old), open a new
    one with PQconnectStart + PQconnectPoll driven by your loop, then
    ldl_pg_async_rebind(pa, new) (no I/O: the statements are prepared on the
-   new connection in the pipeline, ahead of the first request).
+   new connection in the pipeline, ahead of the first request). Rebinding a
+   LIVE link does the drop first: every request queued or in flight on the
+   old connection answers LDL_ESTORE at once and nothing of the old pipeline
+   is ever matched to a new request (the old connection is yours again, its
+   late answers unread: PQfinish it; a grant it carried lapses at its TTL).
+   ldl_pg_async_why(pa) is the view's last error text (never NULL; the same
+   text as ldl_pg_why(pg)); ldl_pg_async_stats(pa) its counters since init
+   (submitted, answered, failed, handed_back, refused_full, link_failures,
+   batches, prepares, live, max_live). Every adapter's non-blocking view
+   has these four verbs (_why, _stats, _drop, _rebind; decision 0105).
 
    HOLDER IDENTITY (v0.2, issue 12; SPEC's ldl_store_ext)
    ldl_pg_ext(p), after ldl_pg_init: inspect(key) -- token, ms left by the
@@ -246,6 +261,20 @@ struct ldl_pg_req {                      /* one request; caller-owned storage */
     char        _owner[LDL_OWNER_MAX];   /* ACQUIRE: "" = none */
 };
 
+typedef struct ldl_pg_stats {            /* counters of a non-blocking view, since init */
+    uint64_t submitted;                  /* requests queued (the adapter's own hand-backs too) */
+    uint64_t answered;                   /* requests whose Sync arrived (the server answered) */
+    uint64_t failed;                     /* requests completed with LDL_ESTORE unanswered: the
+                                            link failed, was dropped or rebound */
+    uint64_t handed_back;                /* cancelled grants the adapter released */
+    uint64_t refused_full;               /* submits refused: no free ldl_pg_req */
+    uint64_t link_failures;              /* links given up: failed, dropped, rebound while live */
+    uint64_t batches;                    /* pumps that moved requests into libpq */
+    uint64_t prepares;                   /* statement sets prepared in the pipeline */
+    size_t   live;                       /* requests queued or awaiting their Sync now */
+    size_t   max_live;
+} ldl_pg_stats;
+
 typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     ldl_pg     *_pg;
     ldl_pg_req *_reqs;
@@ -259,6 +288,8 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     int         _dead;                   /* the link failed: submit refuses */
     int         _flush;                  /* libpq still holds unsent bytes */
     int         _gone;                   /* a statement went missing (26000) */
+    const char *_why;                    /* why init failed before a ldl_pg was attached */
+    ldl_pg_stats _stats;
 } ldl_pg_async;
 #endif /* LDL_NO_ASYNC */
 
@@ -276,6 +307,8 @@ LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
 LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
 LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
 LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
+LDL_PG_API const char *ldl_pg_async_why(const ldl_pg_async *pa);          /* never NULL */
+LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NULL for NULL */
 #endif
 
 #ifdef __cplusplus
@@ -772,7 +805,9 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
     vals[0] = p->_ident;
     r = PQexecParams(p->_conn,
         "SELECT n.nspname::pg_catalog.text, c.relname::pg_catalog.text, c.relkind::pg_catalog.text, "
-        "c.relpersistence::pg_catalog.text, pg_catalog.pg_has_role(c.relowner, 'USAGE'), "
+        "c.relpersistence::pg_catalog.text, (pg_catalog.pg_has_role(c.relowner, 'USAGE'::pg_catalog.text) "
+        "OR COALESCE((SELECT r.rolsuper FROM pg_catalog.pg_roles r "
+        "WHERE r.oid OPERATOR(pg_catalog.=) c.relowner), false)), "
         "c.relrowsecurity, c.relhasrules, (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t "
         "WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal), c.oid "
         "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
@@ -792,8 +827,8 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
         else if (strcmp(pers, "p") != 0)
             ldl__pg_err(p, "table", "UNLOGGED or TEMP: the fence would not survive a crash");
         else if (strcmp(PQgetvalue(r, 0, 4), "t") != 0)
-            ldl__pg_err(p, "table", "owned by a role this role does not inherit from: "
-                        "its owner could rewrite the fence");
+            ldl__pg_err(p, "table", "owned by a role this role does not inherit from and "
+                        "not a superuser: its owner could rewrite the fence");
         else if (strcmp(PQgetvalue(r, 0, 5), "f") != 0 || strcmp(PQgetvalue(r, 0, 6), "f") != 0 ||
                  strcmp(PQgetvalue(r, 0, 7), "0") != 0)
             ldl__pg_err(p, "table", "has row level security, rules or triggers");
@@ -804,6 +839,61 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
             snprintf(oid, oidcap, "%s", PQgetvalue(r, 0, 8));
             out = 1;
         }
+    }
+    PQclear(r);
+    return out;
+}
+
+/* who else may write the table: the first INSERT, UPDATE, DELETE, TRUNCATE or
+   TRIGGER grant, table- or column-level (aclexplode of relacl -- acldefault
+   when NULL -- and of every live column's attacl), whose grantee is PUBLIC or
+   a role that is a member (pg_has_role MEMBER: with or without INHERIT, it
+   can SET ROLE) neither of the table's owner nor of the current role. Those
+   two and their members are trusted: they can act as the owner or as the
+   lock itself. The reply is (grantee text, privilege text, column text), no
+   row when none. 0 none, -1 refused or error (why set) */
+#define LDL__PG_WRITES "'{INSERT,UPDATE,DELETE,TRUNCATE,TRIGGER}'::pg_catalog.text[]"
+static int ldl__pg_grants(ldl_pg *p, const char *oid) {
+    const char *vals[1];
+    PGresult *r;
+    int out = -1;
+    vals[0] = oid;
+    r = PQexecParams(p->_conn,
+        "SELECT CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text "
+        "ELSE pg_catalog.pg_get_userbyid(x.grantee)::pg_catalog.text END, x.privilege_type, x.col "
+        "FROM pg_catalog.pg_class c CROSS JOIN LATERAL ("
+        "SELECT e.grantee, e.privilege_type, NULL::pg_catalog.text AS col "
+        "FROM pg_catalog.aclexplode(COALESCE(c.relacl, pg_catalog.acldefault('r'::pg_catalog.\"char\", c.relowner))) e "
+        "UNION ALL SELECT e.grantee, e.privilege_type, a.attname::pg_catalog.text "
+        "FROM pg_catalog.pg_attribute a, pg_catalog.aclexplode(a.attacl) e "
+        "WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0::pg_catalog.int2 "
+        "AND NOT a.attisdropped) x "
+        "WHERE c.oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
+        "AND x.privilege_type OPERATOR(pg_catalog.=) ANY (" LDL__PG_WRITES ") "
+        "AND CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN true "
+        "ELSE NOT (pg_catalog.pg_has_role(x.grantee, c.relowner, 'MEMBER'::pg_catalog.text) "
+        "OR pg_catalog.pg_has_role(x.grantee, CURRENT_USER, 'MEMBER'::pg_catalog.text)) END "
+        "LIMIT 1", 1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+        ldl__pg_err_res(p, "lookup", r);
+    } else if (PQnfields(r) != 3 || PQntuples(r) > 1 || PQftype(r, 0) != LDL__PG_TEXTOID ||
+               PQftype(r, 1) != LDL__PG_TEXTOID || PQftype(r, 2) != LDL__PG_TEXTOID ||
+               PQfformat(r, 0) != 0 || PQfformat(r, 1) != 0 || PQfformat(r, 2) != 0 ||
+               (PQntuples(r) == 1 && (PQgetisnull(r, 0, 0) || PQgetisnull(r, 0, 1)))) {
+        ldl__pg_err(p, "lookup", "grants: unexpected reply");
+    } else if (PQntuples(r) == 0) {
+        out = 0;
+    } else {
+        char who[64], buf[LDL__PG_ERR_MAX];
+        const char *g = PQgetvalue(r, 0, 0), *col = PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2);
+        size_t i;
+        for (i = 0; i + 1 < sizeof who && g[i]; i++)     /* printable in the why */
+            who[i] = (g[i] >= 0x20 && g[i] <= 0x7E) ? g[i] : '?';
+        who[i] = '\0';
+        snprintf(buf, sizeof buf, "%s holds %.16s%s%.63s%s and is not a member of the table's owner "
+                 "nor of this role: it could rewrite the fence (REVOKE it)", who, PQgetvalue(r, 0, 1),
+                 col ? " (column " : "", col ? col : "", col ? ")" : "");
+        ldl__pg_err(p, "table", buf);
     }
     PQclear(r);
     return out;
@@ -914,7 +1004,7 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         if (found == 0) ldl__pg_err(p, "init", "table could not be created");
         return LDL_ESTORE;
     }
-    if (ldl__pg_shape(p, oid) != 0) return LDL_ESTORE;
+    if (ldl__pg_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
     p->_nstmt = p->_owner ? 5 : 4;
     for (i = 0; i < p->_nstmt; i++) {
         if (ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
@@ -973,6 +1063,7 @@ static ldl_pg_req *ldl__pg_pop(ldl_pg_req **head, ldl_pg_req **tail) {
 
 static void ldl__pg_free(ldl_pg_async *pa, ldl_pg_req *r) {
     if (r == &pa->_prep) return;
+    if (r->_phase != LDL__PG_FREE) pa->_stats.live--;
     r->_op = NULL;
     r->_phase = LDL__PG_FREE;
     r->_next = pa->_free;
@@ -987,10 +1078,12 @@ static int ldl__pg_fail_all(ldl_pg_async *pa) {
         while ((r = q == 0 ? ldl__pg_pop(&pa->_ahead, &pa->_atail)
                            : ldl__pg_pop(&pa->_qhead, &pa->_qtail)) != NULL) {
             ldl_op *op = r->_op;
+            if (r != &pa->_prep) pa->_stats.failed++;
             ldl__pg_free(pa, r);
             if (op) { ldl_op_complete(op, LDL_ESTORE, 0); n++; }
         }
     }
+    if (!pa->_dead) pa->_stats.link_failures++;
     pa->_dead = 1;
     pa->_flush = 0;
     pa->_gone = 0;
@@ -1024,8 +1117,14 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
         return LDL_OK;
     }
     r = pa->_free;
-    if (!r) { ldl__pg_err(pa->_pg, "submit", "no free ldl_pg_req"); return LDL_ENOSPC; }
+    if (!r) {
+        pa->_stats.refused_full++;
+        ldl__pg_err(pa->_pg, "submit", "no free ldl_pg_req");
+        return LDL_ENOSPC;
+    }
     pa->_free = r->_next;
+    pa->_stats.submitted++;
+    if (++pa->_stats.live > pa->_stats.max_live) pa->_stats.max_live = pa->_stats.live;
     r->_op = op;
     r->_kind = kind;
     r->_phase = LDL__PG_QUEUED;
@@ -1071,8 +1170,14 @@ LDL_PG_API int ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs,
     if (!pa) return LDL_EINVAL;
     memset(pa, 0, sizeof *pa);
     pa->_dead = 1;
-    if (!pg || !reqs || nreqs == 0) return LDL_EINVAL;
-    if (!pg->_ok) { ldl__pg_err(pg, "async init", "ldl_pg not initialised"); return LDL_EINVAL; }
+    if (!pg || !reqs || nreqs == 0) {
+        pa->_why = "async init: want an ldl_pg, request storage and nreqs >= 1";
+        return LDL_EINVAL;
+    }
+    if (!pg->_ok) {
+        pa->_why = "async init: ldl_pg not initialised (ldl_pg_init first)";
+        return LDL_EINVAL;
+    }
     pa->_pg = pg;
     pa->_reqs = reqs;
     pa->_nreqs = nreqs;
@@ -1144,6 +1249,16 @@ LDL_PG_API int ldl_pg_async_drop(ldl_pg_async *pa) {
     return ldl__pg_fail_all(pa);
 }
 
+LDL_PG_API const char *ldl_pg_async_why(const ldl_pg_async *pa) {
+    if (!pa) return "ldl_pg_async: NULL";
+    if (!pa->_pg) return pa->_why ? pa->_why : "ldl_pg_async: not initialised";
+    return pa->_pg->_err;
+}
+
+LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa) {
+    return pa ? &pa->_stats : NULL;
+}
+
 LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
     int ev = 0;
     if (events) *events = 0;
@@ -1204,6 +1319,7 @@ static int ldl__pg_send(ldl_pg_async *pa) {
                 if ((pa->_need_prep & (1u << i)) &&
                     PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
             if (rc == 0 && PQpipelineSync(p->_conn) != 1) rc = -1;
+            pa->_stats.prepares++;
             pa->_prep._rc = LDL_OK;
             pa->_prep._phase = LDL__PG_SENT;
             ldl__pg_push(&pa->_ahead, &pa->_atail, &pa->_prep);
@@ -1214,7 +1330,7 @@ static int ldl__pg_send(ldl_pg_async *pa) {
         if (rc != 0 || ldl__pg_send_one(pa, r) != 0) { rc = -1; break; }
         sent++;
     }
-    if (corked) ldl__pg_cork(p->_conn, 0);
+    if (corked) { ldl__pg_cork(p->_conn, 0); pa->_stats.batches++; }
     return rc;
 }
 
@@ -1254,7 +1370,10 @@ static int ldl__pg_finish(ldl_pg_async *pa, ldl_pg_req *h) {
         if (rc != LDL_OK) pa->_gone = 1;
         return 0;
     }
+    pa->_stats.answered++;
     if (!op && tok >= 1) {      /* a cancelled ACQUIRE was granted: hand it back */
+        pa->_stats.handed_back++;
+        pa->_stats.submitted++;
         h->_kind = LDL_OP_RELEASE;
         h->_token = tok;
         h->_rc = LDL_ESTORE;

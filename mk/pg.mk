@@ -2,6 +2,8 @@
 # against a throwaway real server (tests/store/with_pg.sh) and its example.
 #   make test-pg       build everything, start PostgreSQL once, run every PG suite
 #   make examples-pg   build examples/pg_leader.c (no server needed)
+#   make mutants-pg    every mutant of tests/mutants/pg.txt killed by the PG suites
+#                      (tests/store/pg_mutants.sh; minutes: not in make test)
 
 TEST_TARGETS    += test-pg
 EXAMPLE_TARGETS += examples-pg
@@ -15,11 +17,11 @@ PG_CFLAGS = -I. -I$(PG_INC)
 PG_LIBS   = -lpq
 PG_HDRS   = $(HDR) adapters/lite_di_lock_pg.h
 PG_THDRS  = $(PG_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/pg_common.h
-PG_SUITES = pg_names pg_conformance pg_contention pg_faults pg_async pg_hostile pg_election
+PG_SUITES = pg_names pg_grants pg_rebind pg_conformance pg_contention pg_faults pg_async pg_hostile pg_election
 PG_POOLS  = tx1 tx2rr session session1
 PG_BUILDS = $(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_static $(B)/pg/build_noasync
 
-.PHONY: test-pg examples-pg
+.PHONY: test-pg examples-pg mutants-pg
 test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_pooler $(B)/pg/pg_names_vg $(B)/pg/pg_hostile_vg $(B)/pg/pg_leader
 	@for b in $(PG_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_pg.sh $(addprefix ./$(B)/pg/,$(PG_SUITES)) \
@@ -29,6 +31,9 @@ test-pg: $(PG_BUILDS) $(addprefix $(B)/pg/,$(PG_SUITES)) $(B)/pg/pg_pooler $(B)/
 	  'tests/store/pg_leader_smoke.sh ./$(B)/pg/pg_leader'
 
 examples-pg: $(B)/pg/pg_leader
+
+mutants-pg:
+	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/pg.txt
 
 # the suites: C99 with ASan + UBSan
 $(B)/pg/pg_%: tests/store/pg_%.c $(PG_THDRS)

@@ -62,6 +62,12 @@ int main(void)
         as = ldl_pg_async_store(NULL);
         CHECK(!as.acquire && !as.cancel && !as.ctx);
         CHECK(LDL_WANT_READ == 1 && LDL_WANT_WRITE == 2);
+        /* v0.3: why and stats in every language and option */
+        CHECK(strstr(ldl_pg_async_why(&pa), "not initialised") != NULL);
+        CHECK(ldl_pg_async_why(NULL)[0] != '\0' && ldl_pg_async_stats(NULL) == NULL);
+        CHECK(ldl_pg_async_stats(&pa) != NULL && ldl_pg_async_stats(&pa)->submitted == 0 &&
+              ldl_pg_async_stats(&pa)->live == 0);
+        CHECK(ldl_pg_async_drop(&pa) == 0 && ldl_pg_async_rebind(&pa, dead) == LDL_EINVAL);
     }
 #endif
     s = ldl_pg_store(NULL);

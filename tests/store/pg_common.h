@@ -35,6 +35,14 @@ ST_FN int pgt_exec(PGconn *c, const char *sql)
     return ok;
 }
 
+/* run a NULL-terminated list of statements; 1 when all succeeded */
+ST_FN int pgt_exec_all(PGconn *c, const char *const *sql)
+{
+    int ok = 1;
+    for (; *sql; sql++) ok &= pgt_exec(c, *sql);
+    return ok;
+}
+
 /* one integer from a query with up to one text parameter; INT64_MIN on error/no row */
 ST_FN int64_t pgt_int(PGconn *c, const char *sql, const char *param)
 {

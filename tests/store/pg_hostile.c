@@ -65,13 +65,6 @@ static const char *setup_evil[] = {
     NULL
 };
 
-static int run_all(PGconn *c, const char *const *sql)
-{
-    int ok = 1;
-    for (; *sql; sql++) ok &= pgt_exec(c, *sql);
-    return ok;
-}
-
 static int64_t evil_ran(PGconn *su)
 {
     return pgt_int(su, "SELECT count(*) FROM evil.ran", NULL);
@@ -130,8 +123,10 @@ static void no_second_grant(PGconn *app, PGconn *su)
             (void)ldl_lock_poll(&l.lock);
             st_sleep_ms(1);
         }
-        ST_CHECK(ldl_lock_state(&l.lock) == LDL_IDLE && ldl_lock_answer(&l.lock) == 0,
-                 "async acquire of the held key answered 0 (state %s)", ldl_state_name(ldl_lock_state(&l.lock)));
+        ST_CHECK(ldl_lock_state(&l.lock) == LDL_IDLE && ldl_lock_answer(&l.lock) == 0 &&
+                 ldl_lock_raw_answer(&l.lock) == 0,
+                 "async acquire of the held key answered 0, not a store error (state %s, raw %d: %s)",
+                 ldl_state_name(ldl_lock_state(&l.lock)), ldl_lock_raw_answer(&l.lock), ldl_pg_why(&b));
         ldl_lock_dispose(&l.lock);
     }
     ST_CHECK(sa.release(sa.ctx, "k", ta) == 1, "release = 1");
@@ -261,9 +256,9 @@ int main(void)
     su = pgt_connect("");
     ST_CHECK(PQstatus(su) == CONNECTION_OK, "connect as the superuser");
     if (st_failed()) return st_report();
-    ST_CHECK(run_all(su, setup_su), "roles and schemas");
+    ST_CHECK(pgt_exec_all(su, setup_su), "roles and schemas");
     evil = pgt_connect("user=ldl_evil");
-    ST_CHECK(PQstatus(evil) == CONNECTION_OK && run_all(evil, setup_evil), "the other role's objects");
+    ST_CHECK(PQstatus(evil) == CONNECTION_OK && pgt_exec_all(evil, setup_evil), "the other role's objects");
     app = pgt_connect(APP);
     ST_CHECK(PQstatus(app) == CONNECTION_OK, "connect as ldl_app");
     if (st_failed()) return st_report();
