@@ -885,11 +885,11 @@ static void reap(run *r) {
     }
 }
 
-/* The job's processes outside its group (setsid, setpgid): every live (not zombie)
-   descendant of this process whose process group is not pgid, found by a walk of
-   /proc (Linux; elsewhere none). sig > 0 is sent to each. Answers how many. As the
-   subreaper this process inherits every orphan of the job, so a descendant stays a
-   descendant until it dies. */
+/* The job's processes outside its group (setsid, setpgid): every descendant of this
+   process whose process group is not pgid, found by a walk of /proc (Linux;
+   elsewhere none). sig > 0 is sent to each. Answers how many. As the subreaper this
+   process inherits every orphan of the job, so a descendant stays a descendant until
+   it is reaped; a zombie counts until then (it comes to us, and reap() takes it). */
 static int strays(pid_t pgid, int sig) {
     int n = 0;
 #ifdef __linux__
@@ -913,7 +913,7 @@ static int strays(pid_t pgid, int sig) {
         fclose(f);
         buf[len] = 0;
         p = strrchr(buf, ')');               /* the name may hold spaces and ')' */
-        if (!p || p[1] != ' ' || !p[2] || p[2] == 'Z' || p[2] == 'X') continue;
+        if (!p || p[1] != ' ' || !p[2] || p[2] == 'X') continue;
         if (sscanf(p + 4, "%ld %ld", &a, &b) != 2) continue;
         pid[k] = (pid_t)atol(e->d_name); ppid[k] = (pid_t)a; pgrp[k] = (pid_t)b;
         mine[k] = ppid[k] == self;
@@ -1141,6 +1141,10 @@ int main(int argc, char **argv) {
         if (!lost && !doomed && left > o.grace_ms && left - o.grace_ms < (uint64_t)timeout)
             timeout = (int)(left - o.grace_ms);
         sigs = wait_events(&r, timeout);
+        /* the job ended: the lease is judged once more at the release (an ldl-run
+           that was stopped past the deadline must not pass the command's 0 on) */
+        reap(&r);
+        if (r.child_done && !job_alive(&r)) break;
         for (i = 0; i < NFWD; i++) {
             if (!(sigs & (1u << i))) continue;
             if (verbose) say("forwarding signal %s%s", strsignal(fwd_sigs[i]), NULL);
