@@ -2,10 +2,11 @@
 #   make cli            build build/cli/ldl-run (also part of `make examples`)
 #   make test-cli       strict builds (gcc, clang, C++17), then the suite against the
 #                       MemoryStore, a throwaway redis-server and a throwaway PostgreSQL,
-#                       with an ASan+UBSan build of the tool (about 30 s)
+#                       with an ASan+UBSan build of the tool (about 3 minutes: the
+#                       loss window, store restarts and frozen-store bounds take real time)
 #   make install-cli    install ldl-run into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local)
 #   make uninstall-cli
-# Decision record: docs/decisions/0701-ldl-run.md.
+# Decision records: docs/decisions/0701-ldl-run.md, 0702 (loss schedule), 0703 (ride-out, bounds).
 
 PREFIX ?= /usr/local
 
@@ -13,8 +14,8 @@ TEST_TARGETS      += test-cli
 EXAMPLE_TARGETS   += cli
 INSTALL_TARGETS   += install-cli
 UNINSTALL_TARGETS += uninstall-cli
-DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev
-DEPS_CMDS  += redis-server redis-cli psql
+DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev python3 coreutils
+DEPS_CMDS  += redis-server redis-cli psql python3 timeout
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
 
 CLI_INC   := -I. -I$(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
@@ -53,7 +54,8 @@ install-cli: $(B)/cli/ldl-run
 uninstall-cli:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ldl-run
 
-# each broken copy of the tool must turn the Redis suite red (not in `make test`)
+# each broken copy of the tool must turn the Redis (or, where named, the PostgreSQL)
+# suite red (not in `make test`; about 40 minutes)
 .PHONY: test-cli-mutants
 test-cli-mutants:
 	@CC="$(CC)" sh tests/cli/mutants.sh $(B)/cli/mutants

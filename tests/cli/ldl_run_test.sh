@@ -409,7 +409,12 @@ rm -f a.ts b.ts
 printf 'trap "" TERM\nwhile :; do date +%%s%%N >> a.ts; sleep 0.02; done\n' > ow.sh
 pxrun --ttl 3000 OW -- sh ow.sh 2>ow.err & l=$!
 wait_for a.ts; kill -STOP $ppid_
-run -w 30 OW -- sh -c 'date +%s%N > b.ts'; rb=$?
+# B tries every ~50 ms (-n in a loop, not -w's backoff), so it starts at once when the
+# store frees KEY
+i=0; while [ ! -s b.ts ] && [ $i -lt 300 ]; do
+  run -n OW -- sh -c 'date +%s%N > b.ts'; sleep 0.02; i=$((i + 1))
+done
+[ -s b.ts ]; rb=$?
 bwait $l; ra=$rc
 kill -CONT $ppid_
 check "loss window: A exits 75 ($ra), B runs (0, $rb)" '[ $ra = 75 ] && [ $rb = 0 ]'
@@ -461,12 +466,14 @@ if [ "$kind" = redis ]; then
   done
   if [ -z "$p2" ]; then bad "the persistent redis-server did not start"; else
     kill9_r2() { kill -9 $r2pid; wait $r2pid 2>/dev/null; r2pid=; }
-    # shorter than the window (TTL 4 s, --grace 0.5: ~2 s of outage ridden out at worst)
-    exec "$bin" --redis "127.0.0.1:$p2" --ttl 4000 --grace 0.5 RS -- \
+    # shorter than the window: TTL 6 s, heartbeat 2 s, --grace 0.5: SIGTERM would come
+    # 5.4 s after the last renew; the server is down from 0.3 s to about 2.5 s after
+    # the grant, so the renew due at 2 s meets the dead link and must be ridden out
+    exec "$bin" --redis "127.0.0.1:$p2" --ttl 6000 --grace 0.5 RS -- \
       sh -c 'echo $LDL_FENCE > rs.f; while [ ! -e rs.go ]; do sleep 0.05; done' 2>rs.err & l=$!
     wait_for rs.f; sleep 0.3
-    kill9_r2; sleep 0.3; start_r2 "$p2" || bad "restart of the persistent redis-server failed"
-    sleep 5    # past the TTL: the lease lives only if it was renewed on the restarted server
+    kill9_r2; sleep 2.2; start_r2 "$p2" || bad "restart of the persistent redis-server failed"
+    sleep 6.5  # past the TTL: the lease lives only if it was renewed on the restarted server
     check "a store restart shorter than the window: the job keeps running" 'alive $l'
     $TMO "$bin" --redis "127.0.0.1:$p2" --status RS > rs.st
     check "... and the lease is still its own ($(cat rs.st))" 'grep -q "^RS: held by .*, fence $(cat rs.f), " rs.st'
@@ -486,6 +493,23 @@ if [ "$kind" = redis ]; then
       '[ $rc = 0 ] && [ "$(cat rl2.f)" -gt "$(cat rl.f)" ]'
     kill9_r2
   fi
+fi
+
+if [ "$kind" = pg ]; then
+  # ---------------------------------------------------------------- riding out a restart (pg)
+  # an immediate shutdown (a crash: WAL replay) and a start, while the job runs. TTL 10 s,
+  # heartbeat 3.3 s, --grace 1: SIGTERM would come 8.9 s after the last renew
+  exec "$bin" --pg "$SV" --ttl 10000 --grace 1 PR -- \
+    sh -c 'echo $LDL_FENCE > pr.f; while [ ! -e pr.go ]; do sleep 0.05; done' 2>pr.err & l=$!
+  wait_for pr.f; sleep 0.3
+  "$LDL_PG_CTL" crash; sleep 3.5; "$LDL_PG_CTL" start || bad "postgres did not start again"
+  sleep 7    # past the TTL: the lease lives only if a renew reached the restarted server
+  check "a PostgreSQL restart shorter than the window: the job keeps running" 'alive $l'
+  run --status PR > pr.st
+  check "... and the lease is still its own ($(cat pr.st))" 'grep -q "^PR: held by .*, fence $(cat pr.f), " pr.st'
+  touch pr.go; bwait $l
+  check "... and it exits 0 at the end (got $rc)" '[ $rc = 0 ]'
+  [ $fail = 0 ] || cat pr.err >&2
 fi
 
 echo "$pass passed, $fail failed"
