@@ -367,6 +367,19 @@ check "loss, TERM obeyed: no SIGKILL was needed" '! grep -q "grace period over: 
 lost_case "loss, TERM ignored (SIGKILL after --grace)" 'trap "" TERM;'
 check "loss, TERM ignored: the SIGKILL was needed" 'grep -q "grace period over: SIGKILL" lost.err && [ ! -e gterm ]'
 
+# ---------------------------------------------------------------- the store says "not yours"
+# the lease row/key is deleted under the running job: the next renew answers 0
+# (HEARTBEAT_FAILED), the job gets SIGTERM at once (its trap notes it), exit 75
+rm -f hb.ready hb.term
+xrun --ttl 3000 --grace 0.5 HB -- sh -c 'trap "echo t > hb.term; exit 0" TERM; echo $$ > hb.ready; while :; do sleep 0.05; done' 2>hb.err &
+l=$!
+wait_for hb.ready
+if [ "$kind" = pg ]; then psql "$SV" -qc "DELETE FROM ldl_lease WHERE key = 'HB'" >/dev/null
+else redis-cli -p "$port" del "{ldl:HB}:lease" >/dev/null; fi
+bwait $l "$(cat hb.ready)"
+check "the store answers a renew with 'not yours': exit 75, SIGTERM at once (got $rc: $(cat hb.err))" \
+  '[ $rc = 75 ] && [ -s hb.term ] && grep -q "lost (HEARTBEAT_FAILED)" hb.err'
+
 # ---------------------------------------------------------------- one host cut off: a frozen proxy
 # freeze_proxy.py relays to the store; SIGSTOP on it freezes the link of the ldl-run behind
 # it only (TCP still connects, nothing is answered), the others reach the store directly.

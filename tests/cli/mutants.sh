@@ -4,7 +4,7 @@
 # (inside tests/store/with_redis.sh), or the PostgreSQL suite (inside
 # tests/store/with_pg.sh) when its line names "pg" as a third field: some behaviours
 # (a blocking connect) only a PostgreSQL store shows. Not part of `make test` (about
-# 40 minutes on 2 cores): `make test-cli-mutants` (MUTANTS="name ..." runs only those).
+# 20 minutes on 2 cores; a mutant's run stops at its first FAIL): `make test-cli-mutants` (MUTANTS="name ..." runs only those).
 # Last line: "mutants: N killed, N survived".
 set -u
 out=${1:-build/cli/mutants}
@@ -23,23 +23,38 @@ while IFS='|' read -r name expr suite; do
   if ! $cc -std=c99 -O1 -w $inc "$out/$name.c" -lhiredis -lpq -o "$out/$name"; then
     echo "mutant $name: does not compile (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
-  # into a file, not a pipe: a process a mutant leaves behind would hold a pipe open
+  # in its own session (setsid), so that the whole run can be ended; the first FAIL
+  # already makes the mutant killed, so the run is stopped there (TERM: the wrappers
+  # stop their servers; then KILL for what is left). Into files, not a pipe: a process
+  # a mutant leaves behind would hold a pipe open.
   if [ "${suite:-redis}" = pg ]; then
-    timeout 300 tests/store/with_pg.sh "sh tests/cli/ldl_run_test.sh $out/$name pg" \
-      >"$out/$name.out" 2>"$out/$name.err"
-    # with_pg.sh prints its own lines after the suite's
-    grep ' passed, ' "$out/$name.out" | tail -n 1 > "$out/$name.last"
+    setsid timeout 300 tests/store/with_pg.sh "sh tests/cli/ldl_run_test.sh $out/$name pg" \
+      >"$out/$name.out" 2>"$out/$name.err" &
   else
-    timeout 300 tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh "$out/$name" redis \
-      >"$out/$name.out" 2>"$out/$name.err"
-    tail -n 1 "$out/$name.out" > "$out/$name.last"
+    setsid timeout 300 tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh "$out/$name" redis \
+      >"$out/$name.out" 2>"$out/$name.err" &
   fi
-  res=$(cat "$out/$name.last")
-  # cut by the timeout (a mutant that never releases makes every later run wait a TTL):
-  # the failures it already reported count
-  case $res in *" failed") ;; *) grep -q '^FAIL' "$out/$name.err" && res="cut short, $(grep -c '^FAIL' "$out/$name.err") failed" ;; esac
+  sp=$!
+  while kill -0 $sp 2>/dev/null && ! grep -q '^FAIL' "$out/$name.err"; do sleep 0.5; done
+  first=
+  if kill -0 $sp 2>/dev/null; then      # a FAIL while it runs: stop it
+    first=$(grep -m 1 '^FAIL' "$out/$name.err")
+    kill -TERM -- -$sp 2>/dev/null
+    i=0; while kill -0 $sp 2>/dev/null && [ $i -lt 20 ]; do sleep 0.5; i=$((i + 1)); done
+    kill -KILL -- -$sp 2>/dev/null
+    pkill -KILL -s $sp 2>/dev/null      # the jobs ldl-run put in groups of their own
+  fi
+  wait $sp 2>/dev/null
+  if [ -n "$first" ]; then
+    res="stopped at the first failure: $first"
+  else
+    res=$(grep ' passed, ' "$out/$name.out" | tail -n 1)
+    # cut by the timeout: the failures it already reported count
+    case $res in *" failed") ;; *) grep -q '^FAIL' "$out/$name.err" && res="cut short, $(grep -c '^FAIL' "$out/$name.err") failed" ;; esac
+  fi
   case $res in
     "0 passed, 0 failed"|"") echo "mutant $name: the suite did not run ($res)"; survived=$((survived + 1)) ;;
+    "stopped at the first failure"*) echo "mutant $name: killed ($res)"; killed=$((killed + 1)) ;;
     *", 0 failed") echo "mutant $name: SURVIVED ($res)"; survived=$((survived + 1)) ;;
     *) echo "mutant $name: killed ($res)"; killed=$((killed + 1)) ;;
   esac
