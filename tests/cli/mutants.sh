@@ -27,6 +27,7 @@ while IFS='|' read -r name expr suite; do
   # already makes the mutant killed, so the run is stopped there (TERM: the wrappers
   # stop their servers; then KILL for what is left). Into files, not a pipe: a process
   # a mutant leaves behind would hold a pipe open.
+  : >"$out/$name.err"; : >"$out/$name.out"
   if [ "${suite:-redis}" = pg ]; then
     setsid timeout 300 tests/store/with_pg.sh "sh tests/cli/ldl_run_test.sh $out/$name pg" \
       >"$out/$name.out" 2>"$out/$name.err" &
