@@ -55,7 +55,7 @@ uninstall-cli:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ldl-run
 
 # each broken copy of the tool must turn the Redis (or, where named, the PostgreSQL)
-# suite red (not in `make test`; about 40 minutes)
+# suite red (not in `make test`; about 25 minutes)
 .PHONY: test-cli-mutants
 test-cli-mutants:
 	@CC="$(CC)" sh tests/cli/mutants.sh $(B)/cli/mutants

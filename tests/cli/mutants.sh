@@ -5,7 +5,7 @@
 # tests/store/with_pg.sh) when its line names "pg" as a third field: some behaviours
 # (a blocking connect; a release bounded only by --store-timeout, where Redis also drops
 # a stalled link) only a PostgreSQL store shows. Not part of `make test` (about
-# 20 minutes on 2 cores; a mutant's run stops at its first FAIL): `make test-cli-mutants` (MUTANTS="name ..." runs only those).
+# 25 minutes on 2 cores; a mutant's run stops at its first FAIL): `make test-cli-mutants` (MUTANTS="name ..." runs only those).
 # Last line: "mutants: N killed, N survived".
 set -u
 out=${1:-build/cli/mutants}
