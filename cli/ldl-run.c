@@ -6,10 +6,14 @@
    MemoryStore), runs COMMAND in its own process group with LDL_KEY and
    LDL_FENCE in its environment, renews the lease from its own loop while the
    command runs, and releases it when the command (and every process left in
-   its group) is gone. When the lease is lost the whole group gets SIGTERM,
-   then SIGKILL after --grace, and ldl-run exits with its own code.
+   its group, and every descendant that left the group) is gone. When no
+   renew has succeeded and the lease's time left reaches --grace, the whole
+   job gets SIGTERM, and SIGKILL at the lease's local deadline, before the
+   store can free the key; ldl-run then exits with its own code.
    `ldl-run --help` lists the options and exit codes; decision record
-   docs/decisions/0701-ldl-run.md says why it is built this way.
+   docs/decisions/0701-ldl-run.md says why it is built this way; 0702 the
+   loss schedule, escalation and escapes, 0703 riding out a store restart
+   and the bounded waits.
 
    `ldl-run --status [store] KEY` says who holds KEY (owner, fence, ms left)
    without taking it.
@@ -18,7 +22,8 @@
    (ldl_redis_async, ldl_pg_async, ldl_memstore_async_store): ONE loop waits in
    poll() on the store's socket and a self-pipe fed by the signal handlers
    (SIGCHLD included), for at most ldl_lock_due_in_ms(). Nothing in the loop
-   blocks on the store. POSIX; Linux adds PR_SET_CHILD_SUBREAPER. */
+   blocks on the store. POSIX; Linux adds PR_SET_CHILD_SUBREAPER, a /proc walk
+   for the descendants that left the group, and PR_SET_PDEATHSIG. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -32,6 +37,7 @@
 #define LDL_SQLITE_IMPLEMENTATION
 #include "adapters/lite_di_lock_sqlite.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -41,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +56,7 @@
 #include <sys/prctl.h>
 #endif
 
-#define RUN_VERSION "0.2.0"
+#define RUN_VERSION "0.3.0"
 
 /* exit codes (also in --help and the README section) */
 #define EXIT_NOT_ACQUIRED 1     /* default of -E */
@@ -62,8 +69,11 @@
 
 #define RETRY_BASE_MS 100u      /* the library's retry schedule (full jitter): the n-th */
 #define RETRY_CAP_MS  1000u     /* retry waits 1..min(1000, 100 * 2^n) ms */
-#define REDIS_RECONNECT_MS 500u /* at most one Redis reconnect per 500 ms */
+#define RECONNECT_MS  100u      /* at most one store reconnect per 100 ms */
+#define RIDE_OUT_MS   100u      /* a renew that met a store error is tried again after this */
 #define GROUP_CHECK_MS 50       /* while only grandchildren are left */
+#define KILL_LEAD_MS  100u      /* drift at least this (if it fits): the time for a SIGKILL
+                                   sent at the local deadline to land before the store frees KEY */
 
 static const char usage_text[] =
 "usage: ldl-run [options] KEY [--] COMMAND [ARGS...]\n"
@@ -107,26 +117,55 @@ static const char usage_text[] =
 "                         the store's clock) without taking it; exit 0 held, 1 free\n"
 "\n"
 "Running:\n"
-"  --grace SECONDS        after SIGTERM to the group, SIGKILL after this (default 10)\n"
+"  --grace SECONDS        time between SIGTERM and SIGKILL (default 10; decimals\n"
+"                         allowed). Must be < TTL - heartbeat - drift: a --grace that\n"
+"                         does not fit exits 64 and says why; the default is cut to\n"
+"                         half of that when it does not fit (-v says so)\n"
+"  --store-timeout SECONDS  bound on every store wait with no deadline of its own:\n"
+"                         the connect, each acquire attempt (-n included), the release\n"
+"                         at the end, --status (default 2; decimals allowed)\n"
 "  -v, --verbose          say on stderr when KEY is acquired, renewed, released\n"
-"  -h, --help             this text;  -V, --version  the version\n"
+"  -h, --help             this text;  -V, --version  the version\n";
+
+/* two strings: C99 promises 4095 bytes per literal */
+static const char usage_more[] =
 "\n"
 "Signals: HUP, INT, QUIT, TERM, USR1 and USR2 sent to ldl-run are forwarded to\n"
-"COMMAND's process group; ldl-run keeps renewing until the group is gone, then\n"
-"releases KEY. Processes left in the group after COMMAND exits get SIGTERM (then\n"
-"SIGKILL after --grace) before KEY is released: no part of the job outlives the\n"
-"lease. On loss of the lease (the store said no, failed, or did not answer before\n"
-"the lease's deadline) the group gets SIGTERM, then SIGKILL after --grace.\n"
+"the job (COMMAND's process group and every descendant that left it); ldl-run\n"
+"keeps renewing until the job is gone, then releases KEY. After HUP, INT, QUIT or\n"
+"TERM a job still alive --grace later gets SIGKILL (USR1 and USR2 only pass on).\n"
+"Processes left after COMMAND exits get SIGTERM, then SIGKILL after --grace,\n"
+"before KEY is released: no part of the job outlives the lease. ldl-run is the\n"
+"job's subreaper. If ldl-run is SIGKILLed, COMMAND gets SIGKILL too\n"
+"(PR_SET_PDEATHSIG, Linux), but its own children run on unfenced.\n"
+"\n"
+"Loss: when no renew has succeeded and the lease's time left reaches --grace, the\n"
+"job gets SIGTERM, and SIGKILL at the lease's local deadline (TTL - drift after\n"
+"the last renew was sent). When the store answers \"not yours\" earlier, SIGTERM\n"
+"comes at once and SIGKILL after --grace or at the deadline, whichever is first.\n"
+"The store frees KEY at TTL after it saw that renew, so a job that dies on SIGKILL\n"
+"never overlaps the next holder: no window is left. Not covered: a process in\n"
+"uninterruptible sleep, work the job handed to a process that is not its\n"
+"descendant (a daemon, at, systemd-run, another host), this host paused or its\n"
+"clock slower than the store's by more than the drift (TTL/100 + 2 ms, at least\n"
+"100 ms when it fits), and writes already on their way to a resource (LDL_FENCE\n"
+"is what lets the resource refuse those).\n"
+"A store error while COMMAND runs (a restart, a dropped link) is ridden out: the\n"
+"renew is tried again every 100 ms on a new connection: an outage shorter than\n"
+"TTL - drift - heartbeat - grace (9.7 s with the defaults) never ends the job,\n"
+"if the store kept the lease (Redis: appendonly yes, appendfsync always).\n"
 "\n"
 "Exit status:\n"
 "  COMMAND's own exit status; 128+N when it was killed by signal N\n"
 "  1     KEY not acquired (-n, or -w expired; change it with -E); --status: KEY free\n"
-"  64    usage: bad option, key, TTL or heartbeat\n"
+"  64    usage: bad option, key, TTL, heartbeat or grace\n"
 "  69    store error: unreachable, failing, or silent while acquiring KEY\n"
 "  71    system error (fork, pipe, poll)\n"
-"  75    the lease was lost while COMMAND ran: it was terminated (or, if it had\n"
-"        already exited, its work may not have been exclusive)\n"
-"  126   COMMAND could not be executed;  127  COMMAND was not found\n";
+"  75    the lease was lost (or its time left reached --grace with no renew)\n"
+"        while COMMAND ran: the job was terminated (or, if it had already\n"
+"        exited, its work may not have been exclusive)\n"
+"  126   COMMAND could not be executed;  127  COMMAND was not found\n"
+"  128+N signal N ended the wait for KEY or the connect (nothing ran)\n";
 
 /* ------------------------------------------------------------------ clock */
 static uint64_t now_ms(void) {
@@ -137,9 +176,35 @@ static uint64_t now_ms(void) {
 
 static int verbose;
 
+/* s for a terminal: printable ASCII (0x20..0x7E) as it is, every other byte and the
+   backslash as \xHH, trailing newlines dropped (server texts end in one); cut with
+   "..." at cap. No byte of a key, owner, command name or server text reaches the
+   terminal raw (C1 controls such as CSI 0x9B, bidi overrides, ESC). */
+static const char *esc(const char *s, char *buf, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0, len;
+    if (!s) s = "";
+    len = strlen(s);
+    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r')) len--;
+    for (; len > 0; s++, len--) {
+        unsigned char c = (unsigned char)*s;
+        if (n + 8 >= cap) { memcpy(buf + n, "...", 4); return buf; }
+        if (c >= 0x20 && c <= 0x7E && c != '\\') {
+            buf[n++] = (char)c;
+        } else {
+            buf[n++] = '\\'; buf[n++] = 'x';
+            buf[n++] = hex[c >> 4]; buf[n++] = hex[c & 15];
+        }
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* one line on stderr; a and b (keys, owners, server texts) are escaped */
 static void say(const char *fmt, const char *a, const char *b) {
+    char ea[1024], eb[1024];
     fprintf(stderr, "ldl-run: ");
-    fprintf(stderr, fmt, a ? a : "", b ? b : "");
+    fprintf(stderr, fmt, esc(a, ea, sizeof ea), esc(b, eb, sizeof eb));
     fputc('\n', stderr);
 }
 
@@ -148,13 +213,45 @@ static int sig_pipe[2] = { -1, -1 };
 static const int fwd_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
 #define NFWD ((int)(sizeof fwd_sigs / sizeof fwd_sigs[0]))
 
+/* 1 while the store is opened (connect, getaddrinfo, the adapter's synchronous
+   init): nothing is held yet, so a signal ends the tool at once (128+N) rather than
+   wait for a call that may never return */
+static volatile sig_atomic_t in_setup;
+static char watchdog_msg[160];           /* written by the setup watchdog (SIGALRM) */
+
 static void on_signal(int sig) {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
-    ssize_t n = write(sig_pipe[1], &b, 1);   /* full pipe: the byte is dropped; the
+    ssize_t n;
+    if (in_setup) _exit(128 + sig);
+    n = write(sig_pipe[1], &b, 1);           /* full pipe: the byte is dropped; the
                                                loop also reaps on every wake-up */
     (void)n;
     errno = saved;
+}
+
+static void on_watchdog(int sig) {
+    ssize_t n = write(2, watchdog_msg, strlen(watchdog_msg));
+    (void)n; (void)sig;
+    _exit(EXIT_STORE);
+}
+
+/* bound a synchronous phase to ms (0: disarm); past it the tool exits 69 saying what */
+static void watchdog(uint64_t ms, const char *what) {
+    struct itimerval it;
+    struct sigaction sa;
+    memset(&it, 0, sizeof it);
+    if (ms) {
+        snprintf(watchdog_msg, sizeof watchdog_msg, "ldl-run: store error: no answer within %llu ms %s\n",
+                 (unsigned long long)ms, what);
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_watchdog;
+        sigemptyset(&sa.sa_mask);
+        (void)sigaction(SIGALRM, &sa, NULL);
+        it.it_value.tv_sec = (time_t)(ms / 1000u);
+        it.it_value.tv_usec = (suseconds_t)(ms % 1000u) * 1000;
+    }
+    (void)setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static int set_flags(int fd) {
@@ -189,6 +286,9 @@ typedef struct store {
     ldl_async_store inner;       /* the adapter's non-blocking view */
     ldl_store_ext ext;           /* its owned acquire (submit_owned may be NULL) */
     uint64_t last_reconnect;
+    int ride_out;                /* 1 once KEY is held: a stalled or failed link is
+                                    replaced, so that the lock's renew retries get through */
+    uint64_t io_ms;              /* --store-timeout */
     /* memory */
     ldl_memstore ms;
     ldl_memstore_slot slots[2];
@@ -197,12 +297,16 @@ typedef struct store {
     ldl_redis_async ra;
     ldl_redis_req rreqs[8];
     /* pg */
+    const char *conninfo;
     PGconn *pc;
     ldl_pg pg;
     ldl_pg_async pa;
     ldl_pg_req preqs[8];
     /* sqlite: answers inside each submit (a transaction, bounded by its busy_ms) */
     ldl_sqlite sq;
+    PGconn *pc_new;              /* a reconnect under way (PQconnectPoll driven by the loop) */
+    int pc_poll;                 /* its last PostgresPollingStatusType */
+    uint64_t pc_since;
 } store;
 
 static const char *store_why(const store *s) {
@@ -252,7 +356,40 @@ static int store_open_sqlite(store *s, const char *path, const char *table) {
     return 0;
 }
 
-/* connect and wrap; EXIT_* on failure (message printed) */
+/* PQconnectPoll as poll() events; the first step is a write (libpq's rule) */
+static short pg_events(int st) {
+    return (short)(st == PGRES_POLLING_READING ? POLLIN : POLLOUT);
+}
+
+/* a non-blocking PostgreSQL connect, waited for here (setup: signals end the tool)
+   for at most ms; NULL with a message printed on failure */
+static PGconn *pg_connect(const char *conninfo, uint64_t ms) {
+    PGconn *c = PQconnectStart(conninfo);
+    int st = PGRES_POLLING_WRITING;
+    uint64_t end = now_ms() + ms;
+    if (!c) { say("--pg: out of memory%s%s", NULL, NULL); return NULL; }
+    while (PQstatus(c) != CONNECTION_BAD) {
+        struct pollfd p;
+        uint64_t t = now_ms();
+        if (st == PGRES_POLLING_OK) return c;
+        if (t >= end) {
+            char n[24];
+            snprintf(n, sizeof n, "%llu", (unsigned long long)ms);
+            say("postgres: store error: no answer within %s ms while connecting%s", n, NULL);
+            PQfinish(c);
+            return NULL;
+        }
+        p.fd = PQsocket(c); p.events = pg_events(st); p.revents = 0;
+        if (poll(&p, 1, (int)(end - t)) > 0) st = (int)PQconnectPoll(c);
+        if (st == PGRES_POLLING_FAILED) break;
+    }
+    say("postgres: %s%s", PQerrorMessage(c), NULL);
+    PQfinish(c);
+    return NULL;
+}
+
+/* connect and wrap; EXIT_* on failure (message printed). Runs with in_setup and
+   under the watchdog: a signal or a store that never answers ends it. */
 static int store_open(store *s, int kind, const char *arg, const char *prefix, const char *table) {
     s->kind = kind;
     if (kind == ST_SQLITE) return store_open_sqlite(s, arg, table);
@@ -283,12 +420,9 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
         s->ext = ldl_redis_async_ext(&s->ra);
     } else {
         int rc;
-        s->pc = PQconnectdb(arg);
-        if (!s->pc) { say("--pg: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
-        if (PQstatus(s->pc) != CONNECTION_OK) {
-            say("postgres: %s%s", PQerrorMessage(s->pc), NULL);
-            return EXIT_STORE;
-        }
+        s->conninfo = arg;
+        s->pc = pg_connect(arg, s->io_ms);
+        if (!s->pc) return EXIT_STORE;
         rc = ldl_pg_init(&s->pg, s->pc, table);
         if (rc != LDL_OK) {
             say("postgres: %s%s", ldl_pg_why(&s->pg), NULL);
@@ -308,31 +442,76 @@ static void store_close(store *s) {
     if (s->rc) { redisFree(s->rc); s->rc = NULL; }
     if (s->pc) { PQfinish(s->pc); s->pc = NULL; }
     ldl_sqlite_close(&s->sq);
+    if (s->pc_new) { PQfinish(s->pc_new); s->pc_new = NULL; }
 }
 
 /* the store's socket (-1: none) and the poll() events it waits for */
 static int store_fd(store *s, short *events) {
     int ev = 0, fd = -1;
     if (s->kind == ST_REDIS) fd = ldl_redis_async_fd(&s->ra, &ev);
-    else if (s->kind == ST_PG) fd = ldl_pg_async_fd(&s->pa, &ev);
+    else if (s->kind == ST_PG && s->pc_new) {
+        *events = pg_events(s->pc_poll);
+        fd = PQsocket(s->pc_new);
+        if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    } else if (s->kind == ST_PG) fd = ldl_pg_async_fd(&s->pa, &ev);
     *events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
     if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);   /* the command must not inherit it */
     return fd;
 }
 
+/* PostgreSQL: replace a failed link without blocking (decision 0703): PQconnectStart,
+   PQconnectPoll from the loop, then ldl_pg_async_rebind; a connect not done within
+   --store-timeout is dropped and started again */
+static void pg_reconnect_step(store *s, uint64_t t) {
+    if (!s->pc_new) {
+        if (t - s->last_reconnect < RECONNECT_MS) return;
+        s->last_reconnect = t;
+        s->pc_new = PQconnectStart(s->conninfo);
+        s->pc_poll = PGRES_POLLING_WRITING;
+        s->pc_since = t;
+        if (!s->pc_new) return;
+    }
+    if (PQstatus(s->pc_new) != CONNECTION_BAD) {
+        struct pollfd p;                     /* a step only when its socket is ready */
+        p.fd = PQsocket(s->pc_new); p.events = pg_events(s->pc_poll); p.revents = 0;
+        if (p.fd >= 0 && poll(&p, 1, 0) > 0) s->pc_poll = (int)PQconnectPoll(s->pc_new);
+    }
+    if (s->pc_poll == PGRES_POLLING_OK && PQstatus(s->pc_new) == CONNECTION_OK) {
+        if (ldl_pg_async_rebind(&s->pa, s->pc_new) == LDL_OK) {
+            if (s->pc) PQfinish(s->pc);
+            s->pc = s->pc_new;
+            s->pc_new = NULL;
+            if (verbose) say("postgres: reconnected%s%s", NULL, NULL);
+            return;
+        }
+    }
+    if (s->pc_poll == PGRES_POLLING_FAILED || PQstatus(s->pc_new) == CONNECTION_BAD ||
+        s->pc_poll == PGRES_POLLING_OK || t - s->pc_since >= s->io_ms) {
+        PQfinish(s->pc_new);
+        s->pc_new = NULL;
+    }
+}
+
 static void store_pump(store *s) {
+    uint64_t t;
     if (s->kind == ST_REDIS) {
+        t = now_ms();
+        /* a server that takes an answer past --store-timeout while KEY is held:
+           drop the link, so the renew fails and the lock tries again on a new one */
+        if (s->ride_out && ldl_redis_async_stalled_ms(&s->ra) >= s->io_ms)
+            ldl_redis_async_fail(&s->ra, "no answer within --store-timeout: link dropped");
         if (ldl_redis_async_pump(&s->ra) < 0) {
-            uint64_t t = now_ms();
             /* a reconnect now and then: a restarted server can still renew our lease
                (the lock's own deadline decides whether it is still ours) */
-            if (t - s->last_reconnect >= REDIS_RECONNECT_MS) {
+            if (t - s->last_reconnect >= RECONNECT_MS) {
                 s->last_reconnect = t;
                 (void)ldl_redis_async_reconnect(&s->ra);
             }
         }
     } else if (s->kind == ST_PG) {
-        (void)ldl_pg_async_pump(&s->pa);
+        if (s->pc_new) { pg_reconnect_step(s, now_ms()); return; }
+        if (ldl_pg_async_pump(&s->pa) < 0 && s->ride_out) pg_reconnect_step(s, now_ms());
     }
 }
 
@@ -394,6 +573,8 @@ typedef struct opts {
     uint64_t wait_ms;
     int conflict_code;
     uint64_t grace_ms;
+    int grace_set;
+    uint64_t io_ms;              /* --store-timeout */
     const char *key;
     const char *owner;           /* NULL: ldl-run@HOST:PID */
     int status;                  /* --status: inspect KEY, run nothing */
@@ -445,13 +626,14 @@ static int parse_args(int argc, char **argv, opts *o) {
     o->ttl_ms = 30000;
     o->conflict_code = EXIT_NOT_ACQUIRED;
     o->grace_ms = 10000;
+    o->io_ms = 2000;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = 1;
         if (a[0] != '-' || a[1] == 0) break;               /* KEY */
         if (!strcmp(a, "--")) { i++; break; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); return -1; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_more, stdout); return -1; }
         if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
             printf("ldl-run %s (lite_di_lock %s)\n", RUN_VERSION, LDL_VERSION);
             return -1;
@@ -488,6 +670,10 @@ static int parse_args(int argc, char **argv, opts *o) {
             o->conflict_code = (int)c;
         } else if (!strcmp(a, "--grace")) {
             if (parse_seconds(v, &o->grace_ms)) return usage_error("--grace: want seconds, got ", v);
+            o->grace_set = 1;
+        } else if (!strcmp(a, "--store-timeout")) {
+            if (parse_seconds(v, &o->io_ms) || o->io_ms == 0)
+                return usage_error("--store-timeout: want seconds > 0, got ", v);
         } else {
             takes = 0;
         }
@@ -541,14 +727,15 @@ static int acquire_loop(run *r, const opts *o, int *code) {
         }
         t = now_ms();
         if (rc == LDL_EINPROGRESS) {
-            /* an attempt in flight may wait for its answer TTL/2 (the lock's own
-               timeout, TTL - drift, comes later), cut to the -w deadline but never
-               below 1 s (a slow answer is not a silent store) */
+            /* an attempt in flight may wait for its answer --store-timeout, at most
+               TTL/2 (the lock's own timeout, TTL - drift, comes later), cut to the -w
+               deadline but never below 1 s or --store-timeout if less (a slow answer
+               is not a silent store) */
             if (!abound) {
                 attempt_t0 = t;
-                abound = t + o->ttl_ms / 2u;
+                abound = t + (o->io_ms < o->ttl_ms / 2u ? o->io_ms : o->ttl_ms / 2u);
                 if (o->wait_set) {
-                    uint64_t wend = t0 + o->wait_ms, floor1 = t + 1000u;
+                    uint64_t wend = t0 + o->wait_ms, floor1 = t + (o->io_ms < 1000u ? o->io_ms : 1000u);
                     if (wend < floor1) wend = floor1;
                     if (wend < abound) abound = wend;
                 }
@@ -577,22 +764,63 @@ static int acquire_loop(run *r, const opts *o, int *code) {
     }
 }
 
-/* --status: who holds KEY, asked through a synchronous connection of the store */
+/* the library's verdict on a lock described by d, with a MemoryStore standing in for
+   the store (nothing connects): NULL when it would init, else its why */
+static const char *probe(const ldl_lock_desc *desc) {
+    static char why[256];
+    ldl_lock_desc d = *desc;
+    ldl_memstore_slot s1[1];
+    ldl_memstore m;
+    ldl_clock zero;
+    ldl_async_store as;
+    ldl_store_ext ext;
+    ldl_lock l;
+    ldl_scope root, pool[1];
+    memset(&zero, 0, sizeof zero);
+    ldl_memstore_init(&m, s1, 1, zero);
+    if (!d.container.scope) {
+        ldl_scope_init(&root, pool, 1);
+        d.container = ldl_scope_container(&root);
+    }
+    as = ldl_memstore_async_store(&m);
+    ext = ldl_memstore_ext(&m);
+    d.async_store = &as;
+    d.store_ext = &ext;
+    if (ldl_lock_init(&l, &d) == LDL_OK) { ldl_lock_dispose(&l); return NULL; }
+    snprintf(why, sizeof why, "%s", ldl_lock_why(&l));
+    return why[0] ? why : "refused by the library";
+}
+
+/* --status: who holds KEY, asked through a synchronous connection of the store;
+   the whole of it bounded by the watchdog (2 x --store-timeout: the connect, then
+   the one question). Key and owner are printed escaped. */
 static int show_status(const opts *o) {
     ldl_holder h;
     ldl_store_ext ext;
+    ldl_lock_desc kd;
+    const char *why;
     int rc;
     static ldl_redis rs;
     static ldl_pg pg;
     redisContext *c = NULL;
     PGconn *pc = NULL;
     static store sst;
+    char ek[4 * LDL_KEY_MAX + 8], eo[4 * LDL_OWNER_MAX + 8];
+    memset(&kd, 0, sizeof kd);           /* the key is the library's to judge, first */
+    kd.key = o->key;
+    kd.ttl_ms = 1000;
+    if ((why = probe(&kd)) != NULL) {
+        say("--status: bad KEY '%s': %s", o->key, why);
+        return EXIT_USAGE;
+    }
+    watchdog(2u * o->io_ms, "asking who holds the key");
     if (o->store_kind == ST_SQLITE) {
         if ((rc = store_open_sqlite(&sst, o->store_arg, o->table)) != 0) return rc;
         ext = sst.ext;
     } else if (o->store_kind == ST_REDIS) {
         struct timeval tv;
-        tv.tv_sec = 5; tv.tv_usec = 0;
+        tv.tv_sec = (time_t)(o->io_ms / 1000u);
+        tv.tv_usec = (suseconds_t)(o->io_ms % 1000u) * 1000;
         if (strchr(o->store_arg, '/')) {
             c = redisConnectUnixWithTimeout(o->store_arg, tv);
         } else {
@@ -615,12 +843,8 @@ static int show_status(const opts *o) {
         }
         ext = ldl_redis_ext(&rs);
     } else {
-        pc = PQconnectdb(o->store_arg);
-        if (!pc || PQstatus(pc) != CONNECTION_OK) {
-            say("postgres: %s%s", pc ? PQerrorMessage(pc) : "out of memory", NULL);
-            if (pc) PQfinish(pc);
-            return EXIT_STORE;
-        }
+        pc = pg_connect(o->store_arg, o->io_ms);
+        if (!pc) return EXIT_STORE;
         rc = ldl_pg_init(&pg, pc, o->table);
         if (rc != LDL_OK) {
             say("postgres: %s%s", ldl_pg_why(&pg), NULL);
@@ -630,15 +854,17 @@ static int show_status(const opts *o) {
         ext = ldl_pg_ext(&pg);
     }
     rc = ldl_store_inspect(&ext, o->key, &h);
+    watchdog(0, NULL);
     if (rc == 1) {
-        printf("%s: held by %s, fence %lld, %lu ms left\n", o->key, h.owner[0] ? h.owner : "(no owner recorded)",
+        printf("%s: held by %s, fence %lld, %lu ms left\n", esc(o->key, ek, sizeof ek),
+               h.owner[0] ? esc(h.owner, eo, sizeof eo) : "(no owner recorded)",
                (long long)h.token, (unsigned long)h.ttl_left_ms);
     } else if (rc == 0) {
-        printf("%s: free\n", o->key);
+        printf("%s: free\n", esc(o->key, ek, sizeof ek));
     } else {
-        say("status of '%s': %s", o->key,
-            o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : o->store_kind == ST_SQLITE ?
-            ldl_sqlite_why(&sst.sq) : ldl_pg_why(&pg));
+        why = o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : o->store_kind == ST_SQLITE ?
+              ldl_sqlite_why(&sst.sq) : ldl_pg_why(&pg);
+        say("status of '%s': %s", o->key, why[0] ? why : "the store refused the question");
     }
     store_close(&sst);
     if (c) redisFree(c);
@@ -649,7 +875,7 @@ static int show_status(const opts *o) {
 
 /* ------------------------------------------------------------------ child */
 static pid_t spawn(char **cmd, const sigset_t *oldmask) {
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
         struct sigaction sa;
         int i;
@@ -660,17 +886,26 @@ static pid_t spawn(char **cmd, const sigset_t *oldmask) {
         for (i = 0; i < NFWD; i++) sigaction(fwd_sigs[i], &sa, NULL);
         sigaction(SIGCHLD, &sa, NULL);
         sigaction(SIGPIPE, &sa, NULL);
+        sigaction(SIGALRM, &sa, NULL);
+#ifdef __linux__
+        /* ldl-run SIGKILLed: nothing renews the lease any more, so the command goes
+           too. Set, then check the parent: it may have died before the prctl. */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != parent) _exit(128 + SIGKILL);
+#else
+        (void)parent;
+#endif
         sigprocmask(SIG_SETMASK, oldmask, NULL);
         execvp(cmd[0], cmd);
         i = errno;
-        fprintf(stderr, "ldl-run: %s: %s\n", cmd[0], strerror(i));
+        say("%s: %s", cmd[0], strerror(i));
         _exit(i == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
     }
     if (pid > 0) setpgid(pid, pid);          /* both sides: no race with a quick kill */
     return pid;
 }
 
-/* reap the child (and, as a subreaper, any orphan of its group) */
+/* reap the child (and, as a subreaper, any orphan of the job) */
 static void reap(run *r) {
     for (;;) {
         int st;
@@ -680,8 +915,72 @@ static void reap(run *r) {
     }
 }
 
-static int group_alive(const run *r) {
-    return kill(-r->pgid, 0) == 0 || errno == EPERM;
+/* The job's processes outside its group (setsid, setpgid): every descendant of this
+   process whose process group is not pgid, found by a walk of /proc (Linux;
+   elsewhere none). sig > 0 is sent to each. Answers how many. As the subreaper this
+   process inherits every orphan of the job, so a descendant stays a descendant until
+   it is reaped; a zombie counts until then (it comes to us, and reap() takes it). */
+static int strays(pid_t pgid, int sig) {
+    int n = 0;
+#ifdef __linux__
+    enum { CAP = 4096 };
+    static pid_t pid[CAP], ppid[CAP], pgrp[CAP];
+    static unsigned char mine[CAP];
+    int k = 0, i, grew;
+    pid_t self = getpid();
+    DIR *dir = opendir("/proc");
+    struct dirent *e;
+    if (!dir) return 0;
+    while ((e = readdir(dir)) != NULL && k < CAP) {
+        char path[300], buf[512], *p;
+        FILE *f;
+        size_t len;
+        long a, b;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (!(f = fopen(path, "r"))) continue;
+        len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        p = strrchr(buf, ')');               /* the name may hold spaces and ')' */
+        if (!p || p[1] != ' ' || !p[2] || p[2] == 'X') continue;
+        if (sscanf(p + 4, "%ld %ld", &a, &b) != 2) continue;
+        pid[k] = (pid_t)atol(e->d_name); ppid[k] = (pid_t)a; pgrp[k] = (pid_t)b;
+        mine[k] = ppid[k] == self;
+        k++;
+    }
+    closedir(dir);
+    do {                                     /* close over parent -> child */
+        grew = 0;
+        for (i = 0; i < k; i++) {
+            int j;
+            if (mine[i]) continue;
+            for (j = 0; j < k; j++)
+                if (mine[j] && pid[j] == ppid[i]) { mine[i] = 1; grew = 1; break; }
+        }
+    } while (grew);
+    for (i = 0; i < k; i++) {
+        if (!mine[i] || pgrp[i] == pgid) continue;
+        if (sig > 0) (void)kill(pid[i], sig);
+        n++;
+    }
+#else
+    (void)pgid; (void)sig;
+#endif
+    return n;
+}
+
+/* sig to the whole job: its group, and its descendants that left the group */
+static void signal_job(const run *r, int sig) {
+    (void)kill(-r->pgid, sig);
+    (void)strays(r->pgid, sig);
+}
+
+/* anything of the job left: a process in the group (a zombie the subreaper has not
+   reaped yet counts until the next reap) or a live descendant outside it */
+static int job_alive(const run *r) {
+    if (kill(-r->pgid, 0) == 0 || errno == EPERM) return 1;
+    return strays(r->pgid, 0) > 0;
 }
 
 static int child_code(int st) {
@@ -691,13 +990,23 @@ static int child_code(int st) {
 }
 
 /* ------------------------------------------------------------------ main */
+static int escalates(int sig) {              /* decision 0702: these end the job */
+    return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM;
+}
+
+static void set_kill(uint64_t *kill_at, uint64_t t) {
+    if (!*kill_at || t < *kill_at) *kill_at = t;
+}
+
 int main(int argc, char **argv) {
     static run r;
     opts o;
     ldl_lock_desc d;
-    int rc, code = 0, lost = 0, lost_reason = 0, killed = 0, terminating = 0;
-    uint64_t kill_at = 0;
-    char fence[24];
+    int rc, code = 0, lost = 0, doomed = 0, killed = 0, leftovers = 0;
+    uint64_t kill_at = 0, trust_end = 0, room;
+    uint32_t hb;
+    char fence[24], num[24], num2[24];
+    const char *why;
     sigset_t block, oldmask;
     int i;
 
@@ -706,6 +1015,7 @@ int main(int argc, char **argv) {
     if (rc) return rc;
     if (o.status) return show_status(&o);
 
+    in_setup = 1;                            /* until the store is open: a signal ends us */
     if (install_signals() != 0) { say("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
 
     /* the lock first: a bad key, TTL or heartbeat is a usage error, before any connect */
@@ -715,6 +1025,13 @@ int main(int argc, char **argv) {
     d.key = o.key;
     d.ttl_ms = o.ttl_ms;
     d.heartbeat_ms = o.heartbeat_ms;
+    hb = o.heartbeat_ms ? o.heartbeat_ms : o.ttl_ms / 3u;       /* the library's default */
+    /* drift: the library's TTL/100 + 2, raised to KILL_LEAD_MS when that still fits
+       (a third of ttl - heartbeat at most): the SIGKILL sent at the local deadline
+       then has that long to land before the store frees KEY */
+    d.drift_ms = o.ttl_ms / 100u + 2u;
+    if (d.drift_ms < KILL_LEAD_MS && o.ttl_ms > hb && KILL_LEAD_MS < (o.ttl_ms - hb) / 3u)
+        d.drift_ms = KILL_LEAD_MS;
     if (!o.nonblock && !(o.wait_set && o.wait_ms == 0)) {   /* wait: the library's schedule */
         d.retry.base_ms = RETRY_BASE_MS;
         d.retry.cap_ms = RETRY_CAP_MS;
@@ -727,31 +1044,38 @@ int main(int argc, char **argv) {
             if (gethostname(host, sizeof host) != 0) host[0] = 0;
             host[sizeof host - 1] = 0;
             snprintf(me, sizeof me, "ldl-run@%s:%ld", host[0] ? host : "?", (long)getpid());
-            for (i = 0; me[i]; i++) if ((unsigned char)me[i] < 0x20 || me[i] == 0x7F) me[i] = '?';
+            for (i = 0; me[i]; i++) if ((unsigned char)me[i] < 0x20 || (unsigned char)me[i] > 0x7E) me[i] = '?';
             o.owner = me;
         }
         d.owner = o.owner;
     }
-    {
-        ldl_memstore_slot s1[1];
-        ldl_memstore m;
-        ldl_clock zero;
-        ldl_async_store probe;
-        ldl_store_ext pext;
-        memset(&zero, 0, sizeof zero);
-        ldl_memstore_init(&m, s1, 1, zero);
-        probe = ldl_memstore_async_store(&m);
-        pext = ldl_memstore_ext(&m);
-        d.async_store = &probe;
-        d.store_ext = &pext;
-        if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
-            say("bad option: %s%s", ldl_lock_why(&r.lock), NULL);
+    if ((why = probe(&d)) != NULL) { say("bad option: %s%s", why, NULL); return EXIT_USAGE; }
+    /* riding out a store error: the renew is tried again every RIDE_OUT_MS while the
+       lease is trusted (decision 0703) */
+    d.ride_out_ms = RIDE_OUT_MS < o.ttl_ms - d.drift_ms - 1u ? RIDE_OUT_MS : 1u;
+    /* the loss schedule must fit: TERM when the time left reaches --grace, which must
+       come after the renew that is due (ttl - heartbeat - drift) -- decision 0702 */
+    room = (uint64_t)o.ttl_ms - hb - d.drift_ms;
+    if (o.grace_ms >= room) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)o.grace_ms);
+        snprintf(num2, sizeof num2, "%llu", (unsigned long long)room);
+        if (o.grace_set) {
+            say("--grace %s ms does not fit this lease: it must be < ttl - heartbeat - drift = %s ms "
+                "(SIGTERM comes --grace before the lease's deadline, after the renew that is due)", num, num2);
             return EXIT_USAGE;
         }
-        ldl_lock_dispose(&r.lock);
+        o.grace_ms = room / 2u;
+        if (verbose) {
+            snprintf(num, sizeof num, "%llu", (unsigned long long)o.grace_ms);
+            say("the default --grace (10 s) does not fit this lease (ttl - heartbeat - drift = %s ms): %s ms", num2, num);
+        }
     }
 
+    r.st.io_ms = o.io_ms;
+    watchdog(2u * o.io_ms, "while connecting");
     rc = store_open(&r.st, o.store_kind, o.store_arg, o.prefix, o.table);
+    watchdog(0, NULL);
+    in_setup = 0;
     if (rc) { store_close(&r.st); return rc; }
     d.async_store = &r.st.inner;
     d.store_ext = &r.st.ext;
@@ -772,16 +1096,19 @@ int main(int argc, char **argv) {
         store_close(&r.st);
         return code;
     }
+    r.st.ride_out = 1;
     snprintf(fence, sizeof fence, "%lld", (long long)ldl_lock_fencing_token(&r.lock));
     if (verbose) say("acquired '%s' with fence %s", o.key, fence);
+    /* overwrite: an LDL_KEY / LDL_FENCE from the caller's environment must not reach
+       the command */
     if (setenv("LDL_KEY", o.key, 1) != 0 || setenv("LDL_FENCE", fence, 1) != 0) {
         say("setenv: %s%s", strerror(errno), NULL);
         code = EXIT_OSERR;
         goto release;
     }
 #ifdef __linux__
-    /* orphans of the group come back to us: we reap them, and kill(-pgid, 0) then
-       tells truly whether any process of the job is left */
+    /* orphans of the job come back to us: we reap them, and the /proc walk finds
+       every descendant that left the group */
     (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 #endif
     sigemptyset(&block);
@@ -797,60 +1124,82 @@ int main(int argc, char **argv) {
     }
     r.pgid = r.child;
 
-    /* the run: renew, forward signals, watch the child and then its group */
+    /* the run: renew, forward signals, watch the child and then the rest of the job.
+       kill_at (0: none) is when the job gets SIGKILL; it only ever moves earlier. */
     for (;;) {
-        uint64_t t;
+        uint64_t t, left = 0;
         int timeout, pr;
         unsigned sigs;
         reap(&r);
-        if (r.child_done && !group_alive(&r)) break;
-        if (r.child_done && !terminating && !lost) {
-            /* the command is gone but its group is not: the job ends with it */
-            if (verbose) say("command exited; terminating what is left of its group%s%s", NULL, NULL);
-            kill(-r.pgid, SIGTERM);
-            terminating = 1;
-            kill_at = now_ms() + o.grace_ms;
+        if (r.child_done && !job_alive(&r)) break;
+        t = now_ms();
+        if (ldl_lock_state(&r.lock) == LDL_HELD) {
+            left = ldl_lock_valid_ms(&r.lock);
+            if (ldl_lock_state(&r.lock) == LDL_HELD) trust_end = t + left;
+        }
+        if (r.child_done && !leftovers && !killed) {
+            /* the command is gone but the job is not: it ends with the command */
+            if (verbose) say("command exited; terminating what is left of the job%s%s", NULL, NULL);
+            signal_job(&r, SIGTERM);
+            leftovers = 1;
+            set_kill(&kill_at, t + o.grace_ms);
+        }
+        if (!lost && !doomed && ldl_lock_state(&r.lock) == LDL_HELD && left <= o.grace_ms) {
+            /* no renew has succeeded for long enough that only --grace is left */
+            doomed = 1;
+            snprintf(num, sizeof num, "%llu", (unsigned long long)left);
+            say("lease '%s': no renew succeeded, %s ms left: SIGTERM to the job, SIGKILL at the "
+                "lease's deadline", o.key, num);
+            if (store_why(&r.st)[0]) say("store: %s%s", store_why(&r.st), NULL);
+            signal_job(&r, SIGTERM);
+            set_kill(&kill_at, trust_end);
+        }
+        if (kill_at && t >= kill_at) {
+            reap(&r);
+            if (!r.child_done || job_alive(&r)) {
+                if (!killed) say("grace period over: SIGKILL to the job%s%s", NULL, NULL);
+                signal_job(&r, SIGKILL);     /* again at every turn: a fork may race it */
+            }
+            killed = 1;
         }
         timeout = clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000);
-        if (r.child_done) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
-        if ((lost || terminating) && !killed) {
-            t = now_ms();
+        if (r.child_done || killed) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
+        if (kill_at && !killed) {
             if (t >= kill_at) timeout = 0;
             else if (kill_at - t < (uint64_t)timeout) timeout = (int)(kill_at - t);
         }
+        if (!lost && !doomed && left > o.grace_ms && left - o.grace_ms < (uint64_t)timeout)
+            timeout = (int)(left - o.grace_ms);
         sigs = wait_events(&r, timeout);
+        /* the job ended: the lease is judged once more at the release (an ldl-run
+           that was stopped past the deadline must not pass the command's 0 on) */
+        reap(&r);
+        if (r.child_done && !job_alive(&r)) break;
         for (i = 0; i < NFWD; i++) {
             if (!(sigs & (1u << i))) continue;
             if (verbose) say("forwarding signal %s%s", strsignal(fwd_sigs[i]), NULL);
-            kill(-r.pgid, fwd_sigs[i]);
+            signal_job(&r, fwd_sigs[i]);
             r.forwarded = 1;
+            /* a job that ignores the signal that was to end it gets SIGKILL */
+            if (escalates(fwd_sigs[i])) set_kill(&kill_at, now_ms() + o.grace_ms);
         }
         if (!lost) {
             pr = ldl_lock_poll(&r.lock);
             if (pr != 1) {
                 lost = 1;
-                lost_reason = ldl_lock_reason(&r.lock);
-                say("lease '%s' lost (%s): terminating the command's process group", o.key,
-                    ldl_reason_name(lost_reason));
+                say("lease '%s' lost (%s): terminating the job", o.key,
+                    ldl_reason_name(ldl_lock_reason(&r.lock)));
                 if (store_why(&r.st)[0]) say("store: %s%s", store_why(&r.st), NULL);
                 reap(&r);
-                if (!r.child_done || group_alive(&r)) {
-                    kill(-r.pgid, SIGTERM);
-                    if (!terminating) kill_at = now_ms() + o.grace_ms;
-                    terminating = 1;
+                if (!r.child_done || job_alive(&r)) {
+                    if (!doomed) signal_job(&r, SIGTERM);
+                    t = now_ms();
+                    set_kill(&kill_at, t + o.grace_ms < trust_end ? t + o.grace_ms : trust_end);
                 }
             }
         }
-        if ((lost || terminating) && !killed && now_ms() >= kill_at) {
-            reap(&r);
-            if (!r.child_done || group_alive(&r)) {
-                say("grace period over: SIGKILL to the process group%s%s", NULL, NULL);
-                kill(-r.pgid, SIGKILL);
-            }
-            killed = 1;
-        }
     }
-    if (lost) {
+    if (lost || doomed) {
         code = EXIT_LOST;
         if (verbose) say("command ended after the loss%s%s", NULL, NULL);
     } else {
@@ -860,6 +1209,7 @@ int main(int argc, char **argv) {
 release:
     if (ldl_lock_state(&r.lock) == LDL_HELD || ldl_lock_state(&r.lock) == LDL_LOST) {
         int rr;
+        uint64_t rel_end = now_ms() + o.io_ms;
         if (ldl_lock_state(&r.lock) == LDL_HELD) {
             /* a lease whose deadline passed while the command exited is lost too */
             if (ldl_lock_poll(&r.lock) != 1 && !lost) {
@@ -869,9 +1219,14 @@ release:
                 lost = 1;
             }
         }
+        /* bounded: a store that does not answer the release within --store-timeout
+           is left to lapse the lease at its TTL */
         rr = ldl_lock_release(&r.lock);
-        while (rr == LDL_EINPROGRESS) {
-            (void)wait_events(&r, clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000));
+        while (rr == LDL_EINPROGRESS && now_ms() < rel_end) {
+            int tmo = clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000);
+            uint64_t t = now_ms();
+            if ((uint64_t)tmo > rel_end - t) tmo = (int)(rel_end - t);
+            (void)wait_events(&r, tmo);
             rr = ldl_lock_release(&r.lock);
         }
         if (verbose || (rr != 1 && !lost))

@@ -2,17 +2,18 @@
 #   make cli            build build/cli/ldl-run (also part of `make examples`)
 #   make test-cli       strict builds (gcc, clang, C++17), then the suite against the
 #                       MemoryStore, a throwaway redis-server and a throwaway PostgreSQL,
-#                       with an ASan+UBSan build of the tool (about 30 s)
+#                       with an ASan+UBSan build of the tool (about 3 minutes: the
+#                       loss window, store restarts and frozen-store bounds take real time)
 #   make install-cli    install ldl-run into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local)
 #   make uninstall-cli
-# Decision record: docs/decisions/0701-ldl-run.md.
+# Decision records: docs/decisions/0701-ldl-run.md, 0702 (loss schedule), 0703 (ride-out, bounds).
 
 PREFIX ?= /usr/local
 
 TEST_TARGETS      += test-cli
 EXAMPLE_TARGETS   += cli
-DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev
-DEPS_CMDS  += redis-server redis-cli psql
+DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev python3 coreutils
+DEPS_CMDS  += redis-server redis-cli psql python3 timeout
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
 
 CLI_INC   := -I. -I$(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
@@ -44,7 +45,8 @@ test-cli: $(CLI_BUILDS)
 	tests/store/with_pg.sh 'sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-san pg'
 	@printf '== ldl-run, C++17 build on redis: '; tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-cxx17 redis
 
-# each broken copy of the tool must turn the Redis suite red (not in `make test`)
+# each broken copy of the tool must turn the Redis (or, where named, the PostgreSQL)
+# suite red (not in `make test`; about 25 minutes)
 .PHONY: test-cli-mutants
 test-cli-mutants:
 	@CC="$(CC)" sh tests/cli/mutants.sh $(B)/cli/mutants

@@ -6,15 +6,21 @@
 #   STORE = memory  no server (the in-process MemoryStore)
 # Children append markers to files; every check reads what really happened (exit codes,
 # markers, fences, pids). Sleeps only order events; nothing asserts a duration.
+# Every call is bounded: in the foreground through timeout(1) (a hanging tool fails its
+# check with 124 instead of hanging the suite), in the background through bwait.
 # Last line: "N passed, N failed".
 set -u
 bin=${1:?usage: ldl_run_test.sh BIN redis|pg|memory}
 kind=${2:?usage: ldl_run_test.sh BIN redis|pg|memory}
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 d=$(mktemp -d "${TMPDIR:-/tmp}/ldl-cli.XXXXXX") || exit 2
-rpid=
+rpid=; r2pid=; ppid_=; hpid=
+here=$(cd "$(dirname "$0")" && pwd)
+TMO="timeout -k 5 60"    # the bound on every foreground call
 cleanup() {
-  [ -n "$rpid" ] && { kill -CONT "$rpid" 2>/dev/null; kill -9 "$rpid" 2>/dev/null; }
+  for p in "$rpid" "$r2pid" "$ppid_" "$hpid"; do
+    [ -n "$p" ] && { kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; }
+  done
   [ -n "${stopped:-}" ] && kill -CONT "$stopped" 2>/dev/null
   rm -rf "$d"
 }
@@ -72,18 +78,29 @@ memory) S="--memory" ;;
 esac
 # run ARGS...: ldl-run with the store options (the pg conninfo holds spaces)
 run() {
-  if [ "$kind" = pg ]; then "$bin" --pg "$SV" "$@"; else "$bin" $S "$@"; fi
+  if [ "$kind" = pg ]; then $TMO "$bin" --pg "$SV" "$@"; else $TMO "$bin" $S "$@"; fi
 }
 # xrun ARGS... &: the same, exec'd, so that $! is ldl-run itself (to signal it)
 xrun() {
   if [ "$kind" = pg ]; then exec "$bin" --pg "$SV" "$@"; else exec "$bin" $S "$@"; fi
 }
 runbad() {
-  if [ "$kind" = pg ]; then "$bin" --pg "$BADV" "$@"; else "$bin" $BADSTORE "$@"; fi
+  if [ "$kind" = pg ]; then $TMO "$bin" --pg "$BADV" "$@"; else $TMO "$bin" $BADSTORE "$@"; fi
 }
+# clean FILE: every byte printable ASCII or a newline (nothing raw reaches a terminal)
+clean() { [ "$(tr -d '\040-\176\n' < "$1" | wc -c)" = 0 ]; }
+# proxy TARGETPORT: start tests/cli/freeze_proxy.py in front of 127.0.0.1:TARGETPORT;
+# its pid in $ppid_ (SIGSTOP freezes it), its port in $pport
+proxy() {
+  rm -f "$d/proxy.port"
+  python3 "$here/freeze_proxy.py" "$d/proxy.port" 127.0.0.1 "$1" & ppid_=$!
+  [ -n "${LDL_TEST_DIR:-}" ] && echo $ppid_ > "$LDL_TEST_DIR/cli-proxy.pid"
+  wait_for "$d/proxy.port"; pport=$(cat "$d/proxy.port")
+}
+unproxy() { [ -n "$ppid_" ] && { kill -CONT $ppid_; kill -9 $ppid_; wait $ppid_; } 2>/dev/null; ppid_=; }
 
 # ---------------------------------------------------------------- usage and exit codes
-"$bin" k true 2>/dev/null;                    rc=$?; check "no store: exit 64 (got $rc)" '[ $rc = 64 ]'
+$TMO "$bin" k true 2>/dev/null;               rc=$?; check "no store: exit 64 (got $rc)" '[ $rc = 64 ]'
 run 2>/dev/null;                              rc=$?; check "no key: exit 64 (got $rc)" '[ $rc = 64 ]'
 run k 2>/dev/null;                            rc=$?; check "no command: exit 64 (got $rc)" '[ $rc = 64 ]'
 run --ttl 0 k -- true 2>"$d/e";               rc=$?; check "--ttl 0: exit 64 (got $rc)" '[ $rc = 64 ]'
@@ -95,9 +112,9 @@ run "$(printf 'a\tb')" -- true 2>/dev/null;   rc=$?; check "control byte in key:
 run -n -w 1 k -- true 2>/dev/null;            rc=$?; check "-n with -w: exit 64 (got $rc)" '[ $rc = 64 ]'
 run -E 300 k -- true 2>/dev/null;             rc=$?; check "-E 300: exit 64 (got $rc)" '[ $rc = 64 ]'
 run --bogus k -- true 2>/dev/null;            rc=$?; check "unknown option: exit 64 (got $rc)" '[ $rc = 64 ]'
-"$bin" --memory --redis 127.0.0.1:1 k true 2>/dev/null; rc=$?
+$TMO "$bin" --memory --redis 127.0.0.1:1 k true 2>/dev/null; rc=$?
 check "two stores: exit 64 (got $rc)" '[ $rc = 64 ]'
-"$bin" --help > "$d/help";                    rc=$?
+$TMO "$bin" --help > "$d/help";               rc=$?
 check "--help exits 0 and lists the exit codes" '[ $rc = 0 ] && grep -q "^  75 " "$d/help" && grep -q "^  69 " "$d/help" && grep -q "^  64 " "$d/help"'
 if [ "$kind" != memory ]; then
   runbad k -- touch "$d/ran" 2>"$d/e";        rc=$?
@@ -117,6 +134,79 @@ check "control byte in --owner: exit 64, the library says why (got $rc)" '[ $rc 
 run --status k >/dev/null 2>&1;              rc=$?
 [ "$kind" = memory ] && check "--status with --memory: exit 64 (got $rc)" '[ $rc = 64 ]'
 run --status k -- true 2>/dev/null;           rc=$?; check "--status with a COMMAND: exit 64 (got $rc)" '[ $rc = 64 ]'
+
+# ---------------------------------------------------------------- environment, escapes, --grace
+LDL_KEY=bogus LDL_FENCE=999999 run EV -- sh -c 'echo "$LDL_KEY $LDL_FENCE" > env.out'
+check "LDL_KEY and LDL_FENCE from the caller are replaced ($(cat env.out))" \
+  '[ "$(cut -d" " -f1 env.out)" = EV ] && [ "$(cut -d" " -f2 env.out)" != 999999 ] && [ "$(cut -d" " -f2 env.out)" -ge 1 ]'
+# (UTF-8 C1 CSI U+009B and a bidi override U+202E: valid UTF-8, so PostgreSQL takes it too)
+run -v "$(printf 'c1\302\233x\342\200\256y')" -- true 2>esc.err; rc=$?
+check "a key with a C1 control and a bidi override is printed escaped (rc $rc: $(cat esc.err))" \
+  '[ $rc = 0 ] && clean esc.err && grep -q "c1\\\\xc2\\\\x9bx\\\\xe2\\\\x80\\\\xaey" esc.err'
+run --status "$(printf 'a\033[2Jb')" >st.out 2>st.err; rc=$?
+[ "$kind" != memory ] && check "--status with a bad KEY: exit 64, a reason, the key escaped (rc $rc: $(cat st.err))" \
+  '[ $rc = 64 ] && grep -q "bad KEY .a\\\\x1b\[2Jb.: key" st.err && clean st.err && clean st.out'
+run --ttl 1000 --grace 0.6 GR -- touch gr.ran 2>gr.err; rc=$?
+check "--grace 0.6 (600 ms) does not fit a 1000 ms lease (567 ms room): exit 64 and why (rc $rc)" \
+  '[ $rc = 64 ] && [ ! -e gr.ran ] && grep -q "grace 600 ms does not fit.* 567 ms" gr.err'
+run --ttl 1000 --grace 0.5 GR -- touch gr.ran;  rc=$?
+check "--grace 0.5 (500 ms) fits a 1000 ms lease (rc $rc)" '[ $rc = 0 ] && [ -e gr.ran ]'
+run --store-timeout 0 GR -- true 2>/dev/null;   rc=$?; check "--store-timeout 0: exit 64 (got $rc)" '[ $rc = 64 ]'
+run --ttl 1000 -v GR -- true 2>gr.err;          rc=$?
+check "the default --grace is cut to fit a short lease, and -v says so (rc $rc)" \
+  '[ $rc = 0 ] && grep -q "default --grace (10 s) does not fit" gr.err'
+
+# ---------------------------------------------------------------- the whole job, signals
+# leftovers in the group get SIGTERM first (their trap runs), SIGKILL only after --grace
+printf 'trap "echo term > left.term; exit 0" TERM\necho $$ > left2.pid\nwhile :; do sleep 0.05; done\n' > left.sh
+run JB -- sh -c 'sh left.sh 2>/dev/null & while [ ! -s left2.pid ]; do sleep 0.05; done; exit 0'; rc=$?
+check "a process left in the group gets SIGTERM before any SIGKILL (rc $rc)" \
+  '[ $rc = 0 ] && [ -s left.term ] && ! alive "$(cat left2.pid)"'
+# a child that setsid()s away from the group is still the job: it gets the TERM and
+# KEY is released only once it is gone
+printf 'trap "echo term > ss.term; exit 0" TERM\ntrap "echo hup >> ss.hup; exit 0" HUP\necho $$ > ss.pid\nwhile :; do sleep 0.05; done\n' > ss.sh
+rm -f ss.pid; run JB -- sh -c 'setsid sh ss.sh 2>/dev/null & while [ ! -s ss.pid ]; do sleep 0.05; done; exit 0'; rc=$?
+check "a setsid() child: terminated (its TERM trap ran) before ldl-run returns (rc $rc)" \
+  '[ $rc = 0 ] && [ -s ss.term ] && ! alive "$(cat ss.pid)"'
+[ -s ss.pid ] && kill -9 "$(cat ss.pid)" 2>/dev/null
+rm -f ss.pid; xrun JB -- sh -c 'setsid sh ss.sh 2>/dev/null & echo $$ > ss.grp; wait' & l=$!
+wait_for ss.pid; kill -HUP $l; bwait $l "$(cat ss.grp)" "$(cat ss.pid)"
+check "a signal to ldl-run reaches a setsid() child too (rc $rc: $(cat ss.hup 2>/dev/null))" '[ -s ss.hup ] && ! alive "$(cat ss.pid)"'
+# HUP, QUIT, USR2 forwarded like TERM and INT: the trap runs, its code passes through,
+# KEY is released
+for sg in HUP QUIT USR2; do
+  rm -f fw.ready
+  xrun FW -- sh -c "exec 2>/dev/null; trap 'echo got $sg >> fw.sig; exit 5' $sg; echo \$\$ > fw.ready; while :; do sleep 0.05; done" &
+  l=$!
+  wait_for fw.ready; kill -$sg $l; bwait $l "$(cat fw.ready)"
+  check "$sg forwarded: the command's trap ran, its exit 5 passes through (got $rc)" '[ $rc = 5 ] && grep -q "got $sg" fw.sig'
+  run -n FW -- true;                          rc=$?; check "released after the forwarded $sg (got $rc)" '[ $rc = 0 ]'
+done
+# a forwarded TERM the job ignores: SIGKILL after --grace (137), then KEY is released
+xrun --grace 0.5 FW -- sh -c 'trap "" TERM; echo $$ > ig.ready; while :; do sleep 0.05; done' & l=$!
+wait_for ig.ready; kill -TERM $l; bwait $l "$(cat ig.ready)"
+check "a forwarded TERM the job ignores escalates to SIGKILL after --grace: 137 (got $rc)" \
+  '[ $rc = 137 ] && ! alive "$(cat ig.ready)"'
+run -n FW -- true;                            rc=$?; check "released after the escalation (got $rc)" '[ $rc = 0 ]'
+# USR1 is only passed on: a job that traps it runs on
+rm -f u1.ready u1.sig
+xrun --grace 0.3 FW -- sh -c 'trap "echo u1 >> u1.sig" USR1; trap "exit 6" TERM; echo $$ > u1.ready; while :; do sleep 0.05; done' & l=$!
+wait_for u1.ready; kill -USR1 $l; wait_for u1.sig; sleep 1
+check "USR1 does not escalate: the job runs on past --grace" 'alive $l && alive "$(cat u1.ready)"'
+kill -TERM $l; bwait $l "$(cat u1.ready)"
+check "... and ends on TERM (exit 6, got $rc)" '[ $rc = 6 ]'
+# ldl-run SIGKILLed: the command dies with it (PR_SET_PDEATHSIG)
+xrun --ttl 2000 PD -- sh -c 'echo $$ > pd.pid; while :; do sleep 0.05; done' & l=$!
+wait_for pd.pid; kill -9 $l; wait $l 2>/dev/null
+i=0; while alive "$(cat pd.pid)" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+check "ldl-run SIGKILLed: the command gets SIGKILL too" '! alive "$(cat pd.pid)"'
+kill -9 "$(cat pd.pid)" 2>/dev/null
+# ldl-run stopped past its lease's deadline while the command ended: exit 75, not 0
+xrun --ttl 1000 EX -- sh -c 'echo $$ > ex.pid; while [ ! -e ex.go ]; do sleep 0.02; done' & l=$!
+wait_for ex.pid; kill -STOP $l; touch ex.go
+i=0; while alive "$(cat ex.pid)" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 1.2; kill -CONT $l; bwait $l "$(cat ex.pid)"
+check "a lease that expired while the command ended: exit 75, not the command's 0 (got $rc)" '[ $rc = 75 ]'
 
 if [ "$kind" = memory ]; then
   run k -- sh -c 'echo $LDL_FENCE > f1'; run k -- sh -c 'echo $LDL_FENCE > f2'
@@ -177,6 +267,13 @@ run -w 0.4 K -- touch w.ran;                  rc=$?
 check "-w 0.4 while held: exit 1, command not run (got $rc)" '[ $rc = 1 ] && [ ! -e w.ran ]'
 run -w 0.4 -E 0 K -- touch w.ran;             rc=$?
 check "-w 0.4 -E 0 while held: exit 0, command not run (got $rc)" '[ $rc = 0 ] && [ ! -e w.ran ]'
+TMO="timeout -k 2 10"
+run -w 0 K -- touch w0.ran;                   rc=$?
+TMO="timeout -k 5 60"
+check "-w 0 while held: one attempt, exit 1 (got $rc)" '[ $rc = 1 ] && [ ! -e w0.ran ]'
+xrun K -- touch sa.ran & l=$!
+sleep 0.5; kill -INT $l; bwait $l
+check "INT while waiting for KEY: exit 130, the command did not run (got $rc)" '[ $rc = 130 ] && [ ! -e sa.ran ]'
 run -w 30 K -- sh -c "$job" sh D & dd=$!
 sleep 0.3
 touch go
@@ -252,7 +349,7 @@ lost_case() {
   check "$name: exit 75 on loss (got $rc)" '[ $rc = 75 ]'
   check "$name: the command is gone" '! alive "$(cat c.pid)"'
   check "$name: its grandchild is gone" '! alive "$(cat g.pid)"'
-  check "$name: says the lease was lost" 'grep -q "lost (LEASE_EXPIRED)" lost.err'
+  check "$name: says the lease was (about to be) lost" 'grep -q "lost (LEASE_EXPIRED)\|no renew succeeded" lost.err'
   [ $fail = 0 ] || cat lost.err >&2
   run -w 10 LK -- sh -c 'echo $LDL_FENCE > lf2';   rc=$?
   check "$name: taken again after the TTL with a higher fence ($(cat lf) -> $(cat lf2 2>/dev/null))" \
@@ -266,9 +363,167 @@ if [ "$kind" = redis ]; then
 fi
 lost_case "loss, TERM obeyed" ''
 check "loss, TERM obeyed: the SIGTERM reached the grandchild" '[ -s gterm ]'
-check "loss, TERM obeyed: no SIGKILL was needed" '! grep -q SIGKILL lost.err'
+check "loss, TERM obeyed: no SIGKILL was needed" '! grep -q "grace period over: SIGKILL" lost.err'
 lost_case "loss, TERM ignored (SIGKILL after --grace)" 'trap "" TERM;'
-check "loss, TERM ignored: the SIGKILL was needed" 'grep -q SIGKILL lost.err && [ ! -e gterm ]'
+check "loss, TERM ignored: the SIGKILL was needed" 'grep -q "grace period over: SIGKILL" lost.err && [ ! -e gterm ]'
+
+# ---------------------------------------------------------------- the store says "not yours"
+# the lease row/key is deleted under the running job: the next renew answers 0
+# (HEARTBEAT_FAILED), the job gets SIGTERM at once (its trap notes it), exit 75
+rm -f hb.ready hb.term
+xrun --ttl 3000 --grace 0.5 HB -- sh -c 'trap "echo t > hb.term; exit 0" TERM; echo $$ > hb.ready; while :; do sleep 0.05; done' 2>hb.err &
+l=$!
+wait_for hb.ready
+if [ "$kind" = pg ]; then psql "$SV" -qc "DELETE FROM ldl_lease WHERE key = 'HB'" >/dev/null
+else redis-cli -p "$port" del "{ldl:HB}:lease" >/dev/null; fi
+bwait $l "$(cat hb.ready)"
+check "the store answers a renew with 'not yours': exit 75, SIGTERM at once (got $rc: $(cat hb.err))" \
+  '[ $rc = 75 ] && [ -s hb.term ] && grep -q "lost (HEARTBEAT_FAILED)" hb.err'
+
+# ---------------------------------------------------------------- one host cut off: a frozen proxy
+# freeze_proxy.py relays to the store; SIGSTOP on it freezes the link of the ldl-run behind
+# it only (TCP still connects, nothing is answered), the others reach the store directly.
+if [ "$kind" = pg ]; then proxy "$LDL_PG_PORT"; else proxy "$port"; fi
+# prun / pxrun: ldl-run through the proxy (pg: no connect_timeout in the conninfo)
+prun() {
+  if [ "$kind" = pg ]; then $TMO "$bin" --pg "host=127.0.0.1 port=$pport user=ldl dbname=postgres" "$@"
+  else $TMO "$bin" --redis "127.0.0.1:$pport" "$@"; fi
+}
+pxrun() {
+  if [ "$kind" = pg ]; then exec "$bin" --pg "host=127.0.0.1 port=$pport user=ldl dbname=postgres" "$@"
+  else exec "$bin" --redis "127.0.0.1:$pport" "$@"; fi
+}
+prun PX -- touch px.ran;                      rc=$?; check "through the proxy: runs (got $rc)" '[ $rc = 0 ] && [ -e px.ran ]'
+kill -STOP $ppid_
+# bounded answers: 10 s is a bound for the suite, far above the 2 s --store-timeout
+TMO="timeout -k 2 10"
+prun -n FZ -- touch fz.ran 2>fz.err;          rc=$?
+check "-n against a frozen store: exit 69 within the bound, nothing ran (got $rc: $(cat fz.err))" \
+  '[ $rc = 69 ] && [ ! -e fz.ran ] && grep -q "no answer within 2000 ms" fz.err'
+prun -w 1 FZ -- touch fz.ran 2>fz.err;        rc=$?
+check "-w 1 against a frozen store: exit 69 within the bound (got $rc)" '[ $rc = 69 ] && [ ! -e fz.ran ]'
+TMO="timeout -k 5 60"
+pxrun FZ -- touch fz.ran 2>/dev/null & l=$!
+sleep 0.5; kill -TERM $l; bwait $l
+check "TERM while connecting to / asking a frozen store: exit 143 (got $rc)" '[ $rc = 143 ] && [ ! -e fz.ran ]'
+kill -CONT $ppid_
+# the command freezes the link, then exits: the release is never answered
+TMO="timeout -k 2 10"
+prun RB -- sh -c "kill -STOP $ppid_" 2>rb.err; rc=$?
+TMO="timeout -k 5 60"
+kill -CONT $ppid_
+check "a release the frozen store never answers: bounded, exit 0, says so (got $rc: $(cat rb.err))" \
+  '[ $rc = 0 ] && grep -q "not confirmed" rb.err'
+# the loss window: A (behind the proxy, default --grace, TTL 3 s) ignores SIGTERM and
+# notes the time every 20 ms until it dies; the link freezes; B waits for KEY directly.
+# A's job must be dead before B's starts: SIGKILL at A's local deadline, drift before
+# the store frees KEY.
+rm -f a.ts b.ts
+printf 'trap "" TERM\nwhile :; do date +%%s%%N >> a.ts; sleep 0.02; done\n' > ow.sh
+pxrun --ttl 3000 OW -- sh ow.sh 2>ow.err & l=$!
+wait_for a.ts; kill -STOP $ppid_
+# B tries every ~50 ms (-n in a loop, not -w's backoff), so it starts at once when the
+# store frees KEY
+i=0; while [ ! -s b.ts ] && [ $i -lt 300 ]; do
+  run -n OW -- sh -c 'date +%s%N > b.ts'; sleep 0.02; i=$((i + 1))
+done
+[ -s b.ts ]; rb=$?
+bwait $l; ra=$rc
+kill -CONT $ppid_
+check "loss window: A exits 75 ($ra), B runs (0, $rb)" '[ $ra = 75 ] && [ $rb = 0 ]'
+check "loss window: A's TERM-ignoring job died before B's started" \
+  '[ -s b.ts ] && [ "$(tail -n 1 a.ts)" -lt "$(cat b.ts)" ]'
+[ -s b.ts ] && [ -s a.ts ] && echo "note [$kind]: loss window: A's job died $(( ($(cat b.ts) - $(tail -n 1 a.ts)) / 1000000 )) ms before B's job started" >&2
+[ $fail = 0 ] || cat ow.err >&2
+unproxy
+
+if [ "$kind" = redis ]; then
+  # ---------------------------------------------------------------- escapes (redis)
+  python3 "$here/hostile_resp.py" "$d/hr.port" & hpid=$!
+  echo $hpid > "$LDL_TEST_DIR/cli-hostile.pid"
+  wait_for "$d/hr.port"
+  $TMO "$bin" --redis "127.0.0.1:$(cat hr.port)" -n HK -- touch hr.ran 2>hr.err; rc=$?
+  check "a server error holding terminal bytes is printed escaped (rc $rc: $(cat hr.err))" \
+    '[ $rc = 69 ] && [ ! -e hr.ran ] && clean hr.err && grep -q "x1b\]0;owned" hr.err'
+  $TMO "$bin" --redis "127.0.0.1:$(cat hr.port)" --status HK >hr.out 2>hr.err; rc=$?
+  check "--status on that server: 69, escaped (rc $rc: $(cat hr.err))" '[ $rc = 69 ] && clean hr.err && clean hr.out'
+  kill -9 $hpid; wait $hpid 2>/dev/null; hpid=
+  redis-cli -p "$port" set "{ldl:OWB}:lease" 7 px 60000 >/dev/null
+  redis-cli -p "$port" set "{ldl:OWB}:owner" "$(printf '7 ev\233il\033[2J')" >/dev/null
+  run --status OWB >ow.out 2>ow.err2;          rc=$?
+  check "--status, an owner of raw bytes in the store: refused, nothing raw printed (rc $rc)" \
+    '[ $rc = 69 ] && clean ow.out && clean ow.err2'
+  redis-cli -p "$port" rpush "{ldl:WT}:lease" x >/dev/null
+  run --status WT >wt.out 2>wt.err;            rc=$?
+  check "--status when the store fails after connecting: 69, not free (rc $rc: $(cat wt.out))" \
+    '[ $rc = 69 ] && ! grep -q free wt.out && [ -s wt.err ]'
+
+  # ---------------------------------------------------------------- riding out a restart (redis)
+  # a redis-server that keeps the lease across kill -9 (appendfsync always), restarted
+  # on the same port
+  mkdir -p "$d/aof"; p2=
+  start_r2() {
+    redis-server --port "$1" --bind 127.0.0.1 --dir "$d/aof" --save '' --appendonly yes \
+      --appendfsync always --daemonize no --logfile "$d/r2.log" & r2pid=$!
+    echo $r2pid > "$LDL_TEST_DIR/cli-r2.pid"
+    i=0; while [ $i -lt 200 ]; do
+      redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null | grep -q PONG && return 0
+      alive $r2pid || return 1
+      sleep 0.05; i=$((i + 1))
+    done; return 1
+  }
+  for try in 1 2 3 4 5; do
+    p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 ))
+    start_r2 "$p" && { p2=$p; break; }
+    kill -9 $r2pid 2>/dev/null; r2pid=
+  done
+  if [ -z "$p2" ]; then bad "the persistent redis-server did not start"; else
+    kill9_r2() { kill -9 $r2pid; wait $r2pid 2>/dev/null; r2pid=; }
+    # shorter than the window: TTL 6 s, heartbeat 2 s, --grace 0.5: SIGTERM would come
+    # 5.4 s after the last renew; the server is down from 0.3 s to about 2.5 s after
+    # the grant, so the renew due at 2 s meets the dead link and must be ridden out
+    exec "$bin" --redis "127.0.0.1:$p2" --ttl 6000 --grace 0.5 RS -- \
+      sh -c 'echo $LDL_FENCE > rs.f; while [ ! -e rs.go ]; do sleep 0.05; done' 2>rs.err & l=$!
+    wait_for rs.f; sleep 0.3
+    kill9_r2; sleep 2.2; start_r2 "$p2" || bad "restart of the persistent redis-server failed"
+    sleep 6.5  # past the TTL: the lease lives only if it was renewed on the restarted server
+    check "a store restart shorter than the window: the job keeps running" 'alive $l'
+    $TMO "$bin" --redis "127.0.0.1:$p2" --status RS > rs.st
+    check "... and the lease is still its own ($(cat rs.st))" 'grep -q "^RS: held by .*, fence $(cat rs.f), " rs.st'
+    touch rs.go; bwait $l
+    check "... and it exits 0 at the end (got $rc)" '[ $rc = 0 ]'
+    [ $fail = 0 ] || cat rs.err >&2
+    # longer than the window: the job is ended by the lease's deadline, exit 75
+    exec "$bin" --redis "127.0.0.1:$p2" --ttl 2000 RL -- \
+      sh -c 'echo $LDL_FENCE > rl.f; echo $$ > rl.pid; while :; do sleep 0.05; done' 2>rl.err & l=$!
+    wait_for rl.pid
+    kill9_r2; sleep 3; start_r2 "$p2" || bad "restart of the persistent redis-server failed"
+    bwait $l "$(cat rl.pid)"
+    check "a store restart longer than the window: exit 75, the job is gone (got $rc)" \
+      '[ $rc = 75 ] && ! alive "$(cat rl.pid)"'
+    $TMO "$bin" --redis "127.0.0.1:$p2" -w 10 RL -- sh -c 'echo $LDL_FENCE > rl2.f'; rc=$?
+    check "... and KEY is taken again on the restarted store with a higher fence" \
+      '[ $rc = 0 ] && [ "$(cat rl2.f)" -gt "$(cat rl.f)" ]'
+    kill9_r2
+  fi
+fi
+
+if [ "$kind" = pg ]; then
+  # ---------------------------------------------------------------- riding out a restart (pg)
+  # an immediate shutdown (a crash: WAL replay) and a start, while the job runs. TTL 10 s,
+  # heartbeat 3.3 s, --grace 1: SIGTERM would come 8.9 s after the last renew
+  exec "$bin" --pg "$SV" --ttl 10000 --grace 1 PR -- \
+    sh -c 'echo $LDL_FENCE > pr.f; while [ ! -e pr.go ]; do sleep 0.05; done' 2>pr.err & l=$!
+  wait_for pr.f; sleep 0.3
+  "$LDL_PG_CTL" crash; sleep 3.5; "$LDL_PG_CTL" start || bad "postgres did not start again"
+  sleep 7    # past the TTL: the lease lives only if a renew reached the restarted server
+  check "a PostgreSQL restart shorter than the window: the job keeps running" 'alive $l'
+  run --status PR > pr.st
+  check "... and the lease is still its own ($(cat pr.st))" 'grep -q "^PR: held by .*, fence $(cat pr.f), " pr.st'
+  touch pr.go; bwait $l
+  check "... and it exits 0 at the end (got $rc)" '[ $rc = 0 ]'
+  [ $fail = 0 ] || cat pr.err >&2
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
