@@ -317,8 +317,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LDL__UNUSED __attribute__((unused))
+#define LDL__NOINLINE __attribute__((noinline))
 #else
 #define LDL__UNUSED
+#define LDL__NOINLINE
 #endif
 
 #ifndef LDL_API
@@ -1947,72 +1949,134 @@ typedef struct ldl__resolved {
     ldl_retry retry;
 } ldl__resolved;
 
-static ldl__resolved ldl__desc_defaults(const ldl_lock_desc *d) {
-    ldl__resolved r;
-    r.heartbeat_ms = d->heartbeat_ms ? d->heartbeat_ms : d->ttl_ms / 3;
-    r.drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
-    r.token_name = d->token_name ? d->token_name : "lock:fence";
-    r.holder_name = d->holder_name ? d->holder_name : "lock:holder";
-    r.retry = d->retry;
-    if (r.retry.base_ms && !r.retry.cap_ms) r.retry.cap_ms = d->ttl_ms > r.retry.base_ms ? d->ttl_ms : r.retry.base_ms;
-    return r;
+static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
+    r->heartbeat_ms = d->heartbeat_ms ? d->heartbeat_ms : d->ttl_ms / 3;
+    r->drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
+    r->token_name = d->token_name ? d->token_name : "lock:fence";
+    r->holder_name = d->holder_name ? d->holder_name : "lock:holder";
+    r->retry = d->retry;
+    if (r->retry.base_ms && !r->retry.cap_ms) r->retry.cap_ms = d->ttl_ms > r->retry.base_ms ? d->ttl_ms : r->retry.base_ms;
 }
 
-/* NULL when valid, else which field and why. Checked after the defaults, in
+/* the validation texts, one table (ldl__validate answers an index, 0 = valid,
+   and ldl_lock_init turns it into the why): one literal per text would cost a
+   load and a literal-pool word at every check. Offsets, not pointers: the table
+   needs no relocation (.rodata also under PIE, no writable data). */
+#ifdef LDL_NO_DEFAULT_CLOCK
+#define LDL__WHYS_CLOCK(X) \
+    X(clock_now_ms_required, "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)")
+#else
+#define LDL__WHYS_CLOCK(X) \
+    X(clock_ctx_given_without, "clock: ctx given without now_ms")
+#endif
+#ifdef LDL_NO_ASYNC
+#define LDL__WHYS_ASYNC(X) \
+    X(async_off, "async_store: this build has LDL_NO_ASYNC (no non-blocking stores)")
+#else
+#define LDL__WHYS_ASYNC(X) \
+    X(async_store_set_so, "async_store: set, so store must be NULL") \
+    X(async_store_acquire_renew, "async_store: acquire, renew, release and cancel are all required") \
+    X(async_store_needs_manual, "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)")
+#endif
+#ifdef LDL_NO_ELECTION
+#define LDL__WHYS_ELECTION(X) \
+    X(election_off, "election options: this build has LDL_NO_ELECTION")
+#else
+#define LDL__WHYS_ELECTION(X) \
+    X(retry_base_ms_is, "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0") \
+    X(retry_cap_ms_must, "retry.cap_ms: must be >= base_ms") \
+    X(retry_sleep_ctx_given, "retry: sleep_ctx given without sleep_ms") \
+    X(ride_out_ms_must, "ride_out_ms: must be < ttl_ms - drift_ms (the trust window)") \
+    X(campaign_0_or_1, "campaign: 0 or 1") \
+    X(campaign_needs_retry_base, "campaign: needs retry.base_ms (the back-off between rounds)") \
+    X(owner_empty_null_none, "owner: empty (NULL = none)") \
+    X(owner_longer_than_ldl, "owner: longer than LDL_OWNER_MAX - 1 bytes") \
+    X(owner_printable_ascii_only, "owner: printable ASCII only (0x20..0x7E)") \
+    X(owner_needs_store_ext, "owner: needs store_ext (the store's acquire_owned / submit_owned)") \
+    X(owner_no_submit_owned, "owner: store_ext has no submit_owned (non-blocking store)") \
+    X(owner_no_acquire_owned, "owner: store_ext has no acquire_owned")
+#endif
+#define LDL__WHYS(X) \
+    X(ok, "ok") \
+    X(container_scope_value_and, "container: scope, value and shutdown are required") \
+    X(key_null, "key: NULL (required)") \
+    X(key_empty, "key: empty") \
+    X(key_longer_than_ldl, "key: longer than LDL_KEY_MAX - 1 bytes") \
+    X(key_contains_a_control, "key: contains a control byte") \
+    X(ttl_ms_must_be, "ttl_ms: must be > 0 (required)") \
+    X(heartbeat_ms_must_be, "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)") \
+    X(heartbeat_ms_twice, "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms") \
+    X(drift_ms_must_be, "drift_ms: must be < ttl_ms - heartbeat_ms") \
+    X(store_acquire_renew_and, "store: acquire, renew and release are all required") \
+    X(timers_set_timeout_and, "timers: set_timeout and clear_timeout are both required (or all zero)") \
+    LDL__WHYS_CLOCK(X) LDL__WHYS_ASYNC(X) LDL__WHYS_ELECTION(X)
+#define LDL__WHY_ID(n, t)    LDL__WHY_##n,
+#define LDL__WHY_FIELD(n, t) char n[sizeof t];
+#define LDL__WHY_TEXT(n, t)  t,
+#define LDL__WHY_OFF(n, t)   (unsigned short)offsetof(ldl__why_texts, n),
+enum { LDL__WHYS(LDL__WHY_ID) LDL__WHY_COUNT };
+typedef struct ldl__why_texts { LDL__WHYS(LDL__WHY_FIELD) } ldl__why_texts;
+static const ldl__why_texts ldl__why_text = { LDL__WHYS(LDL__WHY_TEXT) };
+static const unsigned short ldl__why_off[LDL__WHY_COUNT] = { LDL__WHYS(LDL__WHY_OFF) };
+#define LDL__W(n) LDL__WHY_##n
+
+/* 0 (LDL__W(ok)) when valid, else which field and why (an LDL__W index). Checked after the defaults, in
    64-bit arithmetic. */
 #ifndef LDL_NO_ELECTION
-static const char *ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
-                                    const ldl_async_store *as);
+static int ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
+                             const ldl_async_store *as);
 #endif
 
-static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
+/* not inlined: inlined, every check would load its own text address again */
+static LDL__NOINLINE int ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t len, i;
     const ldl_async_store *as = d->async_store;
     int has_timers = d->timers.set_timeout || d->timers.clear_timeout || d->timers.ctx;
     uint64_t ttl = d->ttl_ms, hb = r->heartbeat_ms;
     if (!d->container.scope || !d->container.value || !d->container.shutdown)
-        return "container: scope, value and shutdown are required";
-    if (!d->key) return "key: NULL (required)";
+        return LDL__W(container_scope_value_and);
+    if (!d->key) return LDL__W(key_null);
     len = ldl__keylen(d->key);
-    if (len == 0) return "key: empty";
-    if (len >= LDL_KEY_MAX) return "key: longer than LDL_KEY_MAX - 1 bytes";
+    if (len == 0) return LDL__W(key_empty);
+    if (len >= LDL_KEY_MAX) return LDL__W(key_longer_than_ldl);
     for (i = 0; i < len; i++) {
         unsigned char c = (unsigned char)d->key[i];
-        if (c < 0x20 || c == 0x7F) return "key: contains a control byte";
+        if (c < 0x20 || c == 0x7F) return LDL__W(key_contains_a_control);
     }
-    if (ttl == 0) return "ttl_ms: must be > 0 (required)";
-    if (hb < 1) return "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)";
-    if (hb * 2u > ttl) return "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms";
-    if ((uint64_t)r->drift_ms >= ttl - hb) return "drift_ms: must be < ttl_ms - heartbeat_ms";
+    if (ttl == 0) return LDL__W(ttl_ms_must_be);
+    if (hb < 1) return LDL__W(heartbeat_ms_must_be);
+    if (hb * 2u > ttl) return LDL__W(heartbeat_ms_twice);
+    if ((uint64_t)r->drift_ms >= ttl - hb) return LDL__W(drift_ms_must_be);
     if (d->store && (!d->store->acquire || !d->store->renew || !d->store->release))
-        return "store: acquire, renew and release are all required";
+        return LDL__W(store_acquire_renew_and);
     if (!d->clock.now_ms) {
 #ifdef LDL_NO_DEFAULT_CLOCK
-        return "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)";
+        return LDL__W(clock_now_ms_required);
 #else
-        if (d->clock.ctx) return "clock: ctx given without now_ms";
+        if (d->clock.ctx) return LDL__W(clock_ctx_given_without);
 #endif
     }
     if (has_timers && (!d->timers.set_timeout || !d->timers.clear_timeout))
-        return "timers: set_timeout and clear_timeout are both required (or all zero)";
+        return LDL__W(timers_set_timeout_and);
     if (as) {
 #ifdef LDL_NO_ASYNC
-        return "async_store: this build has LDL_NO_ASYNC (no non-blocking stores)";
-#endif
-        if (d->store) return "async_store: set, so store must be NULL";
+        return LDL__W(async_off);
+#else
+        if (d->store) return LDL__W(async_store_set_so);
         if (!as->acquire || !as->renew || !as->release || !as->cancel)
-            return "async_store: acquire, renew, release and cancel are all required";
-        if (has_timers) return "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)";
+            return LDL__W(async_store_acquire_renew);
+        if (has_timers) return LDL__W(async_store_needs_manual);
+#endif
     }
     /* names are the container's business: a name it refuses makes run() answer
        LDL_EFENCE (the body never runs), so init does not second-guess them */
 #ifdef LDL_NO_ELECTION
     /* the election group of the desc, every member: all zero or refused */
 #define LDL__SET(field) || d->field
-    if (0 LDL__ELECTION_GROUP(LDL__SET)) return "election options: this build has LDL_NO_ELECTION";
+    if (0 LDL__ELECTION_GROUP(LDL__SET)) return LDL__W(election_off);
 #undef LDL__SET
     (void)r;
-    return NULL;
+    return LDL__W(ok);
 #else
     return ldl__el_validate(d, r, as);
 #endif
@@ -2020,34 +2084,34 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
 
 #ifndef LDL_NO_ELECTION
 /* the election group's checks (ldl__validate's tail) */
-static const char *ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
-                                    const ldl_async_store *as) {
+static int ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
+                             const ldl_async_store *as) {
     size_t len, i;
     uint64_t ttl = d->ttl_ms;
     if (!r->retry.base_ms && (r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed))
-        return "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0";
-    if (r->retry.cap_ms < r->retry.base_ms) return "retry.cap_ms: must be >= base_ms";
-    if (r->retry.sleep_ctx && !r->retry.sleep_ms) return "retry: sleep_ctx given without sleep_ms";
+        return LDL__W(retry_base_ms_is);
+    if (r->retry.cap_ms < r->retry.base_ms) return LDL__W(retry_cap_ms_must);
+    if (r->retry.sleep_ctx && !r->retry.sleep_ms) return LDL__W(retry_sleep_ctx_given);
     if ((uint64_t)d->ride_out_ms >= ttl - r->drift_ms)
-        return "ride_out_ms: must be < ttl_ms - drift_ms (the trust window)";
-    if (d->campaign && d->campaign != 1) return "campaign: 0 or 1";
-    if (d->campaign && !r->retry.base_ms) return "campaign: needs retry.base_ms (the back-off between rounds)";
+        return LDL__W(ride_out_ms_must);
+    if (d->campaign && d->campaign != 1) return LDL__W(campaign_0_or_1);
+    if (d->campaign && !r->retry.base_ms) return LDL__W(campaign_needs_retry_base);
     if (d->owner) {
         len = 0;
         while (len < LDL_OWNER_MAX && d->owner[len]) len++;
-        if (len == 0) return "owner: empty (NULL = none)";
-        if (len >= LDL_OWNER_MAX) return "owner: longer than LDL_OWNER_MAX - 1 bytes";
+        if (len == 0) return LDL__W(owner_empty_null_none);
+        if (len >= LDL_OWNER_MAX) return LDL__W(owner_longer_than_ldl);
         for (i = 0; i < len; i++) {
             unsigned char c = (unsigned char)d->owner[i];
-            if (c < 0x20 || c > 0x7E) return "owner: printable ASCII only (0x20..0x7E)";
+            if (c < 0x20 || c > 0x7E) return LDL__W(owner_printable_ascii_only);
         }
         if ((d->store || as) && !d->store_ext)
-            return "owner: needs store_ext (the store's acquire_owned / submit_owned)";
+            return LDL__W(owner_needs_store_ext);
         if (d->store_ext && (as ? !d->store_ext->submit_owned : !d->store_ext->acquire_owned))
-            return as ? "owner: store_ext has no submit_owned (non-blocking store)"
-                      : "owner: store_ext has no acquire_owned";
+            return as ? LDL__W(owner_no_submit_owned)
+                      : LDL__W(owner_no_acquire_owned);
     }
-    return NULL;
+    return LDL__W(ok);
 }
 #endif
 
@@ -2125,6 +2189,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
 
 LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     ldl__resolved r;
+    int w;
     if (!l) return LDL_EINVAL;
     /* until every check passed the lock behaves as disposed: these are the
        fields a disposed lock reads; ldl__setup sets the rest */
@@ -2142,10 +2207,10 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     }
     l->_why = "desc: NULL";
     if (!d) return LDL_EINVAL;
-    r = ldl__desc_defaults(d);
-    l->_why = ldl__validate(d, &r);
-    if (l->_why) return LDL_EINVAL;
-    l->_why = "ok";
+    ldl__desc_defaults(d, &r);
+    w = ldl__validate(d, &r);
+    l->_why = (const char *)&ldl__why_text + ldl__why_off[w];
+    if (w != LDL__W(ok)) return LDL_EINVAL;
     ldl__setup(l, d, &r);
     return LDL_OK;
 }
