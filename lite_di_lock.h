@@ -1595,25 +1595,19 @@ static void ldl__hand_back(ldl_lock *l, int64_t tok);
    AFTER_REFUSAL (an attempt that did not grant, state IDLE; `ev` is its
      REFUSED event): schedule the next attempt, send REFUSED with next_ms,
      then GAVE_UP if the round ended. Answers 0.
-   AFTER_LOSS (state LOST, on_lost not yet called): a campaign hands the lost
-     lease back at once and competes again in a new round. Answers 1 when it
-     took the loss over (competing), else 0 (the lifecycle hands back only
-     when asked).
+   AFTER_LOSS (on_lost not yet called; the lifecycle has handed the lost lease
+     back, at once when competing: LDL__COMPETING): a campaign still LOST
+     competes again in a new round.
    AFTER_GRANT (HELD, before GRANTED goes out): a retry round ends at its
-     grant, a campaign competes on. Answers 0. */
-static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
+     grant, a campaign competes on. */
+static void ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
     int gave_up = 0;
     if (junction == LDL__AFTER_GRANT) {
         if (!l->_el.campaign) l->_el.competing = 0;
-        return 0;
+        return;
     }
     if (junction == LDL__AFTER_LOSS) {
-        if (!l->_el.competing) return 0;
-        if (l->_owed && l->_state == LDL_LOST) {
-            int64_t t = l->_owed;
-            l->_owed = 0;
-            ldl__hand_back(l, t);
-        }
+        if (!l->_el.competing) return;
         if (l->_state == LDL_LOST) {
             now = ldl__now(l);
             ldl__round(l, now);
@@ -1624,7 +1618,6 @@ static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
         ldl__emit(l, LDL_EV_REFUSED, ev->raw, ev->reason, ev->token, ev->latency_ms, ev->next_ms);
     }
     if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
-    return junction == LDL__AFTER_LOSS;
 }
 
 /* THE "attempt due" answer: UINT32_MAX = no attempt for this caller to make;
@@ -1639,6 +1632,7 @@ static uint32_t ldl__attempt_due(ldl_lock *l, int from_timer) {
     return l->_el.next_try - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(l->_el.next_try - now);
 }
 
+#define LDL__COMPETING(l)    ((l)->_el.competing)
 #define LDL__OWNER(l)        ((l)->_el.owner)
 #define LDL__RIDE_OUT_MS(l)  ((l)->_el.ride_out_ms)
 #define LDL__RIDE_NEXT(l)    ((l)->_el.ride_next)
@@ -1648,13 +1642,13 @@ static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, u
                       uint32_t next) {
     (void)l; (void)kind; (void)raw; (void)reason; (void)tok; (void)lat; (void)next;
 }
-static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
+static void ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
     (void)l; (void)junction; (void)now; (void)ev;
-    return 0;
 }
 #define ldl__el_stop(l)           ((void)0)
 #define ldl__el_begin(l)          ((void)0)
 #define ldl__attempt_due(l, t)    UINT32_MAX
+#define LDL__COMPETING(l)         0
 #define LDL__OWNER(l)             ((const char *)NULL)
 #define LDL__RIDE_OUT_MS(l)       0u
 #define LDL__ON_LEADING(l)        ((void (*)(void *, int64_t))NULL)
@@ -1796,11 +1790,12 @@ static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     l->_counters.losses[reason & 7]++;
     ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
     ldl__emit(l, LDL_EV_LOST, 0, reason, lost, 0, 0);
-    if (!ldl__policy(l, LDL__AFTER_LOSS, 0, NULL) && hand_back && l->_owed && l->_state == LDL_LOST) {
-        int64_t t = l->_owed;
+    if ((hand_back || LDL__COMPETING(l)) && l->_owed && l->_state == LDL_LOST) {
+        int64_t t = l->_owed;                /* a campaign hands back at once */
         l->_owed = 0;
         ldl__hand_back(l, t);
     }
+    ldl__policy(l, LDL__AFTER_LOSS, 0, NULL);
     if (l->_on_lost) l->_on_lost(l->_user, reason);
 }
 
@@ -1822,7 +1817,7 @@ static int ldl__refused(ldl_lock *l, int raw, int reason, int64_t tok, uint32_t 
     ldl_event ev;
     ev.kind = LDL_EV_REFUSED; ev.raw = raw; ev.reason = reason; ev.token = tok;
     ev.latency_ms = lat; ev.next_ms = UINT32_MAX;
-    (void)ldl__policy(l, LDL__AFTER_REFUSAL, now, &ev);
+    ldl__policy(l, LDL__AFTER_REFUSAL, now, &ev);
     return 0;
 }
 
@@ -1854,7 +1849,7 @@ static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     l->_reason = LDL_REASON_NONE;
     ldl__set_state(l, LDL_HELD);
     l->_counters.grants++;
-    (void)ldl__policy(l, LDL__AFTER_GRANT, now, NULL);
+    ldl__policy(l, LDL__AFTER_GRANT, now, NULL);
     ldl__emit(l, LDL_EV_GRANTED, rc, 0, tok, lat, 0);
     if (!ldl__arm(l)) return 0;
     if (LDL__ON_LEADING(l)) LDL__ON_LEADING(l)(l->_user, tok);
