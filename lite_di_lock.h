@@ -2538,14 +2538,9 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     fence = l->_token;
     losses = l->_losses;
     scope = l->_container.scope(l->_container.self);
-    if (!scope) {
-        r.release_rc = ldl_lock_release(l);
-        if (res) *res = r;
-        return LDL_EFENCE;
-    }
-    if (l->_container.value(scope, l->_token_name, &fence) != 0 ||
+    if (!scope || l->_container.value(scope, l->_token_name, &fence) != 0 ||
         l->_container.value(scope, l->_holder_name, l) != 0) {
-        r.shutdown_rc = l->_container.shutdown(scope);
+        if (scope) r.shutdown_rc = l->_container.shutdown(scope);
         r.release_rc = ldl_lock_release(l);
         if (res) *res = r;
         return LDL_EFENCE;
