@@ -991,13 +991,26 @@ static uint64_t ldl__expiry(uint64_t now, uint32_t ttl) {
     return (now > UINT64_MAX - ttl) ? UINT64_MAX : now + ttl;   /* saturate */
 }
 
-/* find key: index, or (size_t)-1 */
-static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h) {
+/* a slot's key against `key` of `len` bytes (len < LDL_KEY_MAX): a counted
+   loop over the len + 1 bytes with the NUL, no end test per byte; -Os builds
+   keep the smaller string compare (the same answer) */
+#ifdef __OPTIMIZE_SIZE__
+#define ldl__keyeq(a, key, len) ((void)(len), ldl__streq((a), (key)))
+#else
+static int ldl__keyeq(const char *a, const char *key, size_t len) {
+    size_t j;
+    for (j = 0; j <= len; j++) if (a[j] != key[j]) return 0;
+    return 1;
+}
+#endif
+
+/* find key (`len` bytes): index, or (size_t)-1 */
+static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h, size_t len) {
     size_t i = ldl__home(h, ms->_n), k;
     for (k = 0; k < ms->_n; k++) {
         const ldl_memstore_slot *s = &ms->_slots[i];
         if (s->_token == 0) return (size_t)-1;
-        if (s->_hash == h && ldl__streq(s->_key, key)) return i;
+        if (s->_hash == h && ldl__keyeq(s->_key, key, len)) return i;
         if (++i == ms->_n) i = 0;
     }
     return (size_t)-1;
@@ -1038,7 +1051,7 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
         s = &ms->_slots[i];
         if (s->_token == 0) { cand = i; break; }  /* an empty slot first: an expired
                                                     lease stays releasable while it can */
-        if (s->_hash == h && ldl__streq(s->_key, key)) {
+        if (s->_hash == h && ldl__keyeq(s->_key, key, len)) {
             if (now < s->_expires) return 0;                      /* held by someone */
             cand = i;                                             /* expired: steal */
             break;
@@ -1067,7 +1080,8 @@ static int ldl__ms_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, co
     if (rc == 1 && owner) {
         size_t len, i, k;
         char *b;
-        i = ldl__ms_find(ms, key, ldl__hashlen(key, &len));
+        uint32_t h = ldl__hashlen(key, &len);
+        i = ldl__ms_find(ms, key, h, len);
         b = ms->_slots[i]._key;
         k = len + 1;
         while (k + 1 < LDL_KEY_MAX && *owner) b[k++] = *owner++;
@@ -1084,7 +1098,7 @@ static int ldl__ms_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (!ms || !key || !out) return LDL_EINVAL;
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
-    i = ldl__ms_find(ms, key, h);
+    i = ldl__ms_find(ms, key, h, len);
     now = ms->_clock.now_ms(ms->_clock.ctx);
     if (i == (size_t)-1 || now >= ms->_slots[i]._expires) return 0;
     left = ms->_slots[i]._expires - now;
@@ -1106,7 +1120,7 @@ static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    i = ldl__ms_find(ms, key, h);
+    i = ldl__ms_find(ms, key, h, len);
     if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     now = ms->_clock.now_ms(ms->_clock.ctx);
     if (now >= ms->_slots[i]._expires) return 0;
@@ -1122,7 +1136,7 @@ static int ldl__ms_release(void *ctx, const char *key, int64_t token) {
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    i = ldl__ms_find(ms, key, h);
+    i = ldl__ms_find(ms, key, h, len);
     if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     ldl__ms_remove(ms, i);
     return 1;
