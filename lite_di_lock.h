@@ -1917,7 +1917,7 @@ static int ldl__released(ldl_lock *l, int rc, int64_t tok) {
 
 /* apply what the slot holds: a recorded answer, or the ACQUIRING/RELEASING
    timeout of a request still in flight. `mode`: LDL__APPLY_*. */
-static void ldl__apply(ldl_lock *l, int mode) {
+static void ldl__apply_slot(ldl_lock *l, int mode) {
     ldl_op *op = &l->_op;
     if (LDL__PHASE(l) == LDL__OP_ANSWERED) {
         int rc = op->_rc;
@@ -1947,6 +1947,16 @@ static void ldl__apply(ldl_lock *l, int mode) {
         }
     }
 }
+
+/* an empty slot (every synchronous call) answers here, without the call
+   (-Os builds make the call: smaller) */
+#ifdef __OPTIMIZE_SIZE__
+#define ldl__apply ldl__apply_slot
+#else
+static void ldl__apply(ldl_lock *l, int mode) {
+    if (LDL__PHASE(l) != LDL__OP_IDLE) ldl__apply_slot(l, mode);
+}
+#endif
 
 /* ------------------------------------------------------------ [options] init
    defaults, then validation, then set-up (sokol's _sg_desc_defaults /
