@@ -2183,8 +2183,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
     l->_el.on_event = d->on_event;
     l->_el.owner = d->owner;
     l->_el.next_try = 0; l->_el.ride_next = 0; l->_el.give_up = 0; l->_el.round = 0;
-    l->_el.retrying = 0; l->_el.competing = 0;
-    l->_el.rng = 1;
+    l->_el.rng = 1;                          /* retrying, competing: 0 since init's start */
     if (r->retry.base_ms) {
         /* splitmix64 of the seed (or of the lock's address, the lock's clock and,
            with the built-in clock compiled in, the process id and a nanosecond
