@@ -2140,7 +2140,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
 
 /* every field a live lock reads is set here (init over non-zeroed memory) */
 static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
-    size_t i, len = ldl__keylen(d->key);
+    size_t i;
     l->_clock = d->clock;
     (void)ldl__clock_resolve(&l->_clock);
     l->_start = 0; l->_last = 0;
@@ -2156,7 +2156,7 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_on_lost = d->on_lost;
     l->_user = d->user;
     l->_rel_tok = 0;
-    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
+    for (i = 0; (l->_key[i] = d->key[i]) != 0; i++) {}   /* validated: < LDL_KEY_MAX */
     if (d->async_store) {
         l->_st.a = *d->async_store;
         l->_async = 1;
