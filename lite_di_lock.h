@@ -317,8 +317,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LDL__UNUSED __attribute__((unused))
+#define LDL__NOINLINE __attribute__((noinline))
 #else
 #define LDL__UNUSED
+#define LDL__NOINLINE
 #endif
 
 #ifndef LDL_API
@@ -989,13 +991,26 @@ static uint64_t ldl__expiry(uint64_t now, uint32_t ttl) {
     return (now > UINT64_MAX - ttl) ? UINT64_MAX : now + ttl;   /* saturate */
 }
 
-/* find key: index, or (size_t)-1 */
-static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h) {
+/* a slot's key against `key` of `len` bytes (len < LDL_KEY_MAX): a counted
+   loop over the len + 1 bytes with the NUL, no end test per byte; -Os builds
+   keep the smaller string compare (the same answer) */
+#ifdef __OPTIMIZE_SIZE__
+#define ldl__keyeq(a, key, len) ((void)(len), ldl__streq((a), (key)))
+#else
+static int ldl__keyeq(const char *a, const char *key, size_t len) {
+    size_t j;
+    for (j = 0; j <= len; j++) if (a[j] != key[j]) return 0;
+    return 1;
+}
+#endif
+
+/* find key (`len` bytes): index, or (size_t)-1 */
+static size_t ldl__ms_find(const ldl_memstore *ms, const char *key, uint32_t h, size_t len) {
     size_t i = ldl__home(h, ms->_n), k;
     for (k = 0; k < ms->_n; k++) {
         const ldl_memstore_slot *s = &ms->_slots[i];
         if (s->_token == 0) return (size_t)-1;
-        if (s->_hash == h && ldl__streq(s->_key, key)) return i;
+        if (s->_hash == h && ldl__keyeq(s->_key, key, len)) return i;
         if (++i == ms->_n) i = 0;
     }
     return (size_t)-1;
@@ -1036,7 +1051,7 @@ static int ldl__ms_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t 
         s = &ms->_slots[i];
         if (s->_token == 0) { cand = i; break; }  /* an empty slot first: an expired
                                                     lease stays releasable while it can */
-        if (s->_hash == h && ldl__streq(s->_key, key)) {
+        if (s->_hash == h && ldl__keyeq(s->_key, key, len)) {
             if (now < s->_expires) return 0;                      /* held by someone */
             cand = i;                                             /* expired: steal */
             break;
@@ -1065,7 +1080,8 @@ static int ldl__ms_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, co
     if (rc == 1 && owner) {
         size_t len, i, k;
         char *b;
-        i = ldl__ms_find(ms, key, ldl__hashlen(key, &len));
+        uint32_t h = ldl__hashlen(key, &len);
+        i = ldl__ms_find(ms, key, h, len);
         b = ms->_slots[i]._key;
         k = len + 1;
         while (k + 1 < LDL_KEY_MAX && *owner) b[k++] = *owner++;
@@ -1082,7 +1098,7 @@ static int ldl__ms_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (!ms || !key || !out) return LDL_EINVAL;
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
-    i = ldl__ms_find(ms, key, h);
+    i = ldl__ms_find(ms, key, h, len);
     now = ms->_clock.now_ms(ms->_clock.ctx);
     if (i == (size_t)-1 || now >= ms->_slots[i]._expires) return 0;
     left = ms->_slots[i]._expires - now;
@@ -1104,7 +1120,7 @@ static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    i = ldl__ms_find(ms, key, h);
+    i = ldl__ms_find(ms, key, h, len);
     if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     now = ms->_clock.now_ms(ms->_clock.ctx);
     if (now >= ms->_slots[i]._expires) return 0;
@@ -1120,7 +1136,7 @@ static int ldl__ms_release(void *ctx, const char *key, int64_t token) {
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    i = ldl__ms_find(ms, key, h);
+    i = ldl__ms_find(ms, key, h, len);
     if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     ldl__ms_remove(ms, i);
     return 1;
@@ -1593,25 +1609,19 @@ static void ldl__hand_back(ldl_lock *l, int64_t tok);
    AFTER_REFUSAL (an attempt that did not grant, state IDLE; `ev` is its
      REFUSED event): schedule the next attempt, send REFUSED with next_ms,
      then GAVE_UP if the round ended. Answers 0.
-   AFTER_LOSS (state LOST, on_lost not yet called): a campaign hands the lost
-     lease back at once and competes again in a new round. Answers 1 when it
-     took the loss over (competing), else 0 (the lifecycle hands back only
-     when asked).
+   AFTER_LOSS (on_lost not yet called; the lifecycle has handed the lost lease
+     back, at once when competing: LDL__COMPETING): a campaign still LOST
+     competes again in a new round.
    AFTER_GRANT (HELD, before GRANTED goes out): a retry round ends at its
-     grant, a campaign competes on. Answers 0. */
-static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
+     grant, a campaign competes on. */
+static void ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
     int gave_up = 0;
     if (junction == LDL__AFTER_GRANT) {
         if (!l->_el.campaign) l->_el.competing = 0;
-        return 0;
+        return;
     }
     if (junction == LDL__AFTER_LOSS) {
-        if (!l->_el.competing) return 0;
-        if (l->_owed && l->_state == LDL_LOST) {
-            int64_t t = l->_owed;
-            l->_owed = 0;
-            ldl__hand_back(l, t);
-        }
+        if (!l->_el.competing) return;
         if (l->_state == LDL_LOST) {
             now = ldl__now(l);
             ldl__round(l, now);
@@ -1622,7 +1632,6 @@ static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
         ldl__emit(l, LDL_EV_REFUSED, ev->raw, ev->reason, ev->token, ev->latency_ms, ev->next_ms);
     }
     if (gave_up) ldl__emit(l, LDL_EV_GAVE_UP, 0, 0, 0, 0, 0);
-    return junction == LDL__AFTER_LOSS;
 }
 
 /* THE "attempt due" answer: UINT32_MAX = no attempt for this caller to make;
@@ -1637,6 +1646,7 @@ static uint32_t ldl__attempt_due(ldl_lock *l, int from_timer) {
     return l->_el.next_try - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(l->_el.next_try - now);
 }
 
+#define LDL__COMPETING(l)    ((l)->_el.competing)
 #define LDL__OWNER(l)        ((l)->_el.owner)
 #define LDL__RIDE_OUT_MS(l)  ((l)->_el.ride_out_ms)
 #define LDL__RIDE_NEXT(l)    ((l)->_el.ride_next)
@@ -1646,13 +1656,13 @@ static void ldl__emit(ldl_lock *l, int kind, int raw, int reason, int64_t tok, u
                       uint32_t next) {
     (void)l; (void)kind; (void)raw; (void)reason; (void)tok; (void)lat; (void)next;
 }
-static int ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
+static void ldl__policy(ldl_lock *l, int junction, uint64_t now, ldl_event *ev) {
     (void)l; (void)junction; (void)now; (void)ev;
-    return 0;
 }
 #define ldl__el_stop(l)           ((void)0)
 #define ldl__el_begin(l)          ((void)0)
 #define ldl__attempt_due(l, t)    UINT32_MAX
+#define LDL__COMPETING(l)         0
 #define LDL__OWNER(l)             ((const char *)NULL)
 #define LDL__RIDE_OUT_MS(l)       0u
 #define LDL__ON_LEADING(l)        ((void (*)(void *, int64_t))NULL)
@@ -1794,11 +1804,12 @@ static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     l->_counters.losses[reason & 7]++;
     ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
     ldl__emit(l, LDL_EV_LOST, 0, reason, lost, 0, 0);
-    if (!ldl__policy(l, LDL__AFTER_LOSS, 0, NULL) && hand_back && l->_owed && l->_state == LDL_LOST) {
-        int64_t t = l->_owed;
+    if ((hand_back || LDL__COMPETING(l)) && l->_owed && l->_state == LDL_LOST) {
+        int64_t t = l->_owed;                /* a campaign hands back at once */
         l->_owed = 0;
         ldl__hand_back(l, t);
     }
+    ldl__policy(l, LDL__AFTER_LOSS, 0, NULL);
     if (l->_on_lost) l->_on_lost(l->_user, reason);
 }
 
@@ -1820,7 +1831,7 @@ static int ldl__refused(ldl_lock *l, int raw, int reason, int64_t tok, uint32_t 
     ldl_event ev;
     ev.kind = LDL_EV_REFUSED; ev.raw = raw; ev.reason = reason; ev.token = tok;
     ev.latency_ms = lat; ev.next_ms = UINT32_MAX;
-    (void)ldl__policy(l, LDL__AFTER_REFUSAL, now, &ev);
+    ldl__policy(l, LDL__AFTER_REFUSAL, now, &ev);
     return 0;
 }
 
@@ -1852,7 +1863,7 @@ static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     l->_reason = LDL_REASON_NONE;
     ldl__set_state(l, LDL_HELD);
     l->_counters.grants++;
-    (void)ldl__policy(l, LDL__AFTER_GRANT, now, NULL);
+    ldl__policy(l, LDL__AFTER_GRANT, now, NULL);
     ldl__emit(l, LDL_EV_GRANTED, rc, 0, tok, lat, 0);
     if (!ldl__arm(l)) return 0;
     if (LDL__ON_LEADING(l)) LDL__ON_LEADING(l)(l->_user, tok);
@@ -1906,7 +1917,7 @@ static int ldl__released(ldl_lock *l, int rc, int64_t tok) {
 
 /* apply what the slot holds: a recorded answer, or the ACQUIRING/RELEASING
    timeout of a request still in flight. `mode`: LDL__APPLY_*. */
-static void ldl__apply(ldl_lock *l, int mode) {
+static void ldl__apply_slot(ldl_lock *l, int mode) {
     ldl_op *op = &l->_op;
     if (LDL__PHASE(l) == LDL__OP_ANSWERED) {
         int rc = op->_rc;
@@ -1937,6 +1948,16 @@ static void ldl__apply(ldl_lock *l, int mode) {
     }
 }
 
+/* an empty slot (every synchronous call) answers here, without the call
+   (-Os builds make the call: smaller) */
+#ifdef __OPTIMIZE_SIZE__
+#define ldl__apply ldl__apply_slot
+#else
+static void ldl__apply(ldl_lock *l, int mode) {
+    if (LDL__PHASE(l) != LDL__OP_IDLE) ldl__apply_slot(l, mode);
+}
+#endif
+
 /* ------------------------------------------------------------ [options] init
    defaults, then validation, then set-up (sokol's _sg_desc_defaults /
    _sg_validate shape) */
@@ -1947,72 +1968,134 @@ typedef struct ldl__resolved {
     ldl_retry retry;
 } ldl__resolved;
 
-static ldl__resolved ldl__desc_defaults(const ldl_lock_desc *d) {
-    ldl__resolved r;
-    r.heartbeat_ms = d->heartbeat_ms ? d->heartbeat_ms : d->ttl_ms / 3;
-    r.drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
-    r.token_name = d->token_name ? d->token_name : "lock:fence";
-    r.holder_name = d->holder_name ? d->holder_name : "lock:holder";
-    r.retry = d->retry;
-    if (r.retry.base_ms && !r.retry.cap_ms) r.retry.cap_ms = d->ttl_ms > r.retry.base_ms ? d->ttl_ms : r.retry.base_ms;
-    return r;
+static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
+    r->heartbeat_ms = d->heartbeat_ms ? d->heartbeat_ms : d->ttl_ms / 3;
+    r->drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
+    r->token_name = d->token_name ? d->token_name : "lock:fence";
+    r->holder_name = d->holder_name ? d->holder_name : "lock:holder";
+    r->retry = d->retry;
+    if (r->retry.base_ms && !r->retry.cap_ms) r->retry.cap_ms = d->ttl_ms > r->retry.base_ms ? d->ttl_ms : r->retry.base_ms;
 }
 
-/* NULL when valid, else which field and why. Checked after the defaults, in
+/* the validation texts, one table (ldl__validate answers an index, 0 = valid,
+   and ldl_lock_init turns it into the why): one literal per text would cost a
+   load and a literal-pool word at every check. Offsets, not pointers: the table
+   needs no relocation (.rodata also under PIE, no writable data). */
+#ifdef LDL_NO_DEFAULT_CLOCK
+#define LDL__WHYS_CLOCK(X) \
+    X(clock_now_ms_required, "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)")
+#else
+#define LDL__WHYS_CLOCK(X) \
+    X(clock_ctx_given_without, "clock: ctx given without now_ms")
+#endif
+#ifdef LDL_NO_ASYNC
+#define LDL__WHYS_ASYNC(X) \
+    X(async_off, "async_store: this build has LDL_NO_ASYNC (no non-blocking stores)")
+#else
+#define LDL__WHYS_ASYNC(X) \
+    X(async_store_set_so, "async_store: set, so store must be NULL") \
+    X(async_store_acquire_renew, "async_store: acquire, renew, release and cancel are all required") \
+    X(async_store_needs_manual, "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)")
+#endif
+#ifdef LDL_NO_ELECTION
+#define LDL__WHYS_ELECTION(X) \
+    X(election_off, "election options: this build has LDL_NO_ELECTION")
+#else
+#define LDL__WHYS_ELECTION(X) \
+    X(retry_base_ms_is, "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0") \
+    X(retry_cap_ms_must, "retry.cap_ms: must be >= base_ms") \
+    X(retry_sleep_ctx_given, "retry: sleep_ctx given without sleep_ms") \
+    X(ride_out_ms_must, "ride_out_ms: must be < ttl_ms - drift_ms (the trust window)") \
+    X(campaign_0_or_1, "campaign: 0 or 1") \
+    X(campaign_needs_retry_base, "campaign: needs retry.base_ms (the back-off between rounds)") \
+    X(owner_empty_null_none, "owner: empty (NULL = none)") \
+    X(owner_longer_than_ldl, "owner: longer than LDL_OWNER_MAX - 1 bytes") \
+    X(owner_printable_ascii_only, "owner: printable ASCII only (0x20..0x7E)") \
+    X(owner_needs_store_ext, "owner: needs store_ext (the store's acquire_owned / submit_owned)") \
+    X(owner_no_submit_owned, "owner: store_ext has no submit_owned (non-blocking store)") \
+    X(owner_no_acquire_owned, "owner: store_ext has no acquire_owned")
+#endif
+#define LDL__WHYS(X) \
+    X(ok, "ok") \
+    X(container_scope_value_and, "container: scope, value and shutdown are required") \
+    X(key_null, "key: NULL (required)") \
+    X(key_empty, "key: empty") \
+    X(key_longer_than_ldl, "key: longer than LDL_KEY_MAX - 1 bytes") \
+    X(key_contains_a_control, "key: contains a control byte") \
+    X(ttl_ms_must_be, "ttl_ms: must be > 0 (required)") \
+    X(heartbeat_ms_must_be, "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)") \
+    X(heartbeat_ms_twice, "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms") \
+    X(drift_ms_must_be, "drift_ms: must be < ttl_ms - heartbeat_ms") \
+    X(store_acquire_renew_and, "store: acquire, renew and release are all required") \
+    X(timers_set_timeout_and, "timers: set_timeout and clear_timeout are both required (or all zero)") \
+    LDL__WHYS_CLOCK(X) LDL__WHYS_ASYNC(X) LDL__WHYS_ELECTION(X)
+#define LDL__WHY_ID(n, t)    LDL__WHY_##n,
+#define LDL__WHY_FIELD(n, t) char n[sizeof t];
+#define LDL__WHY_TEXT(n, t)  t,
+#define LDL__WHY_OFF(n, t)   (unsigned short)offsetof(ldl__why_texts, n),
+enum { LDL__WHYS(LDL__WHY_ID) LDL__WHY_COUNT };
+typedef struct ldl__why_texts { LDL__WHYS(LDL__WHY_FIELD) } ldl__why_texts;
+static const ldl__why_texts ldl__why_text = { LDL__WHYS(LDL__WHY_TEXT) };
+static const unsigned short ldl__why_off[LDL__WHY_COUNT] = { LDL__WHYS(LDL__WHY_OFF) };
+#define LDL__W(n) LDL__WHY_##n
+
+/* 0 (LDL__W(ok)) when valid, else which field and why (an LDL__W index). Checked after the defaults, in
    64-bit arithmetic. */
 #ifndef LDL_NO_ELECTION
-static const char *ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
-                                    const ldl_async_store *as);
+static int ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
+                             const ldl_async_store *as);
 #endif
 
-static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
+/* not inlined: inlined, every check would load its own text address again */
+static LDL__NOINLINE int ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t len, i;
     const ldl_async_store *as = d->async_store;
     int has_timers = d->timers.set_timeout || d->timers.clear_timeout || d->timers.ctx;
     uint64_t ttl = d->ttl_ms, hb = r->heartbeat_ms;
     if (!d->container.scope || !d->container.value || !d->container.shutdown)
-        return "container: scope, value and shutdown are required";
-    if (!d->key) return "key: NULL (required)";
+        return LDL__W(container_scope_value_and);
+    if (!d->key) return LDL__W(key_null);
     len = ldl__keylen(d->key);
-    if (len == 0) return "key: empty";
-    if (len >= LDL_KEY_MAX) return "key: longer than LDL_KEY_MAX - 1 bytes";
+    if (len == 0) return LDL__W(key_empty);
+    if (len >= LDL_KEY_MAX) return LDL__W(key_longer_than_ldl);
     for (i = 0; i < len; i++) {
         unsigned char c = (unsigned char)d->key[i];
-        if (c < 0x20 || c == 0x7F) return "key: contains a control byte";
+        if (c < 0x20 || c == 0x7F) return LDL__W(key_contains_a_control);
     }
-    if (ttl == 0) return "ttl_ms: must be > 0 (required)";
-    if (hb < 1) return "heartbeat_ms: must be >= 1 (ttl_ms / 3 is 0; raise ttl_ms)";
-    if (hb * 2u > ttl) return "heartbeat_ms: heartbeat_ms * 2 must be <= ttl_ms";
-    if ((uint64_t)r->drift_ms >= ttl - hb) return "drift_ms: must be < ttl_ms - heartbeat_ms";
+    if (ttl == 0) return LDL__W(ttl_ms_must_be);
+    if (hb < 1) return LDL__W(heartbeat_ms_must_be);
+    if (hb * 2u > ttl) return LDL__W(heartbeat_ms_twice);
+    if ((uint64_t)r->drift_ms >= ttl - hb) return LDL__W(drift_ms_must_be);
     if (d->store && (!d->store->acquire || !d->store->renew || !d->store->release))
-        return "store: acquire, renew and release are all required";
+        return LDL__W(store_acquire_renew_and);
     if (!d->clock.now_ms) {
 #ifdef LDL_NO_DEFAULT_CLOCK
-        return "clock: now_ms is required (built with LDL_NO_DEFAULT_CLOCK)";
+        return LDL__W(clock_now_ms_required);
 #else
-        if (d->clock.ctx) return "clock: ctx given without now_ms";
+        if (d->clock.ctx) return LDL__W(clock_ctx_given_without);
 #endif
     }
     if (has_timers && (!d->timers.set_timeout || !d->timers.clear_timeout))
-        return "timers: set_timeout and clear_timeout are both required (or all zero)";
+        return LDL__W(timers_set_timeout_and);
     if (as) {
 #ifdef LDL_NO_ASYNC
-        return "async_store: this build has LDL_NO_ASYNC (no non-blocking stores)";
-#endif
-        if (d->store) return "async_store: set, so store must be NULL";
+        return LDL__W(async_off);
+#else
+        if (d->store) return LDL__W(async_store_set_so);
         if (!as->acquire || !as->renew || !as->release || !as->cancel)
-            return "async_store: acquire, renew, release and cancel are all required";
-        if (has_timers) return "async_store: needs manual mode (timers all-zero; call ldl_lock_poll)";
+            return LDL__W(async_store_acquire_renew);
+        if (has_timers) return LDL__W(async_store_needs_manual);
+#endif
     }
     /* names are the container's business: a name it refuses makes run() answer
        LDL_EFENCE (the body never runs), so init does not second-guess them */
 #ifdef LDL_NO_ELECTION
     /* the election group of the desc, every member: all zero or refused */
 #define LDL__SET(field) || d->field
-    if (0 LDL__ELECTION_GROUP(LDL__SET)) return "election options: this build has LDL_NO_ELECTION";
+    if (0 LDL__ELECTION_GROUP(LDL__SET)) return LDL__W(election_off);
 #undef LDL__SET
     (void)r;
-    return NULL;
+    return LDL__W(ok);
 #else
     return ldl__el_validate(d, r, as);
 #endif
@@ -2020,34 +2103,34 @@ static const char *ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r)
 
 #ifndef LDL_NO_ELECTION
 /* the election group's checks (ldl__validate's tail) */
-static const char *ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
-                                    const ldl_async_store *as) {
+static int ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
+                             const ldl_async_store *as) {
     size_t len, i;
     uint64_t ttl = d->ttl_ms;
     if (!r->retry.base_ms && (r->retry.cap_ms || r->retry.give_up_ms || r->retry.seed))
-        return "retry: base_ms is 0 (off), so cap_ms, give_up_ms and seed must be 0";
-    if (r->retry.cap_ms < r->retry.base_ms) return "retry.cap_ms: must be >= base_ms";
-    if (r->retry.sleep_ctx && !r->retry.sleep_ms) return "retry: sleep_ctx given without sleep_ms";
+        return LDL__W(retry_base_ms_is);
+    if (r->retry.cap_ms < r->retry.base_ms) return LDL__W(retry_cap_ms_must);
+    if (r->retry.sleep_ctx && !r->retry.sleep_ms) return LDL__W(retry_sleep_ctx_given);
     if ((uint64_t)d->ride_out_ms >= ttl - r->drift_ms)
-        return "ride_out_ms: must be < ttl_ms - drift_ms (the trust window)";
-    if (d->campaign && d->campaign != 1) return "campaign: 0 or 1";
-    if (d->campaign && !r->retry.base_ms) return "campaign: needs retry.base_ms (the back-off between rounds)";
+        return LDL__W(ride_out_ms_must);
+    if (d->campaign && d->campaign != 1) return LDL__W(campaign_0_or_1);
+    if (d->campaign && !r->retry.base_ms) return LDL__W(campaign_needs_retry_base);
     if (d->owner) {
         len = 0;
         while (len < LDL_OWNER_MAX && d->owner[len]) len++;
-        if (len == 0) return "owner: empty (NULL = none)";
-        if (len >= LDL_OWNER_MAX) return "owner: longer than LDL_OWNER_MAX - 1 bytes";
+        if (len == 0) return LDL__W(owner_empty_null_none);
+        if (len >= LDL_OWNER_MAX) return LDL__W(owner_longer_than_ldl);
         for (i = 0; i < len; i++) {
             unsigned char c = (unsigned char)d->owner[i];
-            if (c < 0x20 || c > 0x7E) return "owner: printable ASCII only (0x20..0x7E)";
+            if (c < 0x20 || c > 0x7E) return LDL__W(owner_printable_ascii_only);
         }
         if ((d->store || as) && !d->store_ext)
-            return "owner: needs store_ext (the store's acquire_owned / submit_owned)";
+            return LDL__W(owner_needs_store_ext);
         if (d->store_ext && (as ? !d->store_ext->submit_owned : !d->store_ext->acquire_owned))
-            return as ? "owner: store_ext has no submit_owned (non-blocking store)"
-                      : "owner: store_ext has no acquire_owned";
+            return as ? LDL__W(owner_no_submit_owned)
+                      : LDL__W(owner_no_acquire_owned);
     }
-    return NULL;
+    return LDL__W(ok);
 }
 #endif
 
@@ -2057,7 +2140,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
 
 /* every field a live lock reads is set here (init over non-zeroed memory) */
 static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
-    size_t i, len = ldl__keylen(d->key);
+    size_t i;
     l->_clock = d->clock;
     (void)ldl__clock_resolve(&l->_clock);
     l->_start = 0; l->_last = 0;
@@ -2073,7 +2156,7 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_on_lost = d->on_lost;
     l->_user = d->user;
     l->_rel_tok = 0;
-    for (i = 0; i <= len; i++) l->_key[i] = d->key[i];
+    for (i = 0; (l->_key[i] = d->key[i]) != 0; i++) {}   /* validated: < LDL_KEY_MAX */
     if (d->async_store) {
         l->_st.a = *d->async_store;
         l->_async = 1;
@@ -2100,8 +2183,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
     l->_el.on_event = d->on_event;
     l->_el.owner = d->owner;
     l->_el.next_try = 0; l->_el.ride_next = 0; l->_el.give_up = 0; l->_el.round = 0;
-    l->_el.retrying = 0; l->_el.competing = 0;
-    l->_el.rng = 1;
+    l->_el.rng = 1;                          /* retrying, competing: 0 since init's start */
     if (r->retry.base_ms) {
         /* splitmix64 of the seed (or of the lock's address, the lock's clock and,
            with the built-in clock compiled in, the process id and a nanosecond
@@ -2125,6 +2207,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
 
 LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     ldl__resolved r;
+    int w;
     if (!l) return LDL_EINVAL;
     /* until every check passed the lock behaves as disposed: these are the
        fields a disposed lock reads; ldl__setup sets the rest */
@@ -2142,10 +2225,10 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     }
     l->_why = "desc: NULL";
     if (!d) return LDL_EINVAL;
-    r = ldl__desc_defaults(d);
-    l->_why = ldl__validate(d, &r);
-    if (l->_why) return LDL_EINVAL;
-    l->_why = "ok";
+    ldl__desc_defaults(d, &r);
+    w = ldl__validate(d, &r);
+    l->_why = (const char *)&ldl__why_text + ldl__why_off[w];
+    if (w != LDL__W(ok)) return LDL_EINVAL;
     ldl__setup(l, d, &r);
     return LDL_OK;
 }
@@ -2478,14 +2561,9 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     fence = l->_token;
     losses = l->_losses;
     scope = l->_container.scope(l->_container.self);
-    if (!scope) {
-        r.release_rc = ldl_lock_release(l);
-        if (res) *res = r;
-        return LDL_EFENCE;
-    }
-    if (l->_container.value(scope, l->_token_name, &fence) != 0 ||
+    if (!scope || l->_container.value(scope, l->_token_name, &fence) != 0 ||
         l->_container.value(scope, l->_holder_name, l) != 0) {
-        r.shutdown_rc = l->_container.shutdown(scope);
+        if (scope) r.shutdown_rc = l->_container.shutdown(scope);
         r.release_rc = ldl_lock_release(l);
         if (res) *res = r;
         return LDL_EFENCE;

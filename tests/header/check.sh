@@ -4,7 +4,8 @@
 #   extra warnings; no heap reference (nm -u); no mutable global (no .data or
 #   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK, LDL_NO_ASYNC and LDL_KEY_MAX builds;
 #   the built-in clock's #error when a system header hides clock_gettime; the
-#   top comment's quick start compiles and runs as pasted.
+#   top comment's quick start compiles and runs as pasted; the Cortex-M4 footprint
+#   ceilings.
 # Prints "N passed, N failed" last; exits non-zero on any failure.
 set -u
 H=lite_di_lock.h
@@ -194,6 +195,18 @@ awk '/^   QUICK START/ { q = 1; getline; next } /^   Or drive it yourself/ { q =
 if grep -q 'int main' "$T/quick.c" && gcc -std=c99 $W -I. "$T/quick.c" -o "$T/quick" 2>"$T/err" && "$T/quick" >/dev/null; then ok
 else bad "the quick start does not compile and run as pasted: $(head -3 "$T/err")"; fi
 if clang -std=c99 $W -I. "$T/quick.c" -o "$T/quickcl" 2>"$T/err"; then ok; else bad "the quick start with clang: $(head -3 "$T/err")"; fi
+
+# 7. the small build (issue 25 item 5): Cortex-M4 -Os .text lock+MemoryStore
+#    (bench/footprint.sh, row 5c) no larger than v0.2's 7,964 B in the default build,
+#    and at most 4,250 B with LDL_NO_ASYNC and LDL_NO_ELECTION (4,252 B when the
+#    v0.3 restructure merged; decision 0012)
+if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
+  sh bench/footprint.sh . "$T/fp" > "$T/fp.txt" 2>&1
+  fp() { grep -F "footprint cortex-m4 $1-Os: .text lock+MemoryStore / all" "$T/fp.txt" | cut -d'|' -f4 | awk '{print $1+0}'; }
+  m4=$(fp ""); m4s=$(fp "-DLDL_NO_ASYNC -DLDL_NO_ELECTION ")
+  if [ -n "$m4" ] && [ "$m4" -gt 0 ] && [ "$m4" -le 7964 ]; then ok; else bad "Cortex-M4 default .text ${m4:-?} B > 7964 B (v0.2)"; fi
+  if [ -n "$m4s" ] && [ "$m4s" -gt 0 ] && [ "$m4s" -le 4250 ]; then ok; else bad "Cortex-M4 both switches .text ${m4s:-?} B > 4250 B"; fi
+else bad "arm-none-eabi-gcc missing (make deps installs it): the footprint checks cannot run"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
