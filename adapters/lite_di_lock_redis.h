@@ -511,9 +511,15 @@ LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
    The per-call nonce rule holds: the script answers { nonce, 1, reply },
    { nonce, 0 } or { nonce, -1, error }, and an answer with another nonce is
    never taken (LDL_ESTORE, connection dropped).
-   ACL: the user needs the script's own commands (+eval +evalsha +get +set)
-   on the mark (~{*}:P:mark, or ~* ), and the command's own rights on its
-   keys. */
+   ACL: +eval +evalsha +get +set, read-write access to the marks' names
+   (e.g. ~{*}:ldl:mark; a read-only %R~ pattern makes the server refuse the
+   whole EVAL), and the command's own rights on its keys. Before the command
+   runs, the script asks the ACL (Redis 7) whether this user may SET the mark:
+   if not, NOPERM and nothing ran (an equal fence, which rewrites nothing,
+   passes). The non-blocking view: the first fenced write on each link goes as
+   EVAL, the rest as EVALSHA; a NOSCRIPT (the script cache emptied under a
+   live link) answers that write LDL_ESTORE -- it did not run -- instead of
+   sending it again behind writes submitted after it. */
 #ifndef LDL_REDIS_FENCE_NAME_MAX
 #define LDL_REDIS_FENCE_NAME_MAX 1025     /* bytes of a resource name, including the NUL */
 #endif

@@ -223,6 +223,28 @@ static void test_reply_types(redisContext *c, ldl_redis *r)
     if (rep) freeReplyObject(rep);
 }
 
+/* a reply over the adapter's bounds: the call fails, the connection is dropped, the write ran */
+static void test_big_reply(redisContext *c)
+{
+    static char v[5001];
+    redisContext *bc = rs_connect(&g_srv, 3000);
+    ldl_redis br;
+    redisReply *rep = NULL;
+    int rc;
+    memset(v, 'v', 5000);
+    v[5000] = 0;
+    if (!bc || ldl_redis_init(&br, bc, NULL) != LDL_OK) { ST_CHECK(0, "%s", "connect"); return; }
+    ST_CHECK(fence3(&br, "bigrep", 1, 1, NULL, "SET", "{bigrep}:s", v, NULL) == 1, "%s", "5,000-byte value written");
+    rc = fence3(&br, "bigrep", 2, 1, &rep, "SET", "{bigrep}:s", "short", "GET", NULL);
+    ST_CHECK(rc == LDL_ESTORE && rep == NULL && bc->err && ldl_redis_last_error(&br)->kind == LDL_REDIS_ERR_PROTOCOL,
+             "a 5,000-byte reply refused: %d %s", rc, ldl_redis_why(&br));
+    ST_CHECK(rs_is(rs_cmd(c, "GET", "{bigrep}:s", NULL), "short") && rs_is(rs_cmd(c, "GET", "{bigrep}:ldl:mark", NULL), "2"),
+             "%s", "the write and the mark happened all the same");
+    ST_CHECK(fence3(&br, "bigrep", 3, 1, NULL, "SET", "{bigrep}:s", "x", NULL) == LDL_ESTORE, "%s",
+             "the dropped connection answers at once");
+    redisFree(bc);
+}
+
 /* ------------------------------------------------------------ hostile input */
 static void test_hostile(redisContext *c, ldl_redis *r)
 {
@@ -936,6 +958,7 @@ int main(void)
     test_script_and_names(c, &r);
     test_protocol(c, &r);
     test_reply_types(c, &r);
+    test_big_reply(c);
     test_hostile(c, &r);
     test_wrong_mark(c, &r);
     test_command_error(c, &r);
