@@ -322,7 +322,6 @@ struct ldl_redis_req {              /* one queued request; private */
     uint64_t  _nonce;
     char      _key[LDL_KEY_MAX];
     char      _owner[LDL_OWNER_MAX];  /* an owned acquire's owner (copied at submit) */
-    void     *_fx;                  /* a fenced write's request (malloc), else NULL */
 };
 
 typedef struct ldl_redis_stats {    /* counters of a non-blocking adapter, since init */
@@ -1840,6 +1839,18 @@ typedef struct ldl__redis_fx {
     char              *buf;         /* LDL__REDIS_FX_HEAD bytes of room, then the tail */
 } ldl__redis_fx;
 
+#ifndef LDL_NO_ASYNC
+/* a fenced write's request lives in its pool slot's _key bytes (unused by that kind),
+   so the slot keeps its size */
+typedef char ldl__redis_check_fx[sizeof(ldl__redis_fx *) <= LDL_KEY_MAX ? 1 : -1];
+static ldl__redis_fx *ldl__redis_fx_of(const ldl_redis_req *q) {
+    ldl__redis_fx *fx;
+    memcpy(&fx, q->_key, sizeof fx);
+    return fx;
+}
+static void ldl__redis_fx_set(ldl_redis_req *q, ldl__redis_fx *fx) { memcpy(q->_key, &fx, sizeof fx); }
+#endif
+
 /* the length of a resource name, 0 when it is not one (NULL, empty, too long) */
 static size_t ldl__redis_resource(const char *res) {
     size_t k = 0;
@@ -2130,7 +2141,7 @@ LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fe
 static int ldl__redis_fx_queue(ldl_redis_async *ra, size_t i) {
     ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
     size_t n;
-    const char *text = ldl__redis_fx_text((ldl__redis_fx *)q->_fx, q->_eval, &n);
+    const char *text = ldl__redis_fx_text(ldl__redis_fx_of(q), q->_eval, &n);
     if (redisAppendFormattedCommand(ra->_r._c, text, n) != REDIS_OK) {
         ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "could not queue the command (out of memory?)", NULL);
         return LDL_ESTORE;
@@ -2144,10 +2155,10 @@ static int ldl__redis_fx_queue(ldl_redis_async *ra, size_t i) {
    then tell its owner (which may submit again) */
 static void ldl__redis_fence_end(ldl_redis_async *ra, size_t i, int rc, redisReply *cmd) {
     ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
-    ldl__redis_fx *fx = (ldl__redis_fx *)q->_fx;
+    ldl__redis_fx *fx = ldl__redis_fx_of(q);
     ldl_redis_fence_fn fn = fx ? fx->fn : NULL;
     void *ctx = fx ? fx->ctx : NULL;
-    q->_fx = NULL;
+    ldl__redis_fx_set(q, NULL);
     free(fx);
     ldl__redis_req_free(ra, i);
     if (fn) fn(ctx, rc, cmd);
@@ -2220,12 +2231,12 @@ LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resourc
     q->_op = NULL;
     q->_kind = LDL__REDIS_FENCE;
     q->_nonce = fx->nonce;
-    q->_fx = fx;
+    ldl__redis_fx_set(q, fx);
     /* the first fenced write on each link goes as EVAL (caching the script
        before the EVALSHAs pipelined behind it run) */
     q->_eval = ra->_fx_gen != ra->_stats.link_failures + 1;
     if (ldl__redis_fx_queue(ra, i) != 0) {
-        q->_fx = NULL;
+        ldl__redis_fx_set(q, NULL);
         free(fx);
         ldl__redis_req_free(ra, i);
         return LDL_ESTORE;
