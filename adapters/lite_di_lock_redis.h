@@ -1933,6 +1933,10 @@ static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence
                            "(nothing sent)", NULL);
             return LDL_EINVAL;
         }
+        if (lens[a] + 32 > ((size_t)-1 - LDL__REDIS_FX_HEAD) / 4 - total) {   /* 32-bit size_t */
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: the command is too large to send (nothing sent)", NULL);
+            return LDL_EINVAL;
+        }
         total += lens[a] + 32;
     }
     for (k = 0; k < nkeys; k++) {
@@ -1948,7 +1952,7 @@ static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence
         }
         total += lens[i] + 32;
     }
-    total += mlen + 32 + 4 * 32;
+    total += mlen + 32 + 3 * 64;             /* the mark; numkeys, nonce, fence (25 bytes of framing each) */
     fx = (ldl__redis_fx *)malloc(sizeof *fx + LDL__REDIS_FX_HEAD + total);
     if (!fx) {
         ldl__redis_say(r, LDL_REDIS_ERR_IO, "fence: out of memory", NULL);
