@@ -1810,7 +1810,7 @@ static const char ldl__redis_fence_lua[] =
     "local n, f = ARGV[1], ARGV[2]\n"
     "local m = redis.call('GET', KEYS[1])\n"
     "if m then\n"
-    "  if #m > 19 or not string.match(m, '^[1-9][0-9]*$') then\n"
+    "  if #m > 19 or not string.match(m, '^[1-9][0-9]*$') or (#m == 19 and m > '9223372036854775807') then\n"
     "    return redis.error_reply('ERR ldl: the fence mark holds no fence value')\n"
     "  end\n"
     "  if #m > #f or (#m == #f and m > f) then return {n, 0} end\n"
@@ -1822,7 +1822,7 @@ static const char ldl__redis_fence_lua[] =
     "if type(r) == 'table' and r.err then return {n, -1, r} end\n"
     "if m ~= f then redis.call('SET', KEYS[1], f) end\n"
     "return {n, 1, r}\n";
-static const char ldl__redis_fence_sha[] = "bc268c462934721e080799d7eff5309cd9a294bb";
+static const char ldl__redis_fence_sha[] = "b8da3b84bd1d6f5fe7e2a2581d0121bbd82c3680";
 
 #define LDL__REDIS_MARKBUF (LDL_REDIS_FENCE_NAME_MAX + LDL_REDIS_PREFIX_MAX + 9)
 /* room in front of a request's tail for its header (the EVAL form is the longest) */

@@ -341,7 +341,8 @@ static void test_hostile(redisContext *c, ldl_redis *r)
 /* ------------------------------------------------------------ the mark's own state */
 static void test_wrong_mark(redisContext *c, ldl_redis *r)
 {
-    static const char *bad[] = { "abc", "0", "-5", "012", "99999999999999999999", "1.5", "" };
+    static const char *bad[] = { "abc", "0", "-5", "012", "99999999999999999999", "9223372036854775808",
+                                 "9999999999999999999", "1.5", "" };
     size_t i;
     int rc;
     /* a key of another type at the mark's name */
