@@ -305,6 +305,13 @@ static void hostile_tables(void)
     refused(app, su, "t11",
             "CREATE TABLE fapp.t11_fence (resource text PRIMARY KEY, fence bigint NOT NULL);"
             "GRANT UPDATE ON fapp.t11_fence TO PUBLIC", "PUBLIC");
+    if (pgt_exec(app, "CREATE COLLATION IF NOT EXISTS fapp.ci (provider = icu, locale = 'und-u-ks-level2', "
+                 "deterministic = false)"))
+        refused(app, su, "t13",
+                "CREATE TABLE fapp.t13_fence (resource text COLLATE fapp.ci PRIMARY KEY, fence bigint NOT NULL)",
+                "columns");
+    else
+        ST_CHECK(0, "an ICU collation (PostgreSQL built with ICU)");
     refused(app, su, "t12", "CREATE VIEW fapp.t12_fence AS SELECT 'r'::text AS resource, 1::bigint AS fence WHERE false",
             "not an ordinary table");
     /* the adapter's own table with an operator planted on the search_path */
