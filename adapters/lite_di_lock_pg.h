@@ -397,7 +397,7 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
 
 /* ldl_pg_init_ex flag: this ldl_pg is for ldl_pg_fence on the resource's
    connection (the fence table only) */
-#define LDL_PG_FENCE 2u
+#define LDL_PG_FENCE 0x100u      /* a high bit: clear of the flags other sections may add */
 #define LDL_PG_RESOURCE_MAX 1024        /* bytes of a resource name, including the NUL */
 
 #ifdef __cplusplus

@@ -192,7 +192,7 @@ static void answers(void)
         ST_CHECK(ldl_pg_init_ex(&q, c, n57, flags | LDL_PG_FENCE) == LDL_OK, "57 bytes: fine (%s)",
                  ldl_pg_why(&q));
         ST_CHECK(fenced_tx(c, &q, "r", 1, 1) == 1, "and it fences");
-        ST_CHECK(ldl_pg_init_ex(&q, c, TABLE, flags | LDL_PG_FENCE | 8u) == LDL_EINVAL, "unknown flags refused");
+        ST_CHECK(ldl_pg_init_ex(&q, c, TABLE, flags | LDL_PG_FENCE | 8u | 2u) == LDL_EINVAL, "unknown flags refused");
     }
 
     /* a session that lost the statement (named mode only): prepared again,
