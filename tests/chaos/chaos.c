@@ -433,13 +433,17 @@ static void store_service(client *c)
  *   PostgreSQL  public.ldl_chaos_data (resource, payload) and public.ldl_chaos_wlog (id
  *               bigserial, resource, fence, payload): BEGIN; ldl_pg_fence; one statement
  *               that upserts the data row and inserts the log row; COMMIT.
+ *   Redis       ldl_redis_fence running RPUSH on the list "chaos:{R}:log" (the script runs
+ *               one command: the written key is the log itself).
  * Everything store-specific is in the switches of real_setup, real_open, real_close,
  * real_write and real_dump: a third store adds one case to each. fenced = 0 is the planted
  * control's broken helper: the same write without the fence check. */
 #define PG_DATA "public.ldl_chaos_data"
 #define PG_WLOG "public.ldl_chaos_wlog"
 
-/* Redis: R's data key and log list, both hash-tagged on R so that they share R's slot */
+/* Redis: the adapter's script runs ONE caller command, so the written key IS the log: the
+   list "chaos:{R}:log", hash-tagged on R like the mark "{R}:chaos:mark" (one slot), and each
+   write RPUSHes "FENCE HOLDER WSEQ T0" to it; what R holds is the list's last entry */
 static void rkey(char *out, size_t n, const char *res, const char *what)
 {
     snprintf(out, n, "chaos:{%s}:%s", res, what);
@@ -447,11 +451,21 @@ static void rkey(char *out, size_t n, const char *res, const char *what)
 
 static int real_write_redis(client *c, const char *res, int64_t tok, const char *payload, int fenced)
 {
-    (void)c; (void)res; (void)tok; (void)payload; (void)fenced;
-    return -1;      /* TODO: the adapter's fenced-write script */
+    char key[200], entry[200];
+    const char *argv[3];
+    redisReply *rp = NULL;
+    int rc, ok;
+    rkey(key, sizeof key, res, "log");
+    snprintf(entry, sizeof entry, "%lld %s", (long long)tok, payload);
+    argv[0] = "RPUSH"; argv[1] = key; argv[2] = entry;
+    if (fenced) rc = ldl_redis_fence(&c->wr, res, tok, 1, NULL, 3, argv, NULL, &rp);
+    else rc = (rp = rs_cmd(c->wrc, "RPUSH", key, entry, NULL)) != NULL ? 1 : -1;   /* no check */
+    ok = rc == 1 && rp && rp->type == REDIS_REPLY_INTEGER && rp->integer >= 1;
+    if (rp) freeReplyObject(rp);
+    return rc == 1 ? (ok ? 1 : -1) : rc == 0 ? 0 : -1;
 }
 
-static int real_dump_redis(redisContext *radm, const char *res, FILE *lf, FILE *df)
+static int real_dump_redis(redisContext *radm, const char *res, FILE *lf)
 {
     char key[200];
     redisReply *rp;
@@ -464,12 +478,6 @@ static int real_dump_redis(redisContext *radm, const char *res, FILE *lf, FILE *
         ok = rp->element[j]->type == REDIS_REPLY_STRING;
         if (ok) fprintf(lf, "%s %lu %s\n", res, (unsigned long)j, rp->element[j]->str);
     }
-    if (rp) freeReplyObject(rp);
-    if (!ok) return 0;
-    rkey(key, sizeof key, res, "data");
-    rp = rs_cmd(radm, "GET", key, NULL);
-    ok = rp && (rp->type == REDIS_REPLY_NIL || rp->type == REDIS_REPLY_STRING);
-    if (ok && rp->type == REDIS_REPLY_STRING) fprintf(df, "%s %s\n", res, rp->str);
     if (rp) freeReplyObject(rp);
     return ok;
 }
@@ -610,23 +618,24 @@ static int real_put(client *c, cl_lock *l, int64_t tok, uint64_t t0, int fenced)
 }
 
 /* after a run, by the orchestrator: what the store accepted for TAG/KEY, each key of keys[],
-   into DIR/real.log ("RESOURCE ORDER FENCE HOLDER WSEQ T0", the store's order) and what the
-   written key / row holds into DIR/real-data.log ("RESOURCE HOLDER WSEQ T0"). 0 when done */
+   into DIR/real.log ("RESOURCE ORDER FENCE HOLDER WSEQ T0", the store's order) and, where
+   the data lives apart from the log (PostgreSQL), what it holds into DIR/real-data.log
+   ("RESOURCE HOLDER WSEQ T0"). 0 when done */
 static int real_dump(int store, redisContext *radm, PGconn *padm, const char *dir, const char *tag,
                      const char *const *keys, int nkeys)
 {
     char path[480], res[128];
-    FILE *lf, *df;
+    FILE *lf, *df = NULL;
     int i, ok = 1;
     snprintf(path, sizeof path, "%s/real.log", dir);
     if ((lf = fopen(path, "w")) == NULL) return -1;
     snprintf(path, sizeof path, "%s/real-data.log", dir);
-    if ((df = fopen(path, "w")) == NULL) { fclose(lf); return -1; }
+    if (store == ST_PG && (df = fopen(path, "w")) == NULL) { fclose(lf); return -1; }
     for (i = 0; i < nkeys && ok; i++) {
         snprintf(res, sizeof res, "%s/%s", tag, keys[i]);
         switch (store) {
         case ST_REDIS:
-            ok = real_dump_redis(radm, res, lf, df);
+            ok = real_dump_redis(radm, res, lf);
             break;
         case ST_PG: {
             const char *v[1];
@@ -652,7 +661,7 @@ static int real_dump(int store, redisContext *radm, PGconn *padm, const char *di
         }
     }
     if (fclose(lf) != 0) ok = 0;
-    if (fclose(df) != 0) ok = 0;
+    if (df && fclose(df) != 0) ok = 0;
     if (!ok) fprintf(stderr, "chaos: could not dump the real resource of %s\n", dir);
     return ok ? 0 : -1;
 }

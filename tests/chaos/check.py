@@ -192,12 +192,13 @@ def load_real(d):
     real.log       one line per accepted write: RESOURCE ORDER FENCE HOLDER WSEQ T0, where ORDER
                    is the store's own order of the writes of RESOURCE (PostgreSQL: the log row's
                    bigserial id; Redis: the position in the log list)
-    real-data.log  RESOURCE HOLDER WSEQ T0 -- what the written key / row holds at the end
+    real-data.log  RESOURCE HOLDER WSEQ T0 -- what the written row holds at the end, where the
+                   data lives apart from the log (PostgreSQL; on Redis the written key IS the log)
     None when the run wrote nothing there (a history from before issue 19)"""
     p = os.path.join(d, "real.log")
     if not os.path.exists(p):
         return None, None, []
-    log, data, bad = defaultdict(list), {}, []
+    log, data, bad = defaultdict(list), None, []
     with open(p) as f:
         for ln in f:
             x = ln.split()
@@ -207,6 +208,7 @@ def load_real(d):
             log[x[0]].append((int(x[1]), int(x[2]), x[3], int(x[4]), int(x[5]), ln.rstrip("\n")))
     p = os.path.join(d, "real-data.log")
     if os.path.exists(p):
+        data = {}
         with open(p) as f:
             for ln in f:
                 x = ln.split()
@@ -236,8 +238,8 @@ def check_real(d, clients, by_holder, rep):
       - one fence was accepted from two different holders (two grants with one token);
       - an entry matches no grant of that token, or a grant of another lock key (fences of
         different keys are not comparable);
-      - the key / row written holds at the end anything but the last accepted write (the write and
-        its log entry did not land together)."""
+      - the row written holds at the end anything but the last accepted write (the write and its
+        log entry did not land together; PostgreSQL, where data and log are two tables)."""
     log, data, bad = load_real(d)
     if log is None:
         return None
@@ -269,7 +271,7 @@ def check_real(d, clients, by_holder, rep):
                 rep.fail(6, "%s: accepted write of fence %d by %s matches no grant of key %s" %
                          (res, fence, holder, key), ["  real: " + ln])
         last = ents[-1]
-        if data.get(res) != (last[2], last[3], last[4]):
+        if data is not None and data.get(res) != (last[2], last[3], last[4]):
             rep.fail(6, "%s: the written key holds %s, the last accepted write is %s" %
                      (res, data.get(res), last[2:5]), ["  real: " + last[5]])
     nref = nunk = 0
