@@ -3,6 +3,8 @@
 
     check.py DIR                  judge DIR (h-*.log, res.log, nemesis.log); exit 1 on a violation
     check.py --expect 1,3 DIR     a planted control: exit 0 only if every listed check is violated
+    check.py --probe DIR          as the first, and (6) must catch each of a few damaged copies of
+                                  the real store's dump (see probe_real)
 
 Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds of one host:
   (1) no stale write accepted: per key the resource accepted fences in order and never one token
@@ -160,12 +162,13 @@ def compute_ends(clients, nem):
 
 
 class Report:
-    def __init__(self):
+    def __init__(self, quiet=False):
         self.v = defaultdict(list)
+        self.quiet = quiet
 
     def fail(self, check, what, slices):
         self.v[check].append(what)
-        if len(self.v[check]) <= 3:
+        if len(self.v[check]) <= 3 and not self.quiet:
             print("VIOLATION (%d) %s" % (check, what))
             for s in slices:
                 print("    " + s)
@@ -219,7 +222,7 @@ def load_real(d):
     return log, data, bad
 
 
-def check_real(d, clients, by_holder, rep):
+def check_real(real, clients, by_holder, rep):
     """(6) no stale write accepted by the real store.
 
     The judge is the store's own log, written in the same transaction (PostgreSQL) or script call
@@ -240,7 +243,7 @@ def check_real(d, clients, by_holder, rep):
         different keys are not comparable);
       - the row written holds at the end anything but the last accepted write (the write and its
         log entry did not land together; PostgreSQL, where data and log are two tables)."""
-    log, data, bad = load_real(d)
+    log, data, bad = real
     if log is None:
         return None
     for ln in bad:
@@ -290,7 +293,55 @@ def check_real(d, clients, by_holder, rep):
     return nacc, nref, nunk
 
 
-def check(d, quiet=False):
+def probe_real(loaded, clients, by_holder):
+    """--probe: (6) must be able to fail on THIS run's record. Each probe damages a copy of the
+    dump in one way and requires a (6) violation; the planted control ctl-u covers the stale
+    write itself, these the rules that keep the log honest as a judge."""
+    import copy
+    log, data, bad = loaded
+    acked = {(h, w) for cl in clients for (_, _, h, _, _, w, _, rc, _) in cl.fwrites if rc == 1}
+    refused = [f for cl in clients for f in cl.fwrites if f[7] == 0]
+    probes = []
+    for res, ents in sorted(log.items()):
+        ents = sorted(ents)
+        drop = [i for i, e in enumerate(ents) if (e[2], e[3]) in acked]
+        if drop:
+            lg = copy.deepcopy(log)
+            del lg[res][drop[len(drop) // 2]]
+            probes.append(("an acknowledged write dropped from the log", "not in its log", (lg, data, bad)))
+        if len(ents) >= 2:
+            lg = copy.deepcopy(log)
+            e = sorted(lg[res])[0]
+            lg[res].remove(e)
+            lg[res].append((e[0], max(x[1] for x in ents) + 1) + e[2:])
+            probes.append(("the first entry's fence raised above every later one", "(stale)", (lg, data, bad)))
+        if data is not None and res in data:
+            dt = dict(data)
+            dt[res] = (dt[res][0], dt[res][1] + 1, dt[res][2])
+            probes.append(("the written row changed without its log entry", "the written key holds", (log, dt, bad)))
+        break
+    if refused:
+        t, idx, h, tok, t0, w, fenced, rc, ln = refused[0]
+        lg = copy.deepcopy(log)
+        key = [r for r in lg if r.endswith("/" + by_holder[h].key)] if h in by_holder else []
+        if key:
+            lg[key[0]].append((max(e[0] for e in lg[key[0]]) + 1, tok, h, w, t0, "probe"))
+            probes.append(("a refused write put into the log", "refused is in its log", (lg, data, bad)))
+    for what, want, real in probes:
+        rep = Report(quiet=True)
+        check_real(real, clients, by_holder, rep)
+        ok = any(want in v for v in rep.v.get(6, []))
+        print("probe of (6), %s: %s" % (what, "caught" if ok else "NOT CAUGHT"))
+        if not ok:
+            PROBE_MISSED.append(what)
+    if not probes:
+        PROBE_MISSED.append("no probe could be made")
+
+
+PROBE_MISSED = []
+
+
+def check(d, quiet=False, probe=False):
     clients, nem, res = load(d)
     compute_ends(clients, nem)
     rep = Report()
@@ -458,7 +509,10 @@ def check(d, quiet=False):
                 rep.fail(5, "key %s blocked: holder %d gone at %d, lease free by %d, next grant %s (limit %d)" %
                          (g.key, cl.pid, ev, f, first, hi), grant_slice(g) + nem_slice(nem, ev - 200, hi))
 
-    real = check_real(d, clients, by_holder, rep)
+    loaded = load_real(d)
+    real = check_real(loaded, clients, by_holder, rep)
+    if probe and loaded[0] is not None:
+        probe_real(loaded, clients, by_holder)
 
     ngrants = sum(len(cl.grants) for cl in clients)
     rounds = sum(1 for e in nem if e[1] == "round")
@@ -482,10 +536,16 @@ def main():
     if len(args) == 3 and args[0] == "--expect":
         expect = [int(x) for x in args[1].split(",")]
         args = args[2:]
+    probe = len(args) == 2 and args[0] == "--probe"
+    if probe:
+        args = args[1:]
     if len(args) != 1:
         print(__doc__)
         return 64
-    rep, ngrants, acc, real = check(args[0], quiet=expect is not None)
+    rep, ngrants, acc, real = check(args[0], quiet=expect is not None, probe=probe)
+    if PROBE_MISSED:
+        print("checker: (6) missed its probes: %s" % PROBE_MISSED)
+        return 1
     if expect is None:
         if ngrants == 0 or acc == 0:
             print("checker: nothing was granted or written: the campaign did not run")

@@ -45,7 +45,7 @@ failed=0
 if [ $rc != 0 ]; then
   echo "chaos $store: the campaign itself failed ($rc; 124 = over the ${limit} s bound)"; failed=1
 else
-  python3 "$here/tests/chaos/check.py" "$dir/main" || failed=1
+  python3 "$here/tests/chaos/check.py" --probe "$dir/main" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 1 "$dir/ctl-l" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 1,3 "$dir/ctl-c" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 1,2 "$dir/ctl-r" || failed=1
