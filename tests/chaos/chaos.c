@@ -159,6 +159,17 @@ typedef struct cl_lock {
     uint64_t dl;                    /* the lock's deadline last logged (lock clock) */
 } cl_lock;
 
+typedef struct wreq {               /* one write to the real resource */
+    struct client *c;
+    int      used;                  /* a non-blocking one in flight */
+    int      idx, fenced;
+    int64_t  tok;
+    uint64_t t0;                    /* decided at (real ms) */
+    long long seq;
+    char     holder[64], res[128], payload[160];
+} wreq;
+#define NWPEND 8                    /* non-blocking real writes in flight, per client */
+
 struct client {
     int      store, kind, id;
     uint32_t ttl, hb, drift;
@@ -188,6 +199,7 @@ struct client {
     ldl_pg          wpg;
     uint64_t        wnext_reconn;
     char            tag[32];        /* resources are named TAG/KEY; TAG = the history dir's name */
+    wreq            wpend[NWPEND];
     uint64_t        next_reconn;
     tmr             timers[2 * NKEYS];
     cl_lock         L[NKEYS];
@@ -449,20 +461,50 @@ static void rkey(char *out, size_t n, const char *res, const char *what)
     snprintf(out, n, "chaos:{%s}:%s", res, what);
 }
 
-static int real_write_redis(client *c, const char *res, int64_t tok, const char *payload, int fenced)
+static void real_log(client *c, const wreq *w, int rc);
+static int real_link(client *c);
+
+/* the script's answer and the RPUSH's reply as real_write answers */
+static int redis_answer(int rc, redisReply *rp)
+{
+    int ok = rc == 1 && rp && rp->type == REDIS_REPLY_INTEGER && rp->integer >= 1;
+    if (rp) freeReplyObject(rp);
+    return rc == 1 ? (ok ? 1 : -1) : rc == 0 ? 0 : -1;
+}
+
+static void redis_fence_done(void *ctx, int rc, redisReply *reply)
+{
+    wreq *w = (wreq *)ctx;
+    real_log(w->c, w, redis_answer(rc, reply));
+    w->used = 0;
+}
+
+static int real_write_redis(client *c, const wreq *w)
 {
     char key[200], entry[200];
     const char *argv[3];
     redisReply *rp = NULL;
-    int rc, ok;
-    rkey(key, sizeof key, res, "log");
-    snprintf(entry, sizeof entry, "%lld %s", (long long)tok, payload);
+    int rc, i;
+    rkey(key, sizeof key, w->res, "log");
+    snprintf(entry, sizeof entry, "%lld %s", (long long)w->tok, w->payload);
     argv[0] = "RPUSH"; argv[1] = key; argv[2] = entry;
-    if (fenced) rc = ldl_redis_fence(&c->wr, res, tok, 1, NULL, 3, argv, NULL, &rp);
+    if (c->kind == K_ASYNC && w->fenced) {
+        /* the non-blocking view: queued in the lock connection's own pipeline, answered
+           from a later pump (logged then) */
+        for (i = 0; i < NWPEND && c->wpend[i].used; i++) {}
+        if (i == NWPEND) return -1;
+        c->wpend[i] = *w;
+        c->wpend[i].c = c;
+        c->wpend[i].used = 1;
+        if (ldl_redis_async_fence(&c->ra, w->res, w->tok, 1, NULL, 3, argv, NULL, redis_fence_done,
+                                  &c->wpend[i]) == LDL_OK) return 2;
+        c->wpend[i].used = 0;
+        return -1;
+    }
+    if (real_link(c) != 0) return -1;
+    if (w->fenced) rc = ldl_redis_fence(&c->wr, w->res, w->tok, 1, NULL, 3, argv, NULL, &rp);
     else rc = (rp = rs_cmd(c->wrc, "RPUSH", key, entry, NULL)) != NULL ? 1 : -1;   /* no check */
-    ok = rc == 1 && rp && rp->type == REDIS_REPLY_INTEGER && rp->integer >= 1;
-    if (rp) freeReplyObject(rp);
-    return rc == 1 ? (ok ? 1 : -1) : rc == 0 ? 0 : -1;
+    return redis_answer(rc, rp);
 }
 
 static int real_dump_redis(redisContext *radm, const char *res, FILE *lf)
@@ -565,24 +607,23 @@ static int real_link(client *c)
     }
 }
 
-/* one write of `payload` to resource `res` with fence `tok`: 1 accepted (committed), 0 refused
-   as stale by the fence check, -1 no (certain) answer: an error, a lost link */
-static int real_write(client *c, const char *res, int64_t tok, const char *payload, int fenced)
+/* one write w: 1 accepted (committed), 0 refused as stale by the fence check, -1 no
+   (certain) answer: an error, a lost link; 2 submitted, real_log()ged when answered */
+static int real_write(client *c, const wreq *w)
 {
-    if (real_link(c) != 0) return -1;
     switch (c->store) {
     case ST_REDIS:
-        return real_write_redis(c, res, tok, payload, fenced);
+        return real_write_redis(c, w);
     case ST_PG: {
         char ftxt[24];
         const char *v[3];
         PGresult *r;
         int ok, f = 1;
-        if (!pg_cmd(c->wpc, "BEGIN", "BEGIN")) return -1;
-        if (fenced) f = ldl_pg_fence(&c->wpg, res, tok);     /* the fence row stays locked */
+        if (real_link(c) != 0 || !pg_cmd(c->wpc, "BEGIN", "BEGIN")) return -1;
+        if (w->fenced) f = ldl_pg_fence(&c->wpg, w->res, w->tok);     /* the row stays locked */
         if (f == 1) {
-            snprintf(ftxt, sizeof ftxt, "%lld", (long long)tok);
-            v[0] = res; v[1] = ftxt; v[2] = payload;
+            snprintf(ftxt, sizeof ftxt, "%lld", (long long)w->tok);
+            v[0] = w->res; v[1] = ftxt; v[2] = w->payload;
             r = PQexecParams(c->wpc,
                 "WITH d AS (INSERT INTO " PG_DATA " AS d (resource, payload) VALUES ($1, $3) "
                 "ON CONFLICT (resource) DO UPDATE SET payload = EXCLUDED.payload RETURNING 1) "
@@ -601,19 +642,26 @@ static int real_write(client *c, const char *res, int64_t tok, const char *paylo
     }
 }
 
-/* a write to the real resource of lock l, decided at t0 (real ms), logged as
-   "F IDX HOLDER TOKEN T0 WSEQ FENCED RC" */
+/* "F IDX HOLDER TOKEN T0 WSEQ FENCED RC" in the history, when the answer is known */
+static void real_log(client *c, const wreq *w, int rc)
+{
+    hlog(c, "F %d %s %lld %llu %lld %d %d", w->idx, w->holder, (long long)w->tok,
+         (unsigned long long)w->t0, w->seq, w->fenced, rc);
+}
+
+/* a write to the real resource of lock l with token tok, decided at t0 (real ms): as
+   real_write answers */
 static int real_put(client *c, cl_lock *l, int64_t tok, uint64_t t0, int fenced)
 {
-    char res[128], holder[64], payload[160];
-    long long seq = ++c->wseq;
+    wreq w;
     int rc;
-    snprintf(res, sizeof res, "%s/%s", c->tag, l->key);
-    snprintf(holder, sizeof holder, "%d:%d:%d:%d", (int)getpid(), c->id, l->idx, l->gseq);
-    snprintf(payload, sizeof payload, "%s %lld %llu", holder, seq, (unsigned long long)t0);
-    rc = real_write(c, res, tok, payload, fenced);
-    hlog(c, "F %d %s %lld %llu %lld %d %d", l->idx, holder, (long long)tok, (unsigned long long)t0,
-         seq, fenced, rc);
+    memset(&w, 0, sizeof w);
+    w.idx = l->idx; w.fenced = fenced; w.tok = tok; w.t0 = t0; w.seq = ++c->wseq;
+    snprintf(w.res, sizeof w.res, "%s/%s", c->tag, l->key);
+    snprintf(w.holder, sizeof w.holder, "%d:%d:%d:%d", (int)getpid(), c->id, l->idx, l->gseq);
+    snprintf(w.payload, sizeof w.payload, "%s %lld %llu", w.holder, w.seq, (unsigned long long)t0);
+    rc = real_write(c, &w);
+    if (rc != 2) real_log(c, &w, rc);
     return rc;
 }
 
