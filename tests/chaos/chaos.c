@@ -192,7 +192,8 @@ struct client {
     ldl_pg_req      preq[64];
     ldl_store       real;
     ldl_async_store areal;
-    /* the real resource: a connection of its own, in whichever state the lock's is */
+    /* the real resource: a connection of its own (the PostgreSQL lock refuses to run inside a
+       transaction, and the non-blocking views own theirs) */
     redisContext   *wrc;
     ldl_redis       wr;
     PGconn         *wpc;
@@ -437,7 +438,8 @@ static void store_service(client *c)
 
 /* ------------------------------------------------------------ the real resource (issue 19)
  * Beside the datagram resource, writes into the store under test itself, through the
- * adapter's fenced-write helper, on a connection of the client's own. Resource R is named
+ * adapter's fenced-write helper, on a connection of the client's own (Redis, non-blocking
+ * clients: ldl_redis_async_fence, in their lock connection's pipeline). Resource R is named
  * TAG/KEY (TAG = the history dir's name, KEY = the lock key that guards it). Each accepted
  * write stores its payload "HOLDER WSEQ T0" and appends "FENCE HOLDER WSEQ T0" to R's log
  * in the SAME transaction / script call, so the log holds exactly what the store accepted,
@@ -448,7 +450,7 @@ static void store_service(client *c)
  *   Redis       ldl_redis_fence running RPUSH on the list "chaos:{R}:log" (the script runs
  *               one command: the written key is the log itself).
  * Everything store-specific is in the switches of real_setup, real_open, real_close,
- * real_write and real_dump: a third store adds one case to each. fenced = 0 is the planted
+ * real_link, real_write and real_dump: a third store adds one case to each. fenced = 0 is the planted
  * control's broken helper: the same write without the fence check. */
 #define PG_DATA "public.ldl_chaos_data"
 #define PG_WLOG "public.ldl_chaos_wlog"
