@@ -47,6 +47,10 @@
                  "options='-c statement_timeout=1000 -c lock_timeout=150'"
 #define REAL_ONE_IN 3                /* one write in REAL_ONE_IN (and every late one) also goes to
                                         the real resource */
+#ifndef CHAOS_FENCED                 /* -DCHAOS_FENCED=0: the campaign's real writes skip the fence
+                                        check (an experiment: check (6) must then fail) */
+#define CHAOS_FENCED 1
+#endif
 
 enum { ST_REDIS = 0, ST_PG = 1 };
 enum { K_SYNC = 0, K_ASYNC = 1, K_TIMER = 2 };
@@ -870,7 +874,7 @@ static void lock_step(client *c, cl_lock *l)
             if (slow) st_sleep_ms((uint32_t)rnd_in(&c->rng, TTL / 2, 2 * TTL));
             (void)res_write(c, l, ldl_lock_fencing_token(&l->lk), t0);
             if (slow || rnd_in(&c->rng, 1, REAL_ONE_IN) == 1)
-                (void)real_put(c, l, ldl_lock_fencing_token(&l->lk), t0, 1);
+                (void)real_put(c, l, ldl_lock_fencing_token(&l->lk), t0, CHAOS_FENCED);
             l->next_write = st_now_ms() + rnd_in(&c->rng, 2, 15);
         }
         return;
