@@ -1,6 +1,6 @@
 /* tests/chaos/chaos.c -- a randomized fault campaign against a real store (issue 14).
  *
- *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the four planted controls
+ *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the five planted controls
  *
  * One program, three roles, all forked from the orchestrator:
  *   clients   NCLIENT processes, each driving NKEYS locks (the same keys for everybody) over
