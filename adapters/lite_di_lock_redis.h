@@ -301,6 +301,7 @@ struct ldl_redis {                  /* private: complete so the caller owns the 
     size_t        _plen;
     int           _refused;         /* a reply hook refused a reply (size) */
     int           _asking;          /* send ASKING before every attempt (Cluster view) */
+    int           _epoch;           /* grants take the config epoch (Cluster view, decision 0115) */
     long          _left;            /* objects the reply being read may still have */
     const ldl_redis_limits *_lim;   /* the bounds of the exchange under way */
     ldl_clock     _clock;           /* zero = the built-in monotonic clock */
@@ -382,6 +383,11 @@ LDL_REDIS_API void ldl_redis_set_clock(ldl_redis *r, ldl_clock clock);
 /* For the Cluster view under ASK: while on, every script attempt (the EVAL
    retry after NOSCRIPT too) is preceded by ASKING on the same connection. */
 LDL_REDIS_API void ldl_redis_set_asking(ldl_redis *r, int on);
+/* For the Cluster view (decision 0115): while on, a grant's token is
+   max(stored + 1, E * 2^32), E = the node's config epoch (CLUSTER INFO inside
+   the script; the ACL needs +cluster|info). Off (the default) outside Cluster
+   mode. The non-blocking view: ldl_redis_async_set_epoch_fences. */
+LDL_REDIS_API void ldl_redis_set_epoch_fences(ldl_redis *r, int on);
 /* One command of the caller's (CLUSTER SLOTS, ASKING, WAIT...) through the
    synchronous view's bounded exchange: the reply hooks refuse, before
    allocating, what exceeds `lim` (NULL = the defaults), and the whole call
@@ -437,6 +443,8 @@ LDL_REDIS_API int  ldl_redis_async_drop(ldl_redis_async *ra);
 LDL_REDIS_API int  ldl_redis_async_rebind(ldl_redis_async *ra, redisContext *c);
 LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_async *ra);
 LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock);
+/* ldl_redis_set_epoch_fences for the non-blocking view (Cluster view) */
+LDL_REDIS_API void ldl_redis_async_set_epoch_fences(ldl_redis_async *ra, int on);
 /* For a router (the Cluster view): fn(ctx, op, e) is called for each request
    answered with an error (error reply or link failure), just before its
    ldl_op_complete: the error of THAT request, as values. fn NULL = none. */
@@ -482,19 +490,51 @@ extern "C" {
    tests/store/redis_adapter.c; a stale SHA would still work (NOSCRIPT -> EVAL
    every time) but slower, so the test keeps them honest. */
 /* the grant, shared by the plain and the owned acquire; NONCE_ARG is the ARGV
-   index of the nonce (the plain acquire's text stays the v0.1 one: its SHA) */
+   index of the nonce. v0.3 (decision 0117): the token text comes from the INCR
+   reply (exact below 2^53) instead of a GET, which is kept only above it.
+   The keys and what they hold are the v0.1 ones, so v0.1, v0.2 and v0.3
+   clients share keys. */
 #define LDL__REDIS_GRANT_LUA(NONCE_ARG) \
     "local n = ARGV[" NONCE_ARG "]\n" \
     "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
     "local t = redis.call('INCR', KEYS[2])\n" \
     "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
     "redis.call('PERSIST', KEYS[2])\n" \
-    "local s = redis.call('GET', KEYS[2])\n" \
+    "local s = t < 9007199254740992 and string.format('%d', t) or redis.call('GET', KEYS[2])\n" \
+    "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+/* The Cluster view's grant (decision 0115): the token is max(stored + 1,
+   E * 2^32), E = this master's config epoch (cluster_my_epoch of CLUSTER
+   INFO). A replica promoted by a failover takes an epoch above the old
+   master's, so its tokens are above every token the old master granted even
+   when the counter it inherited lagged. E above 2^31 - 1 (E * 2^32 would pass
+   INT64_MAX) or unreadable: an error reply, nothing changed. The compare is
+   exact: in Lua numbers below 2^53, above it on the decimal texts. */
+#define LDL__REDIS_GRANT_EPOCH_LUA(NONCE_ARG) \
+    "local n = ARGV[" NONCE_ARG "]\n" \
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
+    "local e = tonumber(string.match(redis.call('CLUSTER', 'INFO'), 'cluster_my_epoch:(%d+)'))\n" \
+    "if not e or e > 2147483647 then return redis.error_reply('ERR ldl: config epoch unreadable or above 2^31-1') end\n" \
+    "local t = redis.call('INCR', KEYS[2])\n" \
+    "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
+    "local b, s, up = e * 4294967296, nil, false\n" \
+    "if t < 9007199254740992 then\n" \
+    "  if t < b then t, up = b, true end\n" \
+    "  s = string.format('%d', t)\n" \
+    "else\n" \
+    "  s = redis.call('GET', KEYS[2])\n" \
+    "  local u = string.format('%d', b)\n" \
+    "  if #s < #u or (#s == #u and s < u) then s, up = u, true end\n" \
+    "end\n" \
+    "if up then redis.call('SET', KEYS[2], s) else redis.call('PERSIST', KEYS[2]) end\n" \
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
 static const char ldl__redis_acquire_lua[] =
     LDL__REDIS_GRANT_LUA("2")
     "return {n, s}\n";
-static const char ldl__redis_acquire_sha[] = "1cbe4fbb9ac8ca9f9777ece8b24407ab61fdfcf8";
+static const char ldl__redis_acquire_sha[] = "cf939ee9590b9fcf5728a8ac7ec916498c83e3a2";
+static const char ldl__redis_acquire_epoch_lua[] =
+    LDL__REDIS_GRANT_EPOCH_LUA("2")
+    "return {n, s}\n";
+static const char ldl__redis_acquire_epoch_sha[] = "322a0efd62422c36c67014050970a5be4ec2eb9f";
 
 static const char ldl__redis_renew_lua[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
@@ -518,7 +558,12 @@ static const char ldl__redis_owned_lua[] =
     LDL__REDIS_GRANT_LUA("3")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
     "return {n, s}\n";
-static const char ldl__redis_owned_sha[] = "0dd5fa1a33ae55c459e55e164805474abc439ba9";
+static const char ldl__redis_owned_sha[] = "842a6b252777d0775eec4bc9be5823c8c2c1a70d";
+static const char ldl__redis_owned_epoch_lua[] =
+    LDL__REDIS_GRANT_EPOCH_LUA("3")
+    "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
+    "return {n, s}\n";
+static const char ldl__redis_owned_epoch_sha[] = "b98ddf1ffbc963116020c467bdb60fd3d701a2c4";
 
 /* { nonce, 0 } free, or { nonce, token, pttl, owner } ("" when the owner key
    is missing or names another token) */
@@ -784,7 +829,9 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
     size_t n, on = 0;
     int a = 0;
     if (!(n = ldl__redis_name(r, key, ":lease", m->lease))) return LDL_EINVAL;
-    if (kind == LDL_OP_ACQUIRE) { sha = ldl__redis_acquire_sha; lua = ldl__redis_acquire_lua; }
+    if (kind == LDL_OP_ACQUIRE && r->_epoch) { sha = ldl__redis_acquire_epoch_sha; lua = ldl__redis_acquire_epoch_lua; }
+    else if (kind == LDL__REDIS_OWNED && r->_epoch) { sha = ldl__redis_owned_epoch_sha; lua = ldl__redis_owned_epoch_lua; }
+    else if (kind == LDL_OP_ACQUIRE) { sha = ldl__redis_acquire_sha; lua = ldl__redis_acquire_lua; }
     else if (kind == LDL_OP_RENEW) { sha = ldl__redis_renew_sha; lua = ldl__redis_renew_lua; }
     else if (kind == LDL_OP_RELEASE) { sha = ldl__redis_release_sha; lua = ldl__redis_release_lua; }
     else if (kind == LDL__REDIS_OWNED) { sha = ldl__redis_owned_sha; lua = ldl__redis_owned_lua; }
@@ -896,7 +943,7 @@ static size_t ldl__redis_resp(int argc, const char *const *argv, const size_t *l
     }
     return n;
 }
-#define LDL__REDIS_TEXTMAX (3 * LDL__REDIS_KEYBUF + sizeof ldl__redis_owned_lua + LDL_OWNER_MAX + 256)
+#define LDL__REDIS_TEXTMAX (3 * LDL__REDIS_KEYBUF + sizeof ldl__redis_owned_epoch_lua + LDL_OWNER_MAX + 256)
 
 /* ------------------------------------------------------------ synchronous view */
 LDL_REDIS_API int ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix) {
@@ -943,7 +990,11 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     void *rep = NULL;
     uint64_t t0, limit = lim && lim->call_ms ? lim->call_ms : 0, spent;
     size_t most = lim && lim->reply_bytes ? lim->reply_bytes : LDL_REDIS_REPLY_MAX;
-    int done = 0;
+    int done = 0, err;
+    /* sock: the limit is the socket's own SO_RCVTIMEO (redisSetTimeout), so the
+       FIRST blocking read already waits at most the limit: no poll and no
+       getsockopt before it (decision 0117); both only before a later read */
+    int sock = !limit, first = 1;
     char text[LDL__REDIS_TEXTMAX];
     size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
     r->_refused = 0;
@@ -951,12 +1002,6 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
         ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
         return NULL;
-    }
-    if (!limit) {   /* the command timeout is the socket's SO_RCVTIMEO (redisSetTimeout) */
-        struct timeval tv;
-        socklen_t tl = sizeof tv;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
-            limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
     }
     t0 = ldl__redis_now_ms(r);
     do {
@@ -976,8 +1021,15 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
                              "exchange's bound): connection dropped");
             return NULL;
         }
+        if (sock && !first) {   /* a reply in pieces: now the limit's value is needed */
+            struct timeval tv;
+            socklen_t tl = sizeof tv;
+            sock = 0;
+            if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
+                limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
+        }
         spent = ldl__redis_now_ms(r) - t0;
-        if (limit) {
+        if (!(sock && first) && limit) {
             struct pollfd p;
             int pr;
             if (spent < limit) {
@@ -993,8 +1045,15 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
                 return NULL;
             }
         }
+        first = 0;
+        errno = 0;
         if (redisBufferRead(c) != REDIS_OK) {
-            ldl__redis_reader_why(r, c->errstr);
+            err = errno;
+            if (!r->_refused && (err == EAGAIN || err == EWOULDBLOCK))   /* SO_RCVTIMEO ran out */
+                ldl__redis_say(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
+                               "(a server dripping its reply?): connection dropped", NULL);
+            else
+                ldl__redis_reader_why(r, c->errstr);
             return NULL;
         }
     }
@@ -1182,6 +1241,10 @@ LDL_REDIS_API void ldl_redis_set_clock(ldl_redis *r, ldl_clock clock) {
 
 LDL_REDIS_API void ldl_redis_set_asking(ldl_redis *r, int on) {
     if (r) r->_asking = on != 0;
+}
+
+LDL_REDIS_API void ldl_redis_set_epoch_fences(ldl_redis *r, int on) {
+    if (r) r->_epoch = on != 0;
 }
 
 static void ldl__redis_tell(char *why, size_t why_len, const char *a, const char *b) {
@@ -1653,6 +1716,10 @@ LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_
 
 LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock) {
     if (ra) ra->_r._clock = clock;
+}
+
+LDL_REDIS_API void ldl_redis_async_set_epoch_fences(ldl_redis_async *ra, int on) {
+    if (ra) ra->_r._epoch = on != 0;
 }
 
 LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
