@@ -302,6 +302,8 @@ struct ldl_redis {                  /* private: complete so the caller owns the 
     int           _refused;         /* a reply hook refused a reply (size) */
     int           _asking;          /* send ASKING before every attempt (Cluster view) */
     int           _epoch;           /* grants take the config epoch (Cluster view, decision 0115) */
+    uint32_t      _ep_e;            /* the node's last config epoch and replication ID ("": none) */
+    char          _ep_r[41];
     long          _left;            /* objects the reply being read may still have */
     const ldl_redis_limits *_lim;   /* the bounds of the exchange under way */
     ldl_clock     _clock;           /* zero = the built-in monotonic clock */
@@ -503,17 +505,27 @@ extern "C" {
     "local s = t < 9007199254740992 and string.format('%d', t) or redis.call('GET', KEYS[2])\n" \
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
 /* The Cluster view's grant (decision 0115): the token is max(stored + 1,
-   E * 2^32), E = this master's config epoch (cluster_my_epoch of CLUSTER
-   INFO). A replica promoted by a failover takes an epoch above the old
-   master's, so its tokens are above every token the old master granted even
-   when the counter it inherited lagged. E above 2^31 - 1 (E * 2^32 would pass
-   INT64_MAX) or unreadable: an error reply, nothing changed. The compare is
-   exact: in Lua numbers below 2^53, above it on the decimal texts. */
-#define LDL__REDIS_GRANT_EPOCH_LUA(NONCE_ARG) \
+   E * 2^32), E = this master's config epoch. A replica promoted by a failover
+   takes an epoch above the old master's, so its tokens are above every token
+   the old master granted even when the counter it inherited lagged.
+   CLUSTER INFO (cluster_my_epoch) costs the server a walk of all 16384 slots,
+   so the adapter keeps the last (E, replication ID) the node answered and
+   sends them (E_ARG, R_ARG); the script trusts E only while the node's
+   master_replid (INFO replication) is still R: a promotion always makes a new
+   replication ID, so a cached E is never used across a failover of its node.
+   Otherwise it reads CLUSTER INFO and answers { nonce, token, E, replid } for
+   the adapter to keep. E above 2^31 - 1 (E * 2^32 would pass INT64_MAX) or
+   unreadable: an error reply, nothing changed. The compare is exact: in Lua
+   numbers below 2^53, above it on the decimal texts. */
+#define LDL__REDIS_GRANT_EPOCH_LUA(NONCE_ARG, E_ARG, R_ARG) \
     "local n = ARGV[" NONCE_ARG "]\n" \
     "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
-    "local e = tonumber(string.match(redis.call('CLUSTER', 'INFO'), 'cluster_my_epoch:(%d+)'))\n" \
-    "if not e or e > 2147483647 then return redis.error_reply('ERR ldl: config epoch unreadable or above 2^31-1') end\n" \
+    "local r = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')\n" \
+    "local e, f = tonumber(ARGV[" E_ARG "]), false\n" \
+    "if not r or r ~= ARGV[" R_ARG "] then\n" \
+    "  e, f = tonumber(string.match(redis.call('CLUSTER', 'INFO'), 'cluster_my_epoch:(%d+)')), true\n" \
+    "end\n" \
+    "if not e or not r or e > 2147483647 then return redis.error_reply('ERR ldl: config epoch unreadable or above 2^31-1') end\n" \
     "local t = redis.call('INCR', KEYS[2])\n" \
     "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
     "local b, s, up = e * 4294967296, nil, false\n" \
@@ -527,14 +539,17 @@ extern "C" {
     "end\n" \
     "if up then redis.call('SET', KEYS[2], s) else redis.call('PERSIST', KEYS[2]) end\n" \
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+#define LDL__REDIS_GRANT_EPOCH_RET \
+    "if f then return {n, s, string.format('%d', e), r} end\n" \
+    "return {n, s}\n"
 static const char ldl__redis_acquire_lua[] =
     LDL__REDIS_GRANT_LUA("2")
     "return {n, s}\n";
 static const char ldl__redis_acquire_sha[] = "cf939ee9590b9fcf5728a8ac7ec916498c83e3a2";
 static const char ldl__redis_acquire_epoch_lua[] =
-    LDL__REDIS_GRANT_EPOCH_LUA("2")
-    "return {n, s}\n";
-static const char ldl__redis_acquire_epoch_sha[] = "322a0efd62422c36c67014050970a5be4ec2eb9f";
+    LDL__REDIS_GRANT_EPOCH_LUA("4", "2", "3")
+    LDL__REDIS_GRANT_EPOCH_RET;
+static const char ldl__redis_acquire_epoch_sha[] = "7f2752dfea2fb9b08246296e6e7e5260fecf51d4";
 
 static const char ldl__redis_renew_lua[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
@@ -560,10 +575,10 @@ static const char ldl__redis_owned_lua[] =
     "return {n, s}\n";
 static const char ldl__redis_owned_sha[] = "842a6b252777d0775eec4bc9be5823c8c2c1a70d";
 static const char ldl__redis_owned_epoch_lua[] =
-    LDL__REDIS_GRANT_EPOCH_LUA("3")
+    LDL__REDIS_GRANT_EPOCH_LUA("5", "3", "4")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
-    "return {n, s}\n";
-static const char ldl__redis_owned_epoch_sha[] = "b98ddf1ffbc963116020c467bdb60fd3d701a2c4";
+    LDL__REDIS_GRANT_EPOCH_RET;
+static const char ldl__redis_owned_epoch_sha[] = "0059322941534e4276bb92365e4f9936d0a596ef";
 
 /* { nonce, 0 } free, or { nonce, token, pttl, owner } ("" when the owner key
    is missing or names another token) */
@@ -813,11 +828,11 @@ static void ldl__redis_break(ldl_redis *r, int kind, const char *why) {
 
 /* ------------------------------------------------------------ the requests (argv) */
 typedef struct ldl__redis_cmd {
-    const char *argv[10];
-    size_t      lens[10];
+    const char *argv[12];
+    size_t      lens[12];
     int         argc;
     char        lease[LDL__REDIS_KEYBUF], fence[LDL__REDIS_KEYBUF], owner[LDL__REDIS_KEYBUF];
-    char        tok[24], ttl[24], nonce[17];
+    char        tok[24], ttl[24], nonce[17], ep[24];
 } ldl__redis_cmd;
 
 /* EVALSHA sha nkeys keys... args... nonce (EVAL lua ... when eval); `owner`
@@ -858,6 +873,10 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
         }
         m->argv[a] = m->ttl;   m->lens[a++] = ldl__redis_u64(ttl_ms, m->ttl);
         if (kind == LDL__REDIS_OWNED) { m->argv[a] = owner; m->lens[a++] = on; }
+        if (r->_epoch) {       /* the cached epoch and replication ID (decision 0115) */
+            m->argv[a] = m->ep;     m->lens[a++] = ldl__redis_u64(r->_ep_r[0] ? r->_ep_e : 0u, m->ep);
+            m->argv[a] = r->_ep_r;  m->lens[a++] = strlen(r->_ep_r);
+        }
     } else {
         m->argv[a] = "1";      m->lens[a++] = 1;
         m->argv[a] = m->lease; m->lens[a++] = n;
@@ -876,14 +895,36 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
    LDL__REDIS_OOS: out of step (wrong shape or nonce): the link cannot be trusted.
    Otherwise the answer: 1 (acquire: *tok set), 0, or LDL_ESTORE (ours, but malformed). */
 #define LDL__REDIS_OOS (-1000)
-static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok) {
+static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok, ldl_redis *r) {
     char want[17];
     const redisReply *v;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) return LDL__REDIS_OOS;
+    int ep4 = LDL__REDIS_GRANTS(kind) && r && r->_epoch;   /* { nonce, token, E, replid } allowed */
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || (rep->elements != 2 && !(ep4 && rep->elements == 4)))
+        return LDL__REDIS_OOS;
     ldl__redis_hex(nonce, want);
     if (rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != 16 ||
         memcmp(rep->element[0]->str, want, 16) != 0) return LDL__REDIS_OOS;
     v = rep->element[1];
+    if (rep->elements == 4) {  /* a grant that read the epoch: E in [0, 2^31 - 1], 40 hex digits */
+        const redisReply *e = rep->element[2], *id = rep->element[3];
+        uint64_t ev = 0;
+        size_t i;
+        if (v->type != REDIS_REPLY_STRING || !ldl__redis_token(v->str, v->len, tok)) return LDL_ESTORE;
+        if (e->type != REDIS_REPLY_STRING || e->len < 1 || e->len > 10 || (e->len > 1 && e->str[0] == '0') ||
+            id->type != REDIS_REPLY_STRING || id->len != 40) return LDL_ESTORE;
+        for (i = 0; i < e->len; i++) {
+            if (e->str[i] < '0' || e->str[i] > '9') return LDL_ESTORE;
+            ev = ev * 10u + (uint64_t)(e->str[i] - '0');
+        }
+        if (ev > 2147483647u) return LDL_ESTORE;
+        for (i = 0; i < 40; i++)
+            if (!((id->str[i] >= '0' && id->str[i] <= '9') || (id->str[i] >= 'a' && id->str[i] <= 'f')))
+                return LDL_ESTORE;
+        r->_ep_e = (uint32_t)ev;
+        memcpy(r->_ep_r, id->str, 40);
+        r->_ep_r[40] = 0;
+        return 1;
+    }
     if (v->type == REDIS_REPLY_INTEGER) {
         if (v->integer == 0) return 0;
         if (v->integer == 1 && !LDL__REDIS_GRANTS(kind)) return 1;
@@ -1137,7 +1178,7 @@ static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t toke
             return LDL_ESTORE;
         }
         rc = kind == LDL__REDIS_INSPECT ? ldl__redis_judge_inspect(rep, nonce, h)
-                                        : ldl__redis_judge(rep, kind, nonce, tok);
+                                        : ldl__redis_judge(rep, kind, nonce, tok, r);
         freeReplyObject(rep);
         if (rc == LDL__REDIS_OOS) {
             ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce: someone else's reply?): "
@@ -1542,7 +1583,7 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
         ldl__redis_tell_error(ra, q);
         rc = LDL_ESTORE;
     } else {
-        rc = ldl__redis_judge(rep, q->_kind, q->_nonce, &tok);
+        rc = ldl__redis_judge(rep, q->_kind, q->_nonce, &tok, &ra->_r);
         if (rc == LDL__REDIS_OOS) {
             ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce): link dropped", NULL);
             return -1;

@@ -23,8 +23,10 @@
  *           still an int64), 2^31 (refused: LDL_ESTORE, the counter unchanged); a legacy
  *           counter (57) jumps to E * 2^32, a counter above it keeps rising by one, a TTL put
  *           on the fence key is removed; the epoch scripts' SHA1s match SCRIPT LOAD.
- *   acl     on that node: the documented Cluster ACL line (+cluster|info) grants; the same
- *           line without +cluster|info answers LDL_ESTORE (NOPERM) and changes nothing.
+ *           A cached epoch under a replication ID the node does not have is not used.
+ *   acl     on that node: the documented Cluster ACL line (+info +cluster|info) grants; the
+ *           same line without +cluster|info, or without +info, answers LDL_ESTORE (NOPERM) and
+ *           changes nothing.
  * Run through tests/store/with_redis_cluster.sh. */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -375,6 +377,16 @@ static void test_edge(void)
     rc = x.acquire_owned(x.ctx, "above", 5000, "edge-owner", &t);
     ST_CHECK(rc == 1 && t == INT64_C(40000000001), "owned, counter above the base: + 1: %d %lld", rc, (long long)t);
     ST_CHECK(rs_int(rs_cmd(c, "TTL", "{ldl:above}:fence", NULL), 0) == -1, "PERSIST on the + 1 path");
+    /* the adapter's cache: a stale epoch under a replication ID the node no longer has (as after
+       a promotion) is never used: the script reads CLUSTER INFO again */
+    ST_CHECK(r._ep_e == 7 && strlen(r._ep_r) == 40, "the node's epoch and replication ID kept (%u)", (unsigned)r._ep_e);
+    r._ep_e = 1;
+    memset(r._ep_r, 'a', 40);
+    set_fence(c, "stale", "5", NULL);
+    rc = s.acquire(s.ctx, "stale", 5000, &t);
+    ST_CHECK(rc == 1 && t == INT64_C(7) * 4294967296 && r._ep_e == 7 &&
+             strspn(r._ep_r, "a") < 40,
+             "a cached epoch under another replication ID: ignored, read again (%d %lld)", rc, (long long)t);
     ldl_redis_set_epoch_fences(&r, 0);                           /* outside Cluster mode: today's script */
     set_fence(c, "plain", "57", NULL);
     ST_CHECK(s.acquire(s.ctx, "plain", 5000, &t) == 1 && t == 58, "epoch fences off: 57 + 1 (%lld)", (long long)t);
@@ -426,8 +438,8 @@ static void test_edge(void)
     /* the ACL: the documented Cluster line grants; without +cluster|info, NOPERM, nothing changed */
     ST_CHECK(edge_epoch(9), "config epoch 9");
     {
-        int with;
-        for (with = 1; with >= 0; with--) {
+        int with;   /* 2: the documented line; 1: without +info; 0: without +cluster|info */
+        for (with = 2; with >= 0; with--) {
             redisContext *admin = rs_connect_port(g_e.port, 2000), *u = rs_connect_port(g_e.port, 2000);
             ldl_redis ur;
             ldl_store us;
@@ -435,22 +447,24 @@ static void test_edge(void)
             rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldlc", NULL), 0);
             ST_CHECK(rs_is(rs_cmd(admin, "ACL", "SETUSER", "ldlc", "on", ">secret", "resetkeys", "~{ldl:*", "resetchannels",
                                   "-@all", "+evalsha", "+eval", "+exists", "+incr", "+persist", "+get", "+set",
-                                  "+pexpire", "+del", "+pttl", with ? "+cluster|info" : "+pttl", NULL), "OK"),
-                     "ACL SETUSER (+cluster|info %d)", with);
+                                  "+pexpire", "+del", "+pttl", with != 0 ? "+cluster|info" : "+pttl",
+                                  with != 1 ? "+info" : "+pttl", NULL), "OK"),
+                     "ACL SETUSER (case %d)", with);
             ST_CHECK(rs_is(rs_cmd(u, "AUTH", "ldlc", "secret", NULL), "OK"), "AUTH");
             ldl_redis_init(&ur, u, NULL);
             ldl_redis_set_epoch_fences(&ur, 1);
             us = ldl_redis_store(&ur);
             rs_is(rs_cmd(admin, "SCRIPT", "FLUSH", NULL), "OK");     /* the EVAL fallback as the user */
             rc = us.acquire(us.ctx, key, 5000, &t);
-            if (with)
+            if (with == 2)
                 ST_CHECK(rc == 1 && t == INT64_C(9) * 4294967296 && us.renew(us.ctx, key, t, 5000) == 1 &&
                          us.release(us.ctx, key, t) == 1, "ACL with +cluster|info: a grant %d %lld (%s)", rc,
                          (long long)t, ldl_redis_why(&ur));
             else
                 ST_CHECK(rc == LDL_ESTORE && (strstr(ldl_redis_why(&ur), "NOPERM") ||
                                            strstr(ldl_redis_why(&ur), "can't run this command")) && fence_of(admin, key) == -1,
-                         "ACL without +cluster|info: NOPERM, no counter written (%d, %s)", rc, ldl_redis_why(&ur));
+                         "ACL without %s: NOPERM, no counter written (%d, %s)", with ? "+info" : "+cluster|info", rc,
+                         ldl_redis_why(&ur));
             rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldlc", NULL), 0);
             redisFree(u);
             redisFree(admin);
