@@ -81,6 +81,8 @@
                 "<token> <owner>" in the same script.
        inspect (v0.2)  read the lease key, its PTTL and the owner key in one
                 script; changes nothing.
+       acquire with epoch fences (v0.3, the Cluster view; decision 0115)  the
+                token is max(stored + 1, E * 2^32), E the node's config epoch.
 
    Every call carries a NONCE (a 64-bit value, 16 hex digits, new per call)
    and every script answers the array { nonce, answer }. The adapter accepts
@@ -196,7 +198,8 @@
    (the scripts' own commands are checked against the ACL too; SCRIPT LOAD is
    never needed: the EVAL fallback caches the scripts; +pttl is for inspect). Add +config|get for
    ldl_redis_check_durability, which otherwise answers LDL_ESTORE and says
-   CONFIG GET was refused.
+   CONFIG GET was refused. Epoch fences (ldl_redis_set_epoch_fences, which the
+   Cluster view turns on) add +info +cluster|info.
 
    HOLDER IDENTITY (v0.2). ldl_redis_ext(&r) gives the synchronous view's
    ldl_store_ext: acquire_owned (desc.owner with desc.store_ext) and inspect
