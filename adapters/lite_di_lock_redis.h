@@ -211,9 +211,10 @@
    "<token> <owner>": inspect reports it only when that token is the one the
    lease key holds, so an owner left from an earlier grant is never taken
    for the current holder's; a lease taken without an owner (plain acquire,
-   a v0.1 client) inspects with owner "". The lease key, the renew and
-   release scripts and the plain acquire script are exactly the v0.1 ones,
-   so v0.1 and v0.2 clients share keys. A reply of the wrong shape or
+   a v0.1 client) inspects with owner "". The lease key and what the renew,
+   release and plain acquire scripts do are the v0.1 ones (v0.3 only made
+   the acquire script cheaper, decision 0117), so v0.1, v0.2 and v0.3
+   clients share keys. A reply of the wrong shape or
    content (token, PTTL not in [0, UINT32_MAX], owner bytes or length) is
    LDL_ESTORE: never a made-up holder. Decision 0104.
 
@@ -571,7 +572,7 @@ static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a
 /* v0.2 holder identity (decision 0104). The owned acquire is the acquire
    above plus the owner key, "<token> <owner>", which never expires: inspect
    trusts it only while its token is the lease's, so it needs no renew or
-   release of its own and the three scripts above stay the v0.1 ones. */
+   release of its own and the three scripts above keep the v0.1 semantics. */
 static const char ldl__redis_owned_lua[] =
     LDL__REDIS_GRANT_LUA("3")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
