@@ -4,7 +4,7 @@
 #                              LDL_FAILOVER_ROUNDS (default 2) unclean failovers with today's
 #                              v0.2 grant script (repeats counted and printed) and as many with
 #                              the epoch-ordered fences (0 repeated or regressed, else it fails);
-#                              plus the epoch edges and the ACL line on a one-node cluster (~2 min)
+#                              plus the epoch edges and the ACL line on a one-node cluster (~70 s)
 #   LDL_FAILOVER_ROUNDS=25 make test-failover-redis   the docs' figure (docs/TESTING.md)
 
 FAILOVER_TARGETS += test-failover-redis
