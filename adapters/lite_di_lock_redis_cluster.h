@@ -92,11 +92,12 @@
    promoted replica may miss the latest lease and fence writes: a lease can
    be granted twice. The FENCE does not repeat (v0.3, decision 0115): every
    grant's token is max(stored + 1, E * 2^32), E = the master's config epoch
-   (cluster_my_epoch of CLUSTER INFO, read inside the acquire script). A
-   promoted replica always takes an epoch above the old master's, so its
-   tokens are above every token the old master granted, even when the
-   counter it inherited lagged (tests/store/redis_failover.c). The ACL needs
-   +cluster|info. Limits: every client of the cluster must be v0.3; fewer
+   (cluster_my_epoch of CLUSTER INFO; each node's last epoch is kept with its
+   replication ID, which the acquire script checks, since a promotion always
+   changes it). A promoted replica always takes an epoch above the old
+   master's, so its tokens are above every token the old master granted, even
+   when the counter it inherited lagged (tests/store/redis_failover.c). The
+   ACL needs +info +cluster|info. Limits: every client of the cluster must be v0.3; fewer
    than 2^32 grants of one key per epoch; an epoch above 2^31 - 1 refuses
    grants (an error reply, LDL_ESTORE). ldl_redis_cluster_set_wait()
    (synchronous view) makes every grant and renewal wait for replicas with
