@@ -5,7 +5,8 @@
 #                              v0.2 grant script (repeats counted and printed) and as many with
 #                              the epoch-ordered fences (0 repeated or regressed, else it fails);
 #                              plus the epoch edges and the ACL line on a one-node cluster (~70 s)
-#   LDL_FAILOVER_ROUNDS=25 make test-failover-redis   the docs' figure (docs/TESTING.md)
+#   LDL_FAILOVER_ROUNDS=15 make test-failover-redis   the docs' figure (docs/TESTING.md)
+#   make failover-redis-control  the suite against a Cluster header without epoch fences: must fail
 
 FAILOVER_TARGETS += test-failover-redis
 DEPS_PKGS        += redis-server redis-tools libhiredis-dev
