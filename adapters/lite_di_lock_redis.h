@@ -81,6 +81,8 @@
                 "<token> <owner>" in the same script.
        inspect (v0.2)  read the lease key, its PTTL and the owner key in one
                 script; changes nothing.
+       acquire with epoch fences (v0.3, the Cluster view; decision 0115)  the
+                token is max(stored + 1, E * 2^32), E the node's config epoch.
 
    Every call carries a NONCE (a 64-bit value, 16 hex digits, new per call)
    and every script answers the array { nonce, answer }. The adapter accepts
@@ -196,7 +198,8 @@
    (the scripts' own commands are checked against the ACL too; SCRIPT LOAD is
    never needed: the EVAL fallback caches the scripts; +pttl is for inspect). Add +config|get for
    ldl_redis_check_durability, which otherwise answers LDL_ESTORE and says
-   CONFIG GET was refused.
+   CONFIG GET was refused. Epoch fences (ldl_redis_set_epoch_fences, which the
+   Cluster view turns on) add +info +cluster|info.
 
    HOLDER IDENTITY (v0.2). ldl_redis_ext(&r) gives the synchronous view's
    ldl_store_ext: acquire_owned (desc.owner with desc.store_ext) and inspect
@@ -208,9 +211,10 @@
    "<token> <owner>": inspect reports it only when that token is the one the
    lease key holds, so an owner left from an earlier grant is never taken
    for the current holder's; a lease taken without an owner (plain acquire,
-   a v0.1 client) inspects with owner "". The lease key, the renew and
-   release scripts and the plain acquire script are exactly the v0.1 ones,
-   so v0.1 and v0.2 clients share keys. A reply of the wrong shape or
+   a v0.1 client) inspects with owner "". The lease key and what the renew,
+   release and plain acquire scripts do are the v0.1 ones (v0.3 only made
+   the acquire script cheaper, decision 0117), so v0.1, v0.2 and v0.3
+   clients share keys. A reply of the wrong shape or
    content (token, PTTL not in [0, UINT32_MAX], owner bytes or length) is
    LDL_ESTORE: never a made-up holder. Decision 0104.
 
@@ -301,6 +305,9 @@ struct ldl_redis {                  /* private: complete so the caller owns the 
     size_t        _plen;
     int           _refused;         /* a reply hook refused a reply (size) */
     int           _asking;          /* send ASKING before every attempt (Cluster view) */
+    int           _epoch;           /* grants take the config epoch (Cluster view, decision 0115) */
+    uint32_t      _ep_e;            /* the node's last config epoch and replication ID ("": none) */
+    char          _ep_r[41];
     long          _left;            /* objects the reply being read may still have */
     const ldl_redis_limits *_lim;   /* the bounds of the exchange under way */
     ldl_clock     _clock;           /* zero = the built-in monotonic clock */
@@ -384,6 +391,11 @@ LDL_REDIS_API void ldl_redis_set_clock(ldl_redis *r, ldl_clock clock);
 /* For the Cluster view under ASK: while on, every script attempt (the EVAL
    retry after NOSCRIPT too) is preceded by ASKING on the same connection. */
 LDL_REDIS_API void ldl_redis_set_asking(ldl_redis *r, int on);
+/* For the Cluster view (decision 0115): while on, a grant's token is
+   max(stored + 1, E * 2^32), E = the node's config epoch (CLUSTER INFO inside
+   the script; the ACL needs +cluster|info). Off (the default) outside Cluster
+   mode. The non-blocking view: ldl_redis_async_set_epoch_fences. */
+LDL_REDIS_API void ldl_redis_set_epoch_fences(ldl_redis *r, int on);
 /* One command of the caller's (CLUSTER SLOTS, ASKING, WAIT...) through the
    synchronous view's bounded exchange: the reply hooks refuse, before
    allocating, what exceeds `lim` (NULL = the defaults), and the whole call
@@ -439,6 +451,8 @@ LDL_REDIS_API int  ldl_redis_async_drop(ldl_redis_async *ra);
 LDL_REDIS_API int  ldl_redis_async_rebind(ldl_redis_async *ra, redisContext *c);
 LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_async *ra);
 LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock);
+/* ldl_redis_set_epoch_fences for the non-blocking view (Cluster view) */
+LDL_REDIS_API void ldl_redis_async_set_epoch_fences(ldl_redis_async *ra, int on);
 /* For a router (the Cluster view): fn(ctx, op, e) is called for each request
    answered with an error (error reply or link failure), just before its
    ldl_op_complete: the error of THAT request, as values. fn NULL = none. */
@@ -591,19 +605,64 @@ extern "C" {
    tests/store/redis_adapter.c; a stale SHA would still work (NOSCRIPT -> EVAL
    every time) but slower, so the test keeps them honest. */
 /* the grant, shared by the plain and the owned acquire; NONCE_ARG is the ARGV
-   index of the nonce (the plain acquire's text stays the v0.1 one: its SHA) */
+   index of the nonce. v0.3 (decision 0117): the token text comes from the INCR
+   reply (exact below 2^53) instead of a GET, which is kept only above it.
+   The keys and what they hold are the v0.1 ones, so v0.1, v0.2 and v0.3
+   clients share keys. */
 #define LDL__REDIS_GRANT_LUA(NONCE_ARG) \
     "local n = ARGV[" NONCE_ARG "]\n" \
     "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
     "local t = redis.call('INCR', KEYS[2])\n" \
     "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
     "redis.call('PERSIST', KEYS[2])\n" \
-    "local s = redis.call('GET', KEYS[2])\n" \
+    "local s = t < 9007199254740992 and string.format('%d', t) or redis.call('GET', KEYS[2])\n" \
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+/* The Cluster view's grant (decision 0115): the token is max(stored + 1,
+   E * 2^32), E = this master's config epoch. A replica promoted by a failover
+   takes an epoch above the old master's, so its tokens are above every token
+   the old master granted even when the counter it inherited lagged.
+   CLUSTER INFO (cluster_my_epoch) costs the server a walk of all 16384 slots,
+   so the adapter keeps the last (E, replication ID) the node answered and
+   sends them (E_ARG, R_ARG); the script trusts E only while the node's
+   master_replid (INFO replication) is still R: a promotion always makes a new
+   replication ID, so a cached E is never used across a failover of its node.
+   Otherwise it reads CLUSTER INFO and answers { nonce, token, E, replid } for
+   the adapter to keep. E above 2^31 - 1 (E * 2^32 would pass INT64_MAX) or
+   unreadable: an error reply, nothing changed. The compare is exact: in Lua
+   numbers below 2^53, above it on the decimal texts. */
+#define LDL__REDIS_GRANT_EPOCH_LUA(NONCE_ARG, E_ARG, R_ARG) \
+    "local n = ARGV[" NONCE_ARG "]\n" \
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
+    "local r = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')\n" \
+    "local e, f = tonumber(ARGV[" E_ARG "]), false\n" \
+    "if not r or r ~= ARGV[" R_ARG "] then\n" \
+    "  e, f = tonumber(string.match(redis.call('CLUSTER', 'INFO'), 'cluster_my_epoch:(%d+)')), true\n" \
+    "end\n" \
+    "if not e or not r or e > 2147483647 then return redis.error_reply('ERR ldl: config epoch unreadable or above 2^31-1') end\n" \
+    "local t = redis.call('INCR', KEYS[2])\n" \
+    "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
+    "local b, s, up = e * 4294967296, nil, false\n" \
+    "if t < 9007199254740992 then\n" \
+    "  if t < b then t, up = b, true end\n" \
+    "  s = string.format('%d', t)\n" \
+    "else\n" \
+    "  s = redis.call('GET', KEYS[2])\n" \
+    "  local u = string.format('%d', b)\n" \
+    "  if #s < #u or (#s == #u and s < u) then s, up = u, true end\n" \
+    "end\n" \
+    "if up then redis.call('SET', KEYS[2], s) else redis.call('PERSIST', KEYS[2]) end\n" \
+    "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
+#define LDL__REDIS_GRANT_EPOCH_RET \
+    "if f then return {n, s, string.format('%d', e), r} end\n" \
+    "return {n, s}\n"
 static const char ldl__redis_acquire_lua[] =
     LDL__REDIS_GRANT_LUA("2")
     "return {n, s}\n";
-static const char ldl__redis_acquire_sha[] = "1cbe4fbb9ac8ca9f9777ece8b24407ab61fdfcf8";
+static const char ldl__redis_acquire_sha[] = "cf939ee9590b9fcf5728a8ac7ec916498c83e3a2";
+static const char ldl__redis_acquire_epoch_lua[] =
+    LDL__REDIS_GRANT_EPOCH_LUA("4", "2", "3")
+    LDL__REDIS_GRANT_EPOCH_RET;
+static const char ldl__redis_acquire_epoch_sha[] = "7f2752dfea2fb9b08246296e6e7e5260fecf51d4";
 
 static const char ldl__redis_renew_lua[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
@@ -622,12 +681,17 @@ static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a
 /* v0.2 holder identity (decision 0104). The owned acquire is the acquire
    above plus the owner key, "<token> <owner>", which never expires: inspect
    trusts it only while its token is the lease's, so it needs no renew or
-   release of its own and the three scripts above stay the v0.1 ones. */
+   release of its own and the three scripts above keep the v0.1 semantics. */
 static const char ldl__redis_owned_lua[] =
     LDL__REDIS_GRANT_LUA("3")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
     "return {n, s}\n";
-static const char ldl__redis_owned_sha[] = "0dd5fa1a33ae55c459e55e164805474abc439ba9";
+static const char ldl__redis_owned_sha[] = "842a6b252777d0775eec4bc9be5823c8c2c1a70d";
+static const char ldl__redis_owned_epoch_lua[] =
+    LDL__REDIS_GRANT_EPOCH_LUA("5", "3", "4")
+    "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
+    LDL__REDIS_GRANT_EPOCH_RET;
+static const char ldl__redis_owned_epoch_sha[] = "0059322941534e4276bb92365e4f9936d0a596ef";
 
 /* { nonce, 0 } free, or { nonce, token, pttl, owner } ("" when the owner key
    is missing or names another token) */
@@ -877,11 +941,11 @@ static void ldl__redis_break(ldl_redis *r, int kind, const char *why) {
 
 /* ------------------------------------------------------------ the requests (argv) */
 typedef struct ldl__redis_cmd {
-    const char *argv[10];
-    size_t      lens[10];
+    const char *argv[12];
+    size_t      lens[12];
     int         argc;
     char        lease[LDL__REDIS_KEYBUF], fence[LDL__REDIS_KEYBUF], owner[LDL__REDIS_KEYBUF];
-    char        tok[24], ttl[24], nonce[17];
+    char        tok[24], ttl[24], nonce[17], ep[24];
 } ldl__redis_cmd;
 
 /* EVALSHA sha nkeys keys... args... nonce (EVAL lua ... when eval); `owner`
@@ -893,7 +957,9 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
     size_t n, on = 0;
     int a = 0;
     if (!(n = ldl__redis_name(r, key, ":lease", m->lease))) return LDL_EINVAL;
-    if (kind == LDL_OP_ACQUIRE) { sha = ldl__redis_acquire_sha; lua = ldl__redis_acquire_lua; }
+    if (kind == LDL_OP_ACQUIRE && r->_epoch) { sha = ldl__redis_acquire_epoch_sha; lua = ldl__redis_acquire_epoch_lua; }
+    else if (kind == LDL__REDIS_OWNED && r->_epoch) { sha = ldl__redis_owned_epoch_sha; lua = ldl__redis_owned_epoch_lua; }
+    else if (kind == LDL_OP_ACQUIRE) { sha = ldl__redis_acquire_sha; lua = ldl__redis_acquire_lua; }
     else if (kind == LDL_OP_RENEW) { sha = ldl__redis_renew_sha; lua = ldl__redis_renew_lua; }
     else if (kind == LDL_OP_RELEASE) { sha = ldl__redis_release_sha; lua = ldl__redis_release_lua; }
     else if (kind == LDL__REDIS_OWNED) { sha = ldl__redis_owned_sha; lua = ldl__redis_owned_lua; }
@@ -920,6 +986,10 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
         }
         m->argv[a] = m->ttl;   m->lens[a++] = ldl__redis_u64(ttl_ms, m->ttl);
         if (kind == LDL__REDIS_OWNED) { m->argv[a] = owner; m->lens[a++] = on; }
+        if (r->_epoch) {       /* the cached epoch and replication ID (decision 0115) */
+            m->argv[a] = m->ep;     m->lens[a++] = ldl__redis_u64(r->_ep_r[0] ? r->_ep_e : 0u, m->ep);
+            m->argv[a] = r->_ep_r;  m->lens[a++] = strlen(r->_ep_r);
+        }
     } else {
         m->argv[a] = "1";      m->lens[a++] = 1;
         m->argv[a] = m->lease; m->lens[a++] = n;
@@ -938,14 +1008,36 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
    LDL__REDIS_OOS: out of step (wrong shape or nonce): the link cannot be trusted.
    Otherwise the answer: 1 (acquire: *tok set), 0, or LDL_ESTORE (ours, but malformed). */
 #define LDL__REDIS_OOS (-1000)
-static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok) {
+static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok, ldl_redis *r) {
     char want[17];
     const redisReply *v;
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) return LDL__REDIS_OOS;
+    int ep4 = LDL__REDIS_GRANTS(kind) && r && r->_epoch;   /* { nonce, token, E, replid } allowed */
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || (rep->elements != 2 && !(ep4 && rep->elements == 4)))
+        return LDL__REDIS_OOS;
     ldl__redis_hex(nonce, want);
     if (rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != 16 ||
         memcmp(rep->element[0]->str, want, 16) != 0) return LDL__REDIS_OOS;
     v = rep->element[1];
+    if (rep->elements == 4) {  /* a grant that read the epoch: E in [0, 2^31 - 1], 40 hex digits */
+        const redisReply *e = rep->element[2], *id = rep->element[3];
+        uint64_t ev = 0;
+        size_t i;
+        if (v->type != REDIS_REPLY_STRING || !ldl__redis_token(v->str, v->len, tok)) return LDL_ESTORE;
+        if (e->type != REDIS_REPLY_STRING || e->len < 1 || e->len > 10 || (e->len > 1 && e->str[0] == '0') ||
+            id->type != REDIS_REPLY_STRING || id->len != 40) return LDL_ESTORE;
+        for (i = 0; i < e->len; i++) {
+            if (e->str[i] < '0' || e->str[i] > '9') return LDL_ESTORE;
+            ev = ev * 10u + (uint64_t)(e->str[i] - '0');
+        }
+        if (ev > 2147483647u) return LDL_ESTORE;
+        for (i = 0; i < 40; i++)
+            if (!((id->str[i] >= '0' && id->str[i] <= '9') || (id->str[i] >= 'a' && id->str[i] <= 'f')))
+                return LDL_ESTORE;
+        r->_ep_e = (uint32_t)ev;
+        memcpy(r->_ep_r, id->str, 40);
+        r->_ep_r[40] = 0;
+        return 1;
+    }
     if (v->type == REDIS_REPLY_INTEGER) {
         if (v->integer == 0) return 0;
         if (v->integer == 1 && !LDL__REDIS_GRANTS(kind)) return 1;
@@ -1005,7 +1097,7 @@ static size_t ldl__redis_resp(int argc, const char *const *argv, const size_t *l
     }
     return n;
 }
-#define LDL__REDIS_TEXTMAX (3 * LDL__REDIS_KEYBUF + sizeof ldl__redis_owned_lua + LDL_OWNER_MAX + 256)
+#define LDL__REDIS_TEXTMAX (3 * LDL__REDIS_KEYBUF + sizeof ldl__redis_owned_epoch_lua + LDL_OWNER_MAX + 256)
 
 /* ------------------------------------------------------------ synchronous view */
 LDL_REDIS_API int ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix) {
@@ -1052,7 +1144,11 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     void *rep = NULL;
     uint64_t t0, limit = lim && lim->call_ms ? lim->call_ms : 0, spent;
     size_t most = lim && lim->reply_bytes ? lim->reply_bytes : LDL_REDIS_REPLY_MAX;
-    int done = 0;
+    int done = 0, err;
+    /* sock: the limit is the socket's own SO_RCVTIMEO (redisSetTimeout), so the
+       FIRST blocking read already waits at most the limit: no poll and no
+       getsockopt before it (decision 0117); both only before a later read */
+    int sock = !limit, first = 1;
     char text[LDL__REDIS_TEXTMAX];
     size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
     r->_refused = 0;
@@ -1060,12 +1156,6 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
         ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
         return NULL;
-    }
-    if (!limit) {   /* the command timeout is the socket's SO_RCVTIMEO (redisSetTimeout) */
-        struct timeval tv;
-        socklen_t tl = sizeof tv;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
-            limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
     }
     t0 = ldl__redis_now_ms(r);
     do {
@@ -1085,8 +1175,15 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
                              "exchange's bound): connection dropped");
             return NULL;
         }
+        if (sock && !first) {   /* a reply in pieces: now the limit's value is needed */
+            struct timeval tv;
+            socklen_t tl = sizeof tv;
+            sock = 0;
+            if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
+                limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
+        }
         spent = ldl__redis_now_ms(r) - t0;
-        if (limit) {
+        if (!(sock && first) && limit) {
             struct pollfd p;
             int pr;
             if (spent < limit) {
@@ -1102,8 +1199,15 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
                 return NULL;
             }
         }
+        first = 0;
+        errno = 0;
         if (redisBufferRead(c) != REDIS_OK) {
-            ldl__redis_reader_why(r, c->errstr);
+            err = errno;
+            if (!r->_refused && (err == EAGAIN || err == EWOULDBLOCK))   /* SO_RCVTIMEO ran out */
+                ldl__redis_say(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
+                               "(a server dripping its reply?): connection dropped", NULL);
+            else
+                ldl__redis_reader_why(r, c->errstr);
             return NULL;
         }
     }
@@ -1187,7 +1291,7 @@ static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t toke
             return LDL_ESTORE;
         }
         rc = kind == LDL__REDIS_INSPECT ? ldl__redis_judge_inspect(rep, nonce, h)
-                                        : ldl__redis_judge(rep, kind, nonce, tok);
+                                        : ldl__redis_judge(rep, kind, nonce, tok, r);
         freeReplyObject(rep);
         if (rc == LDL__REDIS_OOS) {
             ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce: someone else's reply?): "
@@ -1291,6 +1395,10 @@ LDL_REDIS_API void ldl_redis_set_clock(ldl_redis *r, ldl_clock clock) {
 
 LDL_REDIS_API void ldl_redis_set_asking(ldl_redis *r, int on) {
     if (r) r->_asking = on != 0;
+}
+
+LDL_REDIS_API void ldl_redis_set_epoch_fences(ldl_redis *r, int on) {
+    if (r) r->_epoch = on != 0;
 }
 
 static void ldl__redis_tell(char *why, size_t why_len, const char *a, const char *b) {
@@ -1595,7 +1703,7 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
         ldl__redis_tell_error(ra, q);
         rc = LDL_ESTORE;
     } else {
-        rc = ldl__redis_judge(rep, q->_kind, q->_nonce, &tok);
+        rc = ldl__redis_judge(rep, q->_kind, q->_nonce, &tok, &ra->_r);
         if (rc == LDL__REDIS_OOS) {
             ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce): link dropped", NULL);
             return -1;
@@ -1769,6 +1877,10 @@ LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_
 
 LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock) {
     if (ra) ra->_r._clock = clock;
+}
+
+LDL_REDIS_API void ldl_redis_async_set_epoch_fences(ldl_redis_async *ra, int on) {
+    if (ra) ra->_r._epoch = on != 0;
 }
 
 LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,

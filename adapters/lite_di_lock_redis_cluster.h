@@ -90,7 +90,16 @@
 
    FAILOVER (read docs/redis-cluster.md): replication is asynchronous, so a
    promoted replica may miss the latest lease and fence writes: a lease can
-   be granted twice and a token can repeat. ldl_redis_cluster_set_wait()
+   be granted twice. The FENCE does not repeat (v0.3, decision 0115): every
+   grant's token is max(stored + 1, E * 2^32), E = the master's config epoch
+   (cluster_my_epoch of CLUSTER INFO; each node's last epoch is kept with its
+   replication ID, which the acquire script checks, since a promotion always
+   changes it). A promoted replica always takes an epoch above the old
+   master's, so its tokens are above every token the old master granted, even
+   when the counter it inherited lagged (tests/store/redis_failover.c). The
+   ACL needs +info +cluster|info. Limits: every client of the cluster must be v0.3; fewer
+   than 2^32 grants of one key per epoch; an epoch above 2^31 - 1 refuses
+   grants (an error reply, LDL_ESTORE). ldl_redis_cluster_set_wait()
    (synchronous view) makes every grant and renewal wait for replicas with
    WAIT: it narrows that window, it does not close it (measured cost in the
    doc).
@@ -840,6 +849,7 @@ static ldl_redis *ldl__rc_sync_node(ldl__rc_map *m, int i) {
             return NULL;
         }
         ldl_redis_set_clock(&n->_r, m->_clock);
+        ldl_redis_set_epoch_fences(&n->_r, 1);      /* decision 0115 */
     }
     return &n->_r;
 }
@@ -1027,6 +1037,7 @@ static int ldl__rc_async_node(ldl_redis_cluster_async *ra, int i) {
     }
     ldl_redis_async_on_error(&n->_ra, ldl__rc_on_error, ra);
     ldl_redis_async_set_clock(&n->_ra, m->_clock);
+    ldl_redis_async_set_epoch_fences(&n->_ra, 1);   /* decision 0115 */
     return n->_c->err ? -1 : 0;
 }
 

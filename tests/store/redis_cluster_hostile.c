@@ -200,7 +200,12 @@ static void test_ask15(void)
     r = s.acquire(s.ctx, "churned", 5000, &tok);    /* MOVED to the real server */
     printf("  ask15: 15 ASKs to dead ports answered %d x LDL_ESTORE; then MOVED to a real node: %d token %lld (%s)\n",
            asks, r, (long long)tok, r == 1 ? "" : ldl_redis_cluster_why(&rc));
-    ST_CHECK(asks == 15 && r == 1, "ASK targets are not kept: a later MOVED to a new master is followed");
+    /* the real node is a plain (non-cluster) redis-server: since v0.3 the Cluster view's grant
+       reads the config epoch (CLUSTER INFO, decision 0115), which it refuses -- its error reply,
+       naming that server, shows the MOVED was followed just as a grant would */
+    ST_CHECK(asks == 15 && (r == 1 || (r == LDL_ESTORE && strstr(ldl_redis_cluster_why(&rc), srv.portstr) &&
+                                       strstr(ldl_redis_cluster_why(&rc), "cluster support disabled"))),
+             "ASK targets are not kept: a later MOVED to a new master is followed");
     ldl_redis_cluster_free(&rc);
     rf_stop(&f);
     rs_stop(&srv);
