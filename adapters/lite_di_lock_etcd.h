@@ -647,8 +647,8 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         }
         snprintf(tmp, tmpcap, "HTTP %ld, gRPC code %d: %.160s", http, c, msg);
         *why = tmp;
-        if (j) json_decref(j);
-        if (c == 16 || strstr(msg, "invalid auth token") || strstr(msg, "auth token is invalid"))
+        if (j) json_decref(j);                      /* msg is gone from here on: read tmp */
+        if (c == 16 || strstr(tmp, "invalid auth token") || strstr(tmp, "auth token is invalid"))
             return LDL__ETCD_X_AUTH;
         /* definitive: invalid argument, not found, permission denied, failed precondition */
         if (http >= 400 && http < 500 && (c == 3 || c == 5 || c == 7 || c == 9))
