@@ -217,8 +217,8 @@ static void many_locks(ldl_etcd *e)
         d.container = conf__container(&box[i]);
         snprintf(keys[i], sizeof keys[i], "m%d", i);
         d.key = keys[i];
-        d.ttl_ms = 3000;
-        d.heartbeat_ms = 500;
+        d.ttl_ms = 6000;
+        d.heartbeat_ms = 1000;
         d.async_store = &as;
         d.on_lost = conf__on_lost;
         d.user = &lost[i];
@@ -236,16 +236,16 @@ static void many_locks(ldl_etcd *e)
     for (i = 0; i < N; i++) tok[i] = ldl_lock_fencing_token(&locks[i]);
     for (i = 0; i < N; i++) for (j = i + 1; j < N; j++) dup += tok[i] == tok[j];
     ST_CHECK(dup == 0, "many: %d duplicate fences", dup);
-    /* 2 s of frames: several heartbeats each, nobody lost */
-    end = st_now_ms() + 2000;
+    /* 7 s of frames, past the 6 s TTL: only renews keep them, nobody lost */
+    end = st_now_ms() + 7000;
     while (st_now_ms() < end) {
         ldl_etcd_async_wait(&ea, 5);
         ldl_etcd_async_pump(&ea);
         for (i = 0; i < N; i++) ldl_lock_poll(&locks[i]);
     }
     for (held = 0, i = 0; i < N; i++) held += ldl_lock_held(&locks[i]) && lost[i].calls == 0;
-    ST_CHECK(held == N, "many: still held after 2 s of heartbeats: %d (%s)", held, ldl_etcd_async_why(&ea));
-    ST_CHECK(ldl_etcd_async_stats(&ea)->submitted >= (uint64_t)N * 4, "many: renews were sent (%llu submitted)",
+    ST_CHECK(held == N, "many: still held after 7 s (ttl 6 s) of heartbeats: %d (%s)", held, ldl_etcd_async_why(&ea));
+    ST_CHECK(ldl_etcd_async_stats(&ea)->submitted >= (uint64_t)N * 5, "many: renews were sent (about six per lock) (%llu submitted)",
              (unsigned long long)ldl_etcd_async_stats(&ea)->submitted);
     for (i = 0; i < N; i++) ldl_lock_release(&locks[i]);
     end = st_now_ms() + 10000;
@@ -257,6 +257,16 @@ static void many_locks(ldl_etcd *e)
             released += ldl_lock_state(&locks[i]) == LDL_RELEASED && ldl_lock_answer(&locks[i]) == 1;
         }
         if (released == N) break;
+    }
+    if (released != N) {
+        int hist[4] = { 0, 0, 0, 0 };
+        for (i = 0; i < N; i++) {
+            int a = ldl_lock_answer(&locks[i]);
+            hist[a == 1 ? 0 : a == 0 ? 1 : a == LDL_ESTORE ? 2 : 3]++;
+        }
+        fprintf(stderr, "many: release answers 1:%d 0:%d ESTORE:%d other:%d; why [%s]; failovers %llu\n",
+                hist[0], hist[1], hist[2], hist[3], ldl_etcd_async_why(&ea),
+                (unsigned long long)ldl_etcd_async_stats(&ea)->failovers);
     }
     ST_CHECK(released == N, "many: %d of %d released with 1", released, N);
     ST_CHECK(etcdt_count(M.url, "many/") == 0, "many: no key left");
@@ -317,6 +327,8 @@ int main(int argc, char **argv)
         {
             ldl_etcd em;
             etcdt_cfg(&c, M.url, "many/");
+            c.attempt_ms = 1500;       /* a loaded 2-core machine: fsyncs queue behind 200 writes */
+            c.call_ms = 5000;
             ldl_etcd_init(&em, &c);
             many_locks(&em);
             ldl_etcd_close(&em);
