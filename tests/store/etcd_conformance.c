@@ -229,7 +229,11 @@ static void many_locks(ldl_etcd *e)
     while (st_now_ms() < end) {
         ldl_etcd_async_wait(&ea, 5);
         ldl_etcd_async_pump(&ea);
-        for (held = 0, i = 0; i < N; i++) held += ldl_lock_poll(&locks[i]) == 1;
+        for (held = 0, i = 0; i < N; i++) {
+            int st = ldl_lock_poll(&locks[i]);
+            if (st == 0) ldl_lock_acquire(&locks[i]);   /* timed out on a loaded machine: again */
+            held += st == 1;
+        }
         if (held == N) break;
     }
     ST_CHECK(held == N, "many: %d of %d held (%s)", held, N, ldl_etcd_async_why(&ea));
