@@ -195,6 +195,93 @@ static void restart(void)
     ldl_etcd_close(&e);
 }
 
+/* user/password: the token flow (/v3/auth/authenticate, Authorization header), a wrong
+   password, a user without rights on the prefix, no credentials, and a token made stale by
+   a restart (simple tokens live in the member's memory): re-authenticated within the call.
+   Runs last: auth stays enabled on the member. */
+static int ectl(const char *args)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ETCDCTL_API=3 etcdctl --endpoints=%s %s >/dev/null 2>&1", M.url, args);
+    return system(cmd);
+}
+
+static void auth_check(void)
+{
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_store s;
+    ldl_store_ext x;
+    ldl_holder h;
+    int64_t t = 0, t2 = 0;
+    int rc;
+    ST_CHECK(ectl("user add root:rootpw") == 0 && ectl("user add app:apppw") == 0 &&
+             ectl("user add other:otherpw") == 0 && ectl("role add lockers") == 0 &&
+             ectl("role add others") == 0 &&
+             ectl("role grant-permission lockers readwrite --prefix=true auth/") == 0 &&
+             ectl("role grant-permission others readwrite --prefix=true elsewhere/") == 0 &&
+             ectl("user grant-role app lockers") == 0 && ectl("user grant-role other others") == 0 &&
+             ectl("auth enable") == 0, "etcdctl: users, roles, auth enable");
+    etcdt_cfg(&c, M.url, "auth/");
+    c.user = "app";
+    c.password = "apppw";
+    ldl_etcd_init(&e, &c);
+    s = ldl_etcd_store(&e);
+    x = ldl_etcd_ext(&e);
+    rc = x.acquire_owned(x.ctx, "a", 3000, "authed", &t);
+    ST_CHECK(rc == 1 && t >= 1, "auth: acquire as app = %d (%s)", rc, ldl_etcd_why(&e));
+    ST_CHECK(s.renew(s.ctx, "a", t, 3000) == 1, "auth: renew as app (%s)", ldl_etcd_why(&e));
+    rc = x.inspect(x.ctx, "a", &h);
+    ST_CHECK(rc == 1 && h.token == t && strcmp(h.owner, "authed") == 0, "auth: inspect as app = %d", rc);
+    {   /* the non-blocking view with the same credentials */
+        static ldl_etcd_req rq[4];
+        ldl_etcd_async ea;
+        etcdt_shim sh;
+        ldl_store as;
+        ST_CHECK(ldl_etcd_async_init(&ea, &e, rq, 4) == LDL_OK, "auth: async init (%s)", ldl_etcd_async_why(&ea));
+        sh.ea = &ea;
+        sh.max_ms = 10000;
+        as = etcdt_shim_store(&sh);
+        rc = as.acquire(as.ctx, "b", 3000, &t2);
+        ST_CHECK(rc == 1 && t2 > t, "auth: async acquire = %d (%s)", rc, ldl_etcd_async_why(&ea));
+        ST_CHECK(as.renew(as.ctx, "b", t2, 3000) == 1, "auth: async renew");
+        ST_CHECK(as.release(as.ctx, "b", t2) == 1, "auth: async release");
+        ldl_etcd_async_close(&ea);
+    }
+    /* a restart forgets the simple token: the next call authenticates again by itself */
+    ST_CHECK(etcdt_restart(&M), "auth: member restarted");
+    rc = s.release(s.ctx, "a", t);
+    ST_CHECK(rc == 1, "auth: release after the restart (stale token) = %d (%s)", rc, ldl_etcd_why(&e));
+    ldl_etcd_close(&e);
+
+    c.password = "wrong";
+    ldl_etcd_init(&e, &c);
+    s = ldl_etcd_store(&e);
+    t = 9;
+    rc = s.acquire(s.ctx, "a", 3000, &t);
+    ST_CHECK(rc == LDL_ESTORE && t == 0 && strstr(ldl_etcd_why(&e), "authentication failed"),
+             "auth: wrong password = %d (%s)", rc, ldl_etcd_why(&e));
+    ldl_etcd_close(&e);
+
+    c.user = "other";
+    c.password = "otherpw";
+    ldl_etcd_init(&e, &c);
+    s = ldl_etcd_store(&e);
+    t = 9;
+    rc = s.acquire(s.ctx, "a", 3000, &t);
+    ST_CHECK(rc == LDL_ESTORE && t == 0, "auth: a user without rights on the prefix = %d (%s)", rc, ldl_etcd_why(&e));
+    ldl_etcd_close(&e);
+
+    c.user = NULL;
+    c.password = NULL;
+    ldl_etcd_init(&e, &c);
+    s = ldl_etcd_store(&e);
+    t = 9;
+    rc = s.acquire(s.ctx, "a", 3000, &t);
+    ST_CHECK(rc == LDL_ESTORE && t == 0, "auth: no credentials = %d (%s)", rc, ldl_etcd_why(&e));
+    ldl_etcd_close(&e);
+}
+
 /* many locks on one view: grant, renew through poll, release; every token distinct */
 static void many_locks(ldl_etcd *e)
 {
@@ -346,6 +433,7 @@ int main(int argc, char **argv)
         while (leases != 0 && st_now_ms() < end) { st_sleep_ms(200); leases = etcdt_leases(M.url); }
         ST_CHECK(leases == 0, "leases left in etcd at the end: %ld", leases);
     }
+    if (!async) auth_check();
     ldl_etcd_close(&ea_);
     ldl_etcd_close(&eb_);
     etcdt_stop(&M);
