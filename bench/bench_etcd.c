@@ -4,7 +4,7 @@
  *   1. sync lifecycle: ldl_lock_acquire + ldl_lock_release through ldl_etcd (four gateway
  *      exchanges: lease grant, txn put-if-absent, txn delete-if-fence, lease revoke) vs the
  *      same four requests (same bodies) made with plain libcurl on one easy handle (one
- *      kept-alive connection), replies parsed with jansson for the lease id and revision.
+ *      kept-alive connection), replies parsed with cJSON for the lease id and revision.
  *      Ratio plain time / adapter time (goal >= 90 %).
  *   2. non-blocking, 1,000 leases on one view renewed per heartbeat (ttl 6 s, heartbeat
  *      2 s: all 1,000 renews fall due together): the work of each 16.7 ms frame (one pump
@@ -59,16 +59,15 @@ static size_t plain_w(char *p, size_t sz, size_t nm, void *ud)
     return n;
 }
 
-static json_t *plain_post(CURL *h, const char *path, const char *body, plainbuf *pb)
+static cJSON *plain_post(CURL *h, const char *path, const char *body, plainbuf *pb)
 {
     char url[128];
-    json_error_t je;
-    snprintf(url, sizeof url, "%s%s", M.url, path);
+        snprintf(url, sizeof url, "%s%s", M.url, path);
     pb->n = 0;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     if (curl_easy_perform(h) != CURLE_OK) { fprintf(stderr, "plain: transport\n"); exit(1); }
-    return json_loadb(pb->b, pb->n, 0, &je);
+    return cJSON_ParseWithLength(pb->b, pb->n);
 }
 
 static double plain_lifecycles(int n)
@@ -87,31 +86,31 @@ static double plain_lifecycles(int n)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     t0 = bench_ns();
     for (i = 0; i < n; i++) {
-        json_t *j;
+        cJSON *j;
         const char *lease, *rev;
         char lid[32], fence[32];
         j = plain_post(h, "/v3/lease/grant", "{\"TTL\":\"5\"}", &pb);
-        lease = json_string_value(json_object_get(j, "ID"));
+        lease = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "ID"));
         snprintf(lid, sizeof lid, "%s", lease ? lease : "0");
-        json_decref(j);
+        cJSON_Delete(j);
         snprintf(body, sizeof body,
             "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
             "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"\",\"lease\":\"%s\"}}],"
             "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}", k64, k64, lid, k64);
         j = plain_post(h, "/v3/kv/txn", body, &pb);
-        rev = json_string_value(json_object_get(json_object_get(j, "header"), "revision"));
+        rev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "header"), "revision"));
         snprintf(fence, sizeof fence, "%s", rev ? rev : "0");
-        if (!json_is_true(json_object_get(j, "succeeded"))) { fprintf(stderr, "plain: not granted\n"); exit(1); }
-        json_decref(j);
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "succeeded"))) { fprintf(stderr, "plain: not granted\n"); exit(1); }
+        cJSON_Delete(j);
         snprintf(body, sizeof body,
             "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%s\"}],"
             "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_delete_range\":{\"key\":\"%s\"}}]}",
             k64, fence, k64, k64);
         j = plain_post(h, "/v3/kv/txn", body, &pb);
-        json_decref(j);
+        cJSON_Delete(j);
         snprintf(body, sizeof body, "{\"ID\":\"%s\"}", lid);
         j = plain_post(h, "/v3/lease/revoke", body, &pb);
-        json_decref(j);
+        cJSON_Delete(j);
     }
     t0 = bench_ns() - t0;
     curl_easy_cleanup(h);
