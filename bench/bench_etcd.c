@@ -145,7 +145,7 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
     ldl_etcd_async ea;
     ldl_async_store as;
     uint64_t next, end;
-    int i, nf = 0, held;
+    int i, nf = 0, held = 0, w;
     uint64_t sub0;
     ldl_etcd_async_init(&ea, e, REQS, sizeof REQS / sizeof REQS[0]);
     as = ldl_etcd_async_store(&ea);
@@ -160,18 +160,33 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
         d.heartbeat_ms = 2000;
         d.async_store = &as;
         ldl_lock_init(&LOCKS[i], &d);
-        ldl_lock_acquire(&LOCKS[i]);
     }
-    end = bench_ns() + 20000000000ull;
-    do {
-        ldl_etcd_async_wait(&ea, 5);
-        ldl_etcd_async_pump(&ea);
-        for (held = 0, i = 0; i < NL; i++) {
-            int st = ldl_lock_poll(&LOCKS[i]);
-            if (st == 0) ldl_lock_acquire(&LOCKS[i]);     /* refused or timed out: again */
-            held += st == 1;
-        }
-    } while (held < NL && bench_ns() < end);
+    /* acquired in waves of 100 (a grant is two writes, each an fsync on the member) */
+    end = bench_ns() + 120000000000ull;
+    for (w = 0; w < NL / 100; w++) {
+        for (i = w * 100; i < (w + 1) * 100; i++) ldl_lock_acquire(&LOCKS[i]);
+        do {
+            ldl_etcd_async_wait(&ea, 5);
+            ldl_etcd_async_pump(&ea);
+            for (held = 0, i = 0; i < (w + 1) * 100; i++) {
+                int st = ldl_lock_poll(&LOCKS[i]);
+                if (st == 0) ldl_lock_acquire(&LOCKS[i]);     /* refused, timed out or lost: again */
+                held += st == 1;
+            }
+            if (getenv("BENCH_ETCD_VERBOSE")) {
+                static uint64_t last;
+                if (bench_ns() - last > 1000000000ull) {
+                    const ldl_etcd_stats *st = ldl_etcd_async_stats(&ea);
+                    last = bench_ns();
+                    fprintf(stderr, "wave %d held %d: submitted %llu answered %llu failed %llu failovers %llu exch %llu live %zu refused %llu why [%s]\n",
+                            w, held, (unsigned long long)st->submitted, (unsigned long long)st->answered,
+                            (unsigned long long)st->failed, (unsigned long long)st->failovers,
+                            (unsigned long long)st->exchanges, st->live, (unsigned long long)st->refused_full,
+                            ldl_etcd_async_why(&ea));
+                }
+            }
+        } while (held < (w + 1) * 100 && bench_ns() < end);
+    }
     if (held < NL) { fprintf(stderr, "only %d of %d acquired: %s\n", held, NL, ldl_etcd_async_why(&ea)); exit(1); }
     /* 3 heartbeats of 16.7 ms frames */
     sub0 = ldl_etcd_async_stats(&ea)->submitted;
@@ -242,6 +257,13 @@ static double depth_row(ldl_etcd *e, int depth, double secs)
             else if (st == LDL_IDLE || st == LDL_RELEASED) ldl_lock_acquire(l);
         }
     }
+    if (getenv("BENCH_ETCD_VERBOSE"))
+        fprintf(stderr, "depth %d: submitted %llu answered %llu failed %llu failovers %llu exchanges %llu max_live %zu\n",
+                depth, (unsigned long long)ldl_etcd_async_stats(&ea)->submitted,
+                (unsigned long long)ldl_etcd_async_stats(&ea)->answered,
+                (unsigned long long)ldl_etcd_async_stats(&ea)->failed,
+                (unsigned long long)ldl_etcd_async_stats(&ea)->failovers,
+                (unsigned long long)ldl_etcd_async_stats(&ea)->exchanges, ldl_etcd_async_stats(&ea)->max_live);
     for (i = 0; i < depth; i++) ldl_lock_dispose(&LOCKS[i]);
     end = bench_ns() + 10000000000ull;
     while (ldl_etcd_async_stats(&ea)->live > 0 && bench_ns() < end) { ldl_etcd_async_wait(&ea, 5); ldl_etcd_async_pump(&ea); }
