@@ -19,6 +19,8 @@ DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev python
 DEPS_CMDS    += etcd etcdctl python3
 DEPS_FILES   += /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/cjson/cJSON.h
 
+# every program that includes the adapter links $(ET_LIBS) (other fragments too: use the
+# variable, not a copy -- the JSON library changed from jansson to cJSON, decision 1002)
 ET_LIBS   = -lcurl -lcjson
 ET_HDRS   = $(HDR) adapters/lite_di_lock_etcd.h
 ET_THDRS  = $(ET_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/etcd_common.h
