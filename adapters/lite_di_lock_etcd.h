@@ -127,7 +127,8 @@
    (curl_multi_perform: non-blocking I/O only) sends, reads, steps each
    request through its exchanges (grant -> txn [-> revoke]; range ->
    keepalive; txn -> revoke), moves a failed exchange to the next member,
-   and completes requests. A frozen member holds only the requests sent to
+   and completes requests (a lost race is answered 0 before its revoke,
+   which finishes detached). A frozen member holds only the requests sent to
    it, each until its attempt timeout; the pump never waits for it.
    ldl_etcd_async_pump answers the number of requests completed (>= 0), or
    negative when the multi handle itself failed. A cancelled ACQUIRE that
@@ -138,7 +139,8 @@
    long the program may sleep before the pump has timed work (-1: none);
    _wait(ea, max_ms): curl_multi_poll on every socket of the view;
    _multi(ea): the CURLM, for a loop that waits on fds of its own too
-   (curl_multi_poll's extra_fds). Every socket the adapter opens is
+   (curl_multi_poll's extra_fds) -- cap that wait at _timeout_ms, which is 0
+   while submitted exchanges wait for the pump to start them. Every socket the adapter opens is
    close-on-exec, so a child process never inherits a member connection.
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: no
@@ -1471,6 +1473,14 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         cJSON_Delete(root);
         if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
         if (ok == 1) ea->_stats.handed_back++;            /* cancelled: the revoke hands it back */
+        if (ok == 0 && r->_op) {
+            /* lost the race: answer now, revoke the fresh lease detached (a contender
+               does not wait for the clean-up) */
+            ldl_op *op = r->_op;
+            op->store_data = 0;
+            r->_op = NULL;
+            ldl_op_complete(op, 0, 0);
+        }
         if (ok < 0) ldl__etcd_aerr(ea, what, why);
         r->_rc = ok < 0 ? LDL_ESTORE : 0;
         r->_token = 0;
