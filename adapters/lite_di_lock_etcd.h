@@ -121,10 +121,14 @@
    inspect is synchronous, on the ldl_etcd's own handle).
 
    THE NON-BLOCKING VIEW. ldl_etcd_async_init(ea, e, reqs, nreqs): reqs is
-   caller-owned storage for nreqs requests (a lock needs at most two: one in
-   flight, one cancelled and still finishing); each gets a libcurl easy
-   handle at init. A submit copies the request and returns; the pump
-   (curl_multi_perform: non-blocking I/O only) sends, reads, steps each
+   caller-owned storage for nreqs requests (give each lock two, plus a few
+   spare: one in flight, one cancelled or revoking a lost race's lease while
+   it finishes; a submit with none free answers LDL_ESTORE); each keeps the
+   libcurl easy handle it gets at its first use. With cfg.user the view
+   authenticates at init and at _rebind (one blocking exchange); an invalid
+   token during pumps is that request's error. A submit only queues; the pump
+   starts at most LDL_ETCD_BATCH queued exchanges, then (curl_multi_perform:
+   non-blocking I/O only) sends, reads, steps each
    request through its exchanges (grant -> txn [-> revoke]; range ->
    keepalive; txn -> revoke), moves a failed exchange to the next member,
    and completes requests (a lost race is answered 0 before its revoke,
@@ -140,8 +144,9 @@
    _wait(ea, max_ms): curl_multi_poll on every socket of the view;
    _multi(ea): the CURLM, for a loop that waits on fds of its own too
    (curl_multi_poll's extra_fds) -- cap that wait at _timeout_ms, which is 0
-   while submitted exchanges wait for the pump to start them. Every socket the adapter opens is
-   close-on-exec, so a child process never inherits a member connection.
+   while submitted exchanges wait for the pump to start them. Every socket
+   the adapter opens is close-on-exec, so a child process never inherits a
+   member connection.
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: no
    member answered within the bound, HTTP or gRPC error, a reply of the
