@@ -21,7 +21,7 @@ while IFS='|' read -r name expr suite; do
   if cmp -s cli/ldl-run.c "$out/$name.c"; then
     echo "mutant $name: the expression changed nothing (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
-  if ! $cc -std=c99 -O1 -w $inc "$out/$name.c" -lhiredis -lpq -lsqlite3 -o "$out/$name"; then
+  if ! $cc -std=c99 -O1 -w $inc "$out/$name.c" -lhiredis -lpq -lsqlite3 -lcurl -lcjson -o "$out/$name"; then
     echo "mutant $name: does not compile (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
   # in its own session (setsid), so that the whole run can be ended; the first FAIL
