@@ -1539,7 +1539,7 @@ LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
         "pg_catalog.current_setting('synchronous_commit'), "
         "pg_catalog.current_setting('full_page_writes'), "
         "pg_catalog.current_setting('synchronous_standby_names'), "
-        "pg_catalog.pg_is_in_recovery()::pg_catalog.text, w.n, w.seen, w.sync "
+        "pg_catalog.pg_is_in_recovery(), w.n, w.seen, w.sync "
         "FROM (SELECT pg_catalog.count(*) AS n, pg_catalog.count(r.state) AS seen, "
         "pg_catalog.count(*) FILTER (WHERE r.state OPERATOR(pg_catalog.=) 'streaming'::pg_catalog.text "
         "AND r.sync_state OPERATOR(pg_catalog.=) ANY (ARRAY['sync', 'quorum']::pg_catalog.text[])) AS sync "
@@ -1642,9 +1642,12 @@ LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
             ldl__pg_dur_tell(why, why_len, text, NULL);
         }
         return LDL_ESTORE;
+    } else if (sync == 0 && seen < n) {
+        ldl__pg_dur_cat(fail, sizeof fail, "; the standbys' state is hidden from this role");
     } else if (sync == 0) {
-        ldl__pg_dur_cat(fail, sizeof fail, "; no synchronous standby is streaming now ("
-                        "commits wait for one, and a standby promoted now would not be it)");
+        ldl__pg_dur_cat(fail, sizeof fail, "; no synchronous standby is streaming now (commits "
+                        "wait until one is; a standby that is not synchronous may lack the last "
+                        "grants)");
     }
     if (!fail[0]) answer |= LDL_PG_SURVIVES_FAILOVER;
     PQclear(r);
