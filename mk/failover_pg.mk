@@ -3,8 +3,10 @@
 #                           (tests/store/with_pg_standby.sh): ldl_pg_check_durability
 #                           against real settings, then lifecycles through a multi-host
 #                           conninfo across SIGKILL + promote + rebuild, synchronous
-#                           (on, remote_apply: 0 repeated fences required) and
-#                           asynchronous (repeats counted and printed)
+#                           (on, remote_apply: 0 repeated fences required),
+#                           asynchronous and synchronous with synchronous_commit local
+#                           (repeats counted and printed; the tail lost while the
+#                           standby's link is paused must be granted again)
 #   LDL_FAILOVER_ROUNDS=N   failovers per run (default 4: 2 with the standby's link
 #                           paused, 2 without; remote_apply runs 2). docs/TESTING.md
 #                           quotes a run with N=50.
@@ -26,6 +28,8 @@ test-failover-pg: $(FPG_BUILDS) $(B)/pg/pg_durability $(B)/pg/pg_failover
 	LDL_PG_SYNC_COMMIT=remote_apply LDL_FAILOVER_ROUNDS=$(FPG_ROUNDS_APPLY) \
 	  tests/store/with_pg_standby.sh sync ./$(B)/pg/pg_failover
 	tests/store/with_pg_standby.sh async ./$(B)/pg/pg_failover
+	LDL_PG_SYNC_COMMIT=local LDL_FAILOVER_ROUNDS=2 \
+	  tests/store/with_pg_standby.sh sync ./$(B)/pg/pg_failover
 
 # $(B)/pg/pg_durability and $(B)/pg/pg_failover: mk/pg.mk's pattern rule (C99, ASan + UBSan)
 
