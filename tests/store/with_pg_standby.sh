@@ -25,6 +25,7 @@
 #                        (libpq tries both and keeps the one that accepts writes)
 #   LDL_PG_PORTS         "P1 P2"
 #   LDL_PG_STANDBY_MODE  sync | async
+#   LDL_PG_SYNC_COMMIT   the servers' synchronous_commit (sync mode: the knob below)
 #   LDL_PG_HA            the control command: "$LDL_PG_HA VERB [ARG]" (unquoted: it
 #                        may contain a space). VERBs, each answering 0 on success:
 #     status             print "primary=P standby=P" (a port, or "-" for none)
@@ -50,6 +51,10 @@
 #     sql-standby SQL    the same on the standby
 #     ensure             make sure there is a primary and a streaming standby
 #                        (promote / rebuild as needed); run before every CMD
+#     crash | stop | start | restart   the primary alone, no failover, as with_pg.sh's
+#                        LDL_PG_CTL does (crash = immediate shutdown, WAL replay at the
+#                        next start; the standby reconnects by itself)
+#     running            exit 0 when the primary is running (with_pg.sh's "status")
 # Env knobs: PG_BIN (dir with initdb/pg_ctl/pg_basebackup), LDL_PG_SYNC_COMMIT (sync
 # mode's synchronous_commit), LDL_PG_KEEP_LOG=1 (print the server logs at the end).
 set -u
@@ -188,7 +193,9 @@ walsenders() {  # pids of the primary's walsenders
 ensure() {
   local p s q
   p=$(role primary); s=$(role standby)
-  if [ -n "$p" ] && ! alive "$p"; then stop_node "$p"; p=; set_roles "" "$s"; fi
+  if [ -n "$p" ] && ! alive "$p"; then       # stopped or crashed in place: start it again
+    start_node "$p" >/dev/null 2>&1 || { stop_node "$p"; p=; set_roles "" "$s"; }
+  fi
   if [ -n "$s" ] && ! alive "$s"; then
     start_node "$s" >/dev/null 2>&1 || { stop_node "$s"; s=; set_roles "$p" ""; }
   fi
@@ -224,6 +231,15 @@ ctl() {
     sql-primary)  p=$(role primary); [ -n "$p" ] && psql_at "$p" "${1:?SQL}" ;;
     sql-standby)  s=$(role standby); [ -n "$s" ] && psql_at "$s" "${1:?SQL}" ;;
     ensure)       ensure ;;
+    crash)        p=$(role primary); [ -n "$p" ] || return 1
+                  pgctl -D "$tmp/$p/data" -m immediate -w -t 60 stop >/dev/null ;;
+    stop)         p=$(role primary); [ -n "$p" ] || return 1
+                  pgctl -D "$tmp/$p/data" -m fast -w -t 60 stop >/dev/null ;;
+    start)        p=$(role primary); [ -n "$p" ] || return 1
+                  alive "$p" || start_node "$p" ;;
+    restart)      p=$(role primary); [ -n "$p" ] || return 1
+                  pgctl -D "$tmp/$p/data" -l "$tmp/$p/log" -m fast -w -t 60 restart >/dev/null ;;
+    running)      p=$(role primary); [ -n "$p" ] && alive "$p" ;;
     *) say "unknown verb '$verb' (see the top of tests/store/with_pg_standby.sh)"; return 2 ;;
   esac
 }
@@ -315,6 +331,7 @@ chmod 755 "$tmp/ha"
 export LDL_PG_CONNINFO="host=127.0.0.1,127.0.0.1 port=$p1,$p2 user=ldl dbname=postgres target_session_attrs=read-write connect_timeout=3"
 export LDL_PG_PORTS="$p1 $p2"
 export LDL_PG_STANDBY_MODE="$mode"
+export LDL_PG_SYNC_COMMIT="$synccommit"
 export LDL_PG_HA="$tmp/ha"
 echo "with_pg_standby.sh: postgres $("$pgbin/postgres" -V | sed "s/^[^0-9]*\([0-9.]*\).*/\1/"), $mode ($synccommit), primary 127.0.0.1:$p1, standby 127.0.0.1:$p2 ($tmp)"
 
