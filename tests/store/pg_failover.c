@@ -40,7 +40,8 @@
  * The counts are printed per 100 unclean failovers, for paused and for natural
  * rounds. Every key and the child must be granted after every failover (the test
  * saw each failover through). Env: LDL_FAILOVER_ROUNDS (default 4, alternating
- * paused and natural).
+ * paused and natural); LDL_FAILOVER_EXPECT=safe|unsafe overrides the requirement
+ * (LDL_PG_SYNC_COMMIT=local with LDL_FAILOVER_EXPECT=safe must fail: the gate can).
  * Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -289,6 +290,12 @@ int main(void)
     if (!sc || !*sc) sc = "on";
     safe = strcmp(mode, "sync") == 0 && (strcmp(sc, "on") == 0 || strcmp(sc, "remote_apply") == 0);
     printonly = strcmp(mode, "sync") == 0 && strcmp(sc, "remote_write") == 0;
+    {   /* LDL_FAILOVER_EXPECT=safe|unsafe overrides: shows the gate failing on purpose */
+        const char *ex = getenv("LDL_FAILOVER_EXPECT");
+        if (ex && strcmp(ex, "safe") == 0) { safe = 1; printonly = 0; }
+        else if (ex && strcmp(ex, "unsafe") == 0) { safe = 0; printonly = 0; }
+        else if (ex && *ex) { fprintf(stderr, "LDL_FAILOVER_EXPECT: safe or unsafe\n"); return 2; }
+    }
     printf("pg_failover: %s replication, synchronous_commit %s: %s\n", mode, sc,
            safe ? "no fence may repeat" : printonly ? "counts printed" : "the paused tail must repeat");
     if (rounds < 1 || rounds > MAXROUNDS) { fprintf(stderr, "LDL_FAILOVER_ROUNDS: 1..%d\n", MAXROUNDS); return 2; }
