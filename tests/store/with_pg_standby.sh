@@ -28,7 +28,8 @@
 #   LDL_PG_SYNC_COMMIT   the servers' synchronous_commit (sync mode: the knob below)
 #   LDL_PG_HA            the control command: "$LDL_PG_HA VERB [ARG]" (unquoted: it
 #                        may contain a space). VERBs, each answering 0 on success:
-#     status             print "primary=P standby=P" (a port, or "-" for none)
+#     status             print "primary=P standby=P" (a port, or "-" for none); exit
+#                        0 only when the primary is running
 #     primary-port       print the current primary's port ("" and 1 when none)
 #     standby-port       print the current standby's port ("" and 1 when none)
 #     kill-primary       SIGSTOP every process of the primary (postmaster and
@@ -54,7 +55,11 @@
 #     crash | stop | start | restart   the primary alone, no failover, as with_pg.sh's
 #                        LDL_PG_CTL does (crash = immediate shutdown, WAL replay at the
 #                        next start; the standby reconnects by itself)
-#     running            exit 0 when the primary is running (with_pg.sh's "status")
+#     running            exit 0 when the primary is running, print nothing
+#   LDL_PG_CTL           the same command: with_pg.sh's start|stop|crash|restart|status
+#                        work on the current primary, so a suite written for with_pg.sh
+#                        can run here (pg_faults and pg_conformance pass unchanged in
+#                        both modes)
 # Env knobs: PG_BIN (dir with initdb/pg_ctl/pg_basebackup), LDL_PG_SYNC_COMMIT (sync
 # mode's synchronous_commit), LDL_PG_KEEP_LOG=1 (print the server logs at the end).
 set -u
@@ -213,7 +218,8 @@ ctl() {
   case "$verb" in
     status)       p=$(role primary); s=$(role standby)
                   echo "primary=$([ -n "$p" ] && port_of "$p" || echo -)" \
-                       "standby=$([ -n "$s" ] && port_of "$s" || echo -)" ;;
+                       "standby=$([ -n "$s" ] && port_of "$s" || echo -)"
+                  [ -n "$p" ] && alive "$p" ;;
     primary-port) p=$(role primary); [ -n "$p" ] && port_of "$p" ;;
     standby-port) s=$(role standby); [ -n "$s" ] && port_of "$s" ;;
     kill-primary) kill_primary ;;
@@ -333,6 +339,7 @@ export LDL_PG_PORTS="$p1 $p2"
 export LDL_PG_STANDBY_MODE="$mode"
 export LDL_PG_SYNC_COMMIT="$synccommit"
 export LDL_PG_HA="$tmp/ha"
+export LDL_PG_CTL="$tmp/ha"
 echo "with_pg_standby.sh: postgres $("$pgbin/postgres" -V | sed "s/^[^0-9]*\([0-9.]*\).*/\1/"), $mode ($synccommit), primary 127.0.0.1:$p1, standby 127.0.0.1:$p2 ($tmp)"
 
 failed=0
