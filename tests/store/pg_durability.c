@@ -9,7 +9,8 @@
  *   fsync      fsync = off                                  FAILOVER only, why "fsync"
  *   fpw        full_page_writes = off                       FAILOVER only, why "full_page_writes"
  *   async      synchronous_standby_names = ''               CRASH only, why "asynchronous"
- *   nostandby  the standby stopped (names still set)        CRASH only, why "no synchronous standby"
+ *   nostandby  the standby stopped (names still set)        CRASH only, why "no synchronous standby";
+ *              an acquire (non-blocking view) stays pending until the standby streams again
  *   rights     a role without pg_read_all_stats             LDL_ESTORE, why "pg_monitor";
  *              the same role with synchronous_commit local  CRASH (the rows are not needed);
  *              GRANT pg_monitor                             CRASH|FAILOVER
@@ -137,7 +138,38 @@ static void test_settings(PGconn *admin)
     ST_CHECK(ha("stop-standby") == 0, "%s", "stop standby");
     rc = check(&p, why, sizeof why);
     ST_CHECK(rc == C && strstr(why, "no synchronous standby is streaming"), "no standby: %d %s", rc, why);
-    ST_CHECK(ha("start-standby") == 0 && ha("wait-sync") == 0, "%s", "standby back");
+    {   /* the price: a grant's commit waits for a synchronous standby (non-blocking view) */
+        PGconn *ac = pgt_connect("");
+        static ldl_pg_req reqs[8];
+        ldl_pg ap;
+        ldl_pg_async pa;
+        ldl_async_store as;
+        pgt_alock l;
+        uint64_t end;
+        int ok = ldl_pg_init(&ap, ac, "ldl_dur") == LDL_OK &&
+                 ldl_pg_async_init(&pa, &ap, reqs, 8) == LDL_OK;
+        ST_CHECK(ok, "%s", "async view");
+        as = ldl_pg_async_store(&pa);
+        ST_CHECK(ok && pgt_alock_init(&l, &as, "wait", 60000, 0) == 0, "%s", "lock");
+        ST_CHECK(ok && ldl_lock_acquire(&l.lock) == LDL_EINPROGRESS, "%s", "acquire submitted");
+        end = st_now_ms() + 1500;
+        while (ok && st_now_ms() < end) { (void)ldl_pg_async_pump(&pa); (void)ldl_lock_poll(&l.lock); st_sleep_ms(5); }
+        ST_CHECK(ldl_lock_pending(&l.lock) && ldl_lock_state(&l.lock) == LDL_ACQUIRING,
+                 "no standby: the grant waits (state %d)", ldl_lock_state(&l.lock));
+        ST_CHECK(ha("start-standby") == 0 && ha("wait-sync") == 0, "%s", "standby back");
+        end = st_now_ms() + 50000;
+        while (ok && ldl_lock_pending(&l.lock) && st_now_ms() < end) {
+            (void)ldl_pg_async_pump(&pa); (void)ldl_lock_poll(&l.lock); st_sleep_ms(5);
+        }
+        ST_CHECK(ldl_lock_state(&l.lock) == LDL_HELD && ldl_lock_fencing_token(&l.lock) >= 1,
+                 "standby back: the waiting grant arrives (state %d)", ldl_lock_state(&l.lock));
+        while (ldl_lock_release(&l.lock) == LDL_EINPROGRESS && st_now_ms() < end + 5000) {
+            (void)ldl_pg_async_pump(&pa); st_sleep_ms(2);
+        }
+        ldl_lock_dispose(&l.lock);
+        (void)ldl_pg_async_drop(&pa);
+        PQfinish(ac);
+    }
     rc = check(&p, why, sizeof why);
     ST_CHECK(rc == (C | F), "standby back: %d %s", rc, why);
 
