@@ -184,7 +184,8 @@
    LIMITS (details in docs/postgres.md)
    - The fence survives restarts and crashes through the WAL with the server's
      defaults; not with fsync = off or synchronous_commit = off, and not across
-     a failover to an asynchronous replica.
+     a failover to an asynchronous replica. ldl_pg_check_durability() says
+     which (DURABILITY, at the end of this header).
    - A frozen server still ACKs TCP: no libpq timeout fires and a synchronous
      call waits until it resumes. The lock stays safe (its own deadline), but
      your loop waits; the non-blocking view does not. desc.ride_out_ms can
@@ -1773,6 +1774,228 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
 #endif
 
 #endif /* LITE_DI_LOCK_PG_C */
+#endif /* LDL_PG_IMPLEMENTATION */
+
+/* ==================================================================== */
+/* DURABILITY (v0.3, issue 20; docs/postgres.md "Failover"; decision 0215)
+
+   ldl_pg_check_durability(p, why, why_len), after ldl_pg_init: one read-only
+   statement on p's connection (never in pipeline mode, never inside a
+   transaction block of the caller's) that reads what is in force for THIS
+   session -- fsync, synchronous_commit (the session's own value: role,
+   database and conninfo settings included), full_page_writes,
+   synchronous_standby_names, pg_is_in_recovery() -- and which standbys are
+   streaming now (pg_catalog.pg_stat_replication), and answers:
+
+     negative   it could not tell (LDL_EINVAL: NULL or uninitialised p;
+                LDL_ESTORE: connection down or busy, a reply of the wrong
+                shape, connected to a standby, or the replication details
+                were needed and are hidden from this role: they need
+                pg_read_all_stats, e.g. GRANT pg_monitor TO the lock role)
+     >= 0       an OR of
+                LDL_PG_SURVIVES_CRASH     the fence survives this server's
+                    crash and restart: fsync on, synchronous_commit not off,
+                    full_page_writes on
+                LDL_PG_SURVIVES_FAILOVER  the fence survives the promotion of
+                    the synchronous standby: synchronous_commit on or
+                    remote_apply, synchronous_standby_names not empty and at
+                    least one standby streaming with sync_state sync or
+                    quorum now (remote_write does not count: the standby
+                    acknowledges before its own disk has the WAL)
+                0 = neither. why names every setting that takes a bit away.
+
+   The pg_stat_replication rows are read only when the settings leave the
+   failover answer open; a role without pg_read_all_stats sees them with
+   their details NULL, and then the answer is LDL_ESTORE (not a guess).
+   What the primary cannot see is not checked: the standby's own fsync, and
+   that the standby you promote is the synchronous one (promote that one,
+   or with ANY n (...) the one that received the most WAL). */
+#ifndef LITE_DI_LOCK_PG_DURABILITY_H
+#define LITE_DI_LOCK_PG_DURABILITY_H
+
+#define LDL_PG_SURVIVES_CRASH    1
+#define LDL_PG_SURVIVES_FAILOVER 2
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len);
+#ifdef __cplusplus
+}
+#endif
+#endif /* LITE_DI_LOCK_PG_DURABILITY_H */
+
+#ifdef LDL_PG_IMPLEMENTATION
+#ifndef LITE_DI_LOCK_PG_DURABILITY_C
+#define LITE_DI_LOCK_PG_DURABILITY_C
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* append a to buf (capacity cap), truncating */
+static void ldl__pg_dur_cat(char *buf, size_t cap, const char *a) {
+    size_t n = strlen(buf), m = strlen(a);
+    if (n + 1 >= cap) return;
+    if (m > cap - 1 - n) m = cap - 1 - n;
+    memcpy(buf + n, a, m);
+    buf[n + m] = '\0';
+}
+
+static void ldl__pg_dur_tell(char *why, size_t why_len, const char *a, const char *b) {
+    if (!why || why_len == 0) return;
+    why[0] = '\0';
+    ldl__pg_dur_cat(why, why_len, a);
+    if (b) ldl__pg_dur_cat(why, why_len, b);
+}
+
+/* a small non-negative count as the server printed it; -1 when it is not one */
+static long ldl__pg_dur_count(const char *s) {
+    long v = 0;
+    size_t i;
+    if (!s || !*s || strlen(s) > 6) return -1;
+    for (i = 0; s[i]; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+#define LDL__PG_DUR_FIELDS 8
+
+LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
+    /* one row: the five settings, then (total, with details visible, sync and
+       streaming) walsenders; exact, schema-qualified, no parameter */
+    static const char sql[] =
+        "SELECT pg_catalog.current_setting('fsync'), "
+        "pg_catalog.current_setting('synchronous_commit'), "
+        "pg_catalog.current_setting('full_page_writes'), "
+        "pg_catalog.current_setting('synchronous_standby_names'), "
+        "pg_catalog.pg_is_in_recovery(), w.n, w.seen, w.sync "
+        "FROM (SELECT pg_catalog.count(*) AS n, pg_catalog.count(r.state) AS seen, "
+        "pg_catalog.count(*) FILTER (WHERE r.state OPERATOR(pg_catalog.=) 'streaming'::pg_catalog.text "
+        "AND r.sync_state OPERATOR(pg_catalog.=) ANY (ARRAY['sync', 'quorum']::pg_catalog.text[])) AS sync "
+        "FROM pg_catalog.pg_stat_replication r) w";
+    char text[1024], crash[400], fail[400];
+    const char *v[LDL__PG_DUR_FIELDS];
+    const char *sc;
+    long n, seen, sync;
+    PGresult *r;
+    int i, answer = 0, sc_fail;
+    if (why && why_len > 0) why[0] = '\0';
+    if (!p || !p->_ok) {
+        ldl__pg_dur_tell(why, why_len, "durability unknown: ldl_pg not initialised", NULL);
+        return LDL_EINVAL;
+    }
+    if (!ldl__pg_usable(p)) {
+        ldl__pg_dur_tell(why, why_len, "durability unknown: ", p->_err);
+        return LDL_ESTORE;
+    }
+    r = PQexecParams(p->_conn, sql, 0, NULL, NULL, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+        ldl__pg_err_res(p, "durability", r);
+        PQclear(r);
+        ldl__pg_dur_tell(why, why_len, "durability unknown: ", p->_err);
+        return LDL_ESTORE;
+    }
+    /* the reply must be exactly this request's shape: one row of 8 text
+       values, none NULL, each of bounded length */
+    if (PQnfields(r) != LDL__PG_DUR_FIELDS || PQntuples(r) != 1) {
+        PQclear(r);
+        ldl__pg_err(p, "durability", "reply of the wrong shape");
+        ldl__pg_dur_tell(why, why_len, "durability unknown: reply of the wrong shape", NULL);
+        return LDL_ESTORE;
+    }
+    for (i = 0; i < LDL__PG_DUR_FIELDS; i++) {
+        if (PQgetisnull(r, 0, i) || PQgetlength(r, 0, i) > 4096) {
+            PQclear(r);
+            ldl__pg_err(p, "durability", "reply of the wrong shape");
+            ldl__pg_dur_tell(why, why_len, "durability unknown: reply of the wrong shape", NULL);
+            return LDL_ESTORE;
+        }
+        v[i] = PQgetvalue(r, 0, i);
+    }
+    n = ldl__pg_dur_count(v[5]);
+    seen = ldl__pg_dur_count(v[6]);
+    sync = ldl__pg_dur_count(v[7]);
+    if (n < 0 || seen < 0 || sync < 0 || seen > n || sync > seen ||
+        (strcmp(v[4], "t") != 0 && strcmp(v[4], "f") != 0)) {
+        PQclear(r);
+        ldl__pg_err(p, "durability", "reply of the wrong shape");
+        ldl__pg_dur_tell(why, why_len, "durability unknown: reply of the wrong shape", NULL);
+        return LDL_ESTORE;
+    }
+    if (strcmp(v[4], "t") == 0) {
+        PQclear(r);
+        ldl__pg_err(p, "durability", "connected to a standby (in recovery)");
+        ldl__pg_dur_tell(why, why_len, "durability unknown: connected to a standby (in recovery), "
+                         "where no lease can be granted: connect to the primary "
+                         "(target_session_attrs=read-write)", NULL);
+        return LDL_ESTORE;
+    }
+
+    /* the crash: the WAL reaches the disk before the grant is acknowledged */
+    sc = v[1];
+    crash[0] = '\0';
+    if (strcmp(v[0], "on") != 0)
+        ldl__pg_dur_cat(crash, sizeof crash, "; fsync is off (an OS crash or power loss can lose "
+                        "acknowledged grants and corrupt the table)");
+    if (strcmp(sc, "off") == 0)
+        ldl__pg_dur_cat(crash, sizeof crash, "; synchronous_commit is off (a crash loses the "
+                        "last acknowledged grants: the same token is granted again)");
+    if (strcmp(v[2], "on") != 0)
+        ldl__pg_dur_cat(crash, sizeof crash, "; full_page_writes is off (a torn page after an "
+                        "OS crash can lose the fence row)");
+    if (!crash[0]) answer |= LDL_PG_SURVIVES_CRASH;
+
+    /* the failover: an acknowledged grant is already on a synchronous standby */
+    fail[0] = '\0';
+    sc_fail = strcmp(sc, "on") != 0 && strcmp(sc, "remote_apply") != 0;
+    if (sc_fail) {
+        ldl__pg_dur_cat(fail, sizeof fail, "; synchronous_commit is ");
+        ldl__pg_dur_cat(fail, sizeof fail, sc);
+        ldl__pg_dur_cat(fail, sizeof fail, strcmp(sc, "remote_write") == 0
+                        ? " (the standby acknowledges before its disk has the grant; use on or remote_apply)"
+                        : " (grants are acknowledged without waiting for a standby; use on or remote_apply)");
+    }
+    if (v[3][0] == '\0') {
+        ldl__pg_dur_cat(fail, sizeof fail, "; synchronous_standby_names is empty (replication is "
+                        "asynchronous: a promoted standby may lack the last grants and grant "
+                        "their tokens again)");
+    } else if (!sc_fail && sync == 0 && seen < n) {
+        /* the answer hangs on rows this role cannot read: do not guess */
+        PQclear(r);
+        ldl__pg_err(p, "durability", "pg_stat_replication details hidden from this role");
+        if (why && why_len > 0) {
+            snprintf(text, sizeof text, "durability unknown: the standbys' state in "
+                     "pg_stat_replication is hidden from this role (grant it pg_read_all_stats, "
+                     "e.g. GRANT pg_monitor); crash: %s%s",
+                     crash[0] ? "no" : "yes", crash);
+            ldl__pg_dur_tell(why, why_len, text, NULL);
+        }
+        return LDL_ESTORE;
+    } else if (sync == 0 && seen < n) {
+        ldl__pg_dur_cat(fail, sizeof fail, "; the standbys' state is hidden from this role");
+    } else if (sync == 0) {
+        ldl__pg_dur_cat(fail, sizeof fail, "; no synchronous standby is streaming now (commits "
+                        "wait until one is; a standby that is not synchronous may lack the last "
+                        "grants)");
+    }
+    if (!fail[0]) answer |= LDL_PG_SURVIVES_FAILOVER;
+    PQclear(r);
+    if (why && why_len > 0) {
+        snprintf(text, sizeof text, "crash: %s%s; failover: %s%s",
+                 crash[0] ? "no" : "yes", crash, fail[0] ? "no" : "yes", fail);
+        ldl__pg_dur_tell(why, why_len, text, NULL);
+    }
+    return answer;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LITE_DI_LOCK_PG_DURABILITY_C */
 #endif /* LDL_PG_IMPLEMENTATION */
 
 /*
