@@ -3,6 +3,7 @@
 #                        target to FAILOVER_TARGETS (mk/failover_pg.mk,
 #                        mk/failover_redis.mk); this runs them all (part of make test)
 
+TEST_TARGETS     += test-failover
 FAILOVER_TARGETS ?=
 
 .PHONY: test-failover
