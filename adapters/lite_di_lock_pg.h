@@ -245,6 +245,9 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     char     _stmt[LDL__PG_NSTMT][LDL__PG_NAME_MAX]; /* statement names (LDL__PG_ACQ ..) */
     char     _sql[LDL__PG_NSTMT][LDL__PG_SQL_MAX];   /* and their text */
     char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
+    int      _fence;                     /* 1 after an init with LDL_PG_FENCE: the fenced-write
+                                            protocol (_ident is then the fence table, _sql[0]
+                                            and _stmt[0] its statement) */
 } ldl_pg;
 
 #ifndef LDL_NO_ASYNC                /* the non-blocking view needs the core's v0.2 contract */
@@ -316,6 +319,93 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
 #endif
 
 #endif /* LITE_DI_LOCK_PG_H */
+
+/* ==================================================================== */
+/* THE FENCED-WRITE PROTOCOL (v0.3, issue 19; docs/postgres.md "Fenced
+   writes", decisions 0901 and 0211)
+
+   The fence is only worth something where the write lands: the resource
+   must refuse a write carrying a fence lower than one it already accepted.
+   ldl_pg_fence does that check on a PostgreSQL resource, inside the
+   caller's own transaction, atomically with the caller's writes.
+
+       PGconn *res = PQconnectdb("...the database that holds the resource...");
+       ldl_pg fp;
+       ldl_pg_init_ex(&fp, res, NULL, LDL_PG_FENCE);  (once; the lease table
+                                   name "ldl_lease" gives the fence table
+                                   "ldl_lease_fence", created if missing)
+       ... the lock granted `fence` (ldl_lock_fence, $LDL_FENCE) ...
+       PQexec(res, "BEGIN");
+       switch (ldl_pg_fence(&fp, "orders", fence)) {
+       case 1:  the protected writes; COMMIT            (the mark is now fence)
+       case 0:  ROLLBACK: a higher fence has written    (a stale holder)
+       default: ROLLBACK; ldl_pg_why(&fp) says why      (an error)
+       }
+
+   THE TABLE: "<schema>"."<lease table>_fence", in the lease table's schema
+   (so the lease table's own name must then be at most 57 bytes):
+       CREATE TABLE "<schema>"."<table>_fence" (resource text PRIMARY KEY,
+                         fence bigint NOT NULL CHECK (fence >= 1))
+   One row per resource name: the resource's high-water mark, never
+   deleted. Init with LDL_PG_FENCE creates it when missing, resolves it ONCE
+   to a schema-qualified name and refuses it (LDL_ESTORE, why) with the same
+   checks as the lease table: owner and write grants, UNLOGGED/TEMP, views,
+   columns other than exactly (resource text with a deterministic collation,
+   fence bigint NOT NULL), a primary key other than (resource), UNIQUE,
+   FOREIGN KEY or EXCLUDE constraints, triggers, rules, row level security.
+   An ldl_pg initialised with LDL_PG_FENCE neither creates nor needs the
+   lease table and is for ldl_pg_fence only: its lease calls answer
+   LDL_ESTORE (use another ldl_pg, on the same connection if you like, for
+   the lock).
+
+   ldl_pg_fence(p, resource, fence), inside a transaction block on p's
+   connection (after BEGIN, before COMMIT; best as the transaction's FIRST
+   statement), runs ONE statement:
+       INSERT INTO "<schema>"."<table>_fence" AS f (resource, fence)
+       VALUES ($1, $2) ON CONFLICT (resource) DO UPDATE SET fence = EXCLUDED.fence
+       WHERE f.fence <= EXCLUDED.fence RETURNING f.fence
+   (operators and types schema-qualified; ldl_pg_fence_sql(p) is the exact
+   text) and answers
+     1   this transaction may write: the mark is now `fence` and its row
+         stays locked until the transaction ends (a concurrent fenced
+         writer of the same resource waits for our COMMIT or ROLLBACK);
+     0   stale: a higher fence has written. ROLL BACK;
+     LDL_EINVAL  p not initialised with LDL_PG_FENCE, resource NULL, empty
+                 or LDL_PG_RESOURCE_MAX bytes or longer, fence outside
+                 [1, INT64_MAX]; nothing is sent;
+     LDL_ESTORE  not inside a transaction block (idle, failed, busy or in
+                 pipeline mode: nothing is sent), a server error (e.g.
+                 40001 under REPEATABLE READ / SERIALIZABLE, lock_timeout,
+                 a resource not valid in the client encoding: the
+                 transaction is then aborted), a reply of the wrong shape.
+   An equal fence passes (one holder writes many times), a lower one fails,
+   a first fence for a new resource passes. The mark commits or rolls back
+   with the caller's writes. A resource is guarded by ONE lock key: fences of
+   different keys are not comparable (each key counts on its own), so never
+   guard one resource with two keys. Behind pgbouncer in transaction pooling
+   add LDL_PG_UNNAMED (decision 0206): the statement is then sent with its
+   text each time. ldl_pg_why(p) says why after every answer other than 1.
+*/
+#ifndef LITE_DI_LOCK_PG_FENCE_H
+#define LITE_DI_LOCK_PG_FENCE_H
+
+/* ldl_pg_init_ex flag: this ldl_pg is for ldl_pg_fence on the resource's
+   connection (the fence table only) */
+#define LDL_PG_FENCE 2u
+#define LDL_PG_RESOURCE_MAX 1024        /* bytes of a resource name, including the NUL */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+LDL_PG_API int         ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence);
+LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; never NULL */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LITE_DI_LOCK_PG_FENCE_H */
 
 /* ==================================================================== */
 #ifdef LDL_PG_IMPLEMENTATION
@@ -960,6 +1050,8 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
     return 0;
 }
 
+static int ldl__pg_fence_init(ldl_pg *p);    /* the fenced-write protocol (below) */
+
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
     char sql[LDL__PG_SQL_MAX], oid[24];
     int i, found = 0;
@@ -971,10 +1063,11 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         return LDL_EINVAL;
     }
     if (!conn) { ldl__pg_err(p, "init", "NULL connection"); return LDL_EINVAL; }
-    if (flags & ~LDL_PG_UNNAMED) { ldl__pg_err(p, "init", "unknown flags"); return LDL_EINVAL; }
+    if (flags & ~(LDL_PG_UNNAMED | LDL_PG_FENCE)) { ldl__pg_err(p, "init", "unknown flags"); return LDL_EINVAL; }
     p->_conn = conn;
     p->_flags = flags;
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
+    if (flags & LDL_PG_FENCE) return ldl__pg_fence_init(p);   /* the fenced-write protocol */
     /* create when missing; two processes racing on CREATE may see a unique
        violation (23505), duplicate table (42P07) or, when the loser's catalog
        check sees the winner's row type first, duplicate object (42710, "type
@@ -1442,6 +1535,37 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
 
 #endif /* LITE_DI_LOCK_PG_C */
 #endif /* LDL_PG_IMPLEMENTATION */
+
+/* ==================================================================== */
+/* the fenced-write protocol: implementation */
+#if defined(LDL_PG_IMPLEMENTATION) && !defined(LITE_DI_LOCK_PG_FENCE_C)
+#define LITE_DI_LOCK_PG_FENCE_C
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static int ldl__pg_fence_init(ldl_pg *p) {
+    ldl__pg_err(p, "init", "LDL_PG_FENCE: not implemented yet");
+    return LDL_EUNSUPPORTED;
+}
+
+LDL_PG_API int ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence) {
+    (void)resource; (void)fence;
+    if (p) ldl__pg_err(p, "fence", "not implemented yet");
+    return LDL_EUNSUPPORTED;
+}
+
+LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
+    (void)p;
+    return "";
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* the fenced-write protocol */
 
 /*
 ------------------------------------------------------------------------------

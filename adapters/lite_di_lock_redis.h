@@ -445,6 +445,106 @@ LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
                                             void *ctx);
 #endif /* LDL_NO_ASYNC */
 
+/* --- fenced writes (issue 19; decision 0110) ------------------------------
+   A high-water MARK per resource name, compared, raised and the caller's
+   write command run in ONE script, atomically on the server:
+
+       1. GET the mark (a key of another type: the script's WRONGTYPE error,
+          nothing changed; a value that is not a fence: an error, nothing
+          changed);
+       2. mark > fence: answer 0 (stale); nothing runs, nothing changes;
+       3. the ACL check (Redis 7): the user may SET the mark, else an error
+          and nothing runs;
+       4. the command runs with redis.pcall; if it answers an error, the
+          script answers that error and the mark is NOT raised (Redis does
+          not roll a script back; this order means a failing command can
+          never leave a raised mark behind);
+       5. only then the mark is SET to the fence (skipped when equal);
+          answer 1 with the command's reply.
+   Equal fence passes (one holder writes many times), a lower one fails, the
+   first fence for a new resource passes. Fences of different lock keys are
+   not comparable: guard one resource with one lock key's fences.
+
+   THE MARK'S NAME for resource R under prefix P is "{R}:P:mark" (one string
+   key holding the decimal fence; never expires, never deleted). R is 1 to
+   LDL_REDIS_FENCE_NAME_MAX-1 bytes, any byte but NUL (quotes, braces,
+   spaces, UTF-8 and binary are fine: sent as a binary-safe argument). The
+   mapping is injective (P has no ':', '{' or '}'), and never meets the lock's
+   own keys ("{P:K}:lease" / ":fence" / ":owner"). In Redis Cluster the
+   mark's hash tag is R when R has no '}': put "{R}" in the names of the keys
+   the command writes ("{report:42}:body") and they share the mark's slot.
+   ldl_redis_fence_mark() writes the name out.
+
+   THE COMMAND: argv[0..argc-1] (argv[0] the command name; argvlen NULL =
+   strlen of each), 1 to LDL_REDIS_FENCE_ARGS arguments. Its keys are DECLARED
+   to the script (KEYS): keyidx[0..nkeys-1] are the indices in argv of the
+   arguments that are key names (keyidx NULL: argv[1..nkeys], right for SET,
+   HSET, INCR, DEL k1 k2, LPUSH...; MSET k1 v1 k2 v2 needs keyidx {1, 3}).
+   A declared key equal to the mark's name is refused (LDL_EINVAL).
+
+   ANSWERS: 1 the command ran and the mark is now `fence`: *reply_out is the
+   command's reply exactly as the server gave it (type included: status,
+   integer, bulk, nil, array); 0 stale: nothing ran, nothing changed,
+   *reply_out NULL; negative:
+     LDL_EINVAL  bad argument, nothing sent: NULL, resource empty or too long,
+                 fence < 1, argc outside 1..LDL_REDIS_FENCE_ARGS, nkeys < 0
+                 or an index outside 1..argc-1, a key equal to the mark
+                 (Cluster: a key in another slot than the mark's);
+     LDL_ESTORE  everything else, why says what: the link (as every call;
+                 after a timeout the write's fate is unknown), an error reply
+                 of the script (WRONGTYPE at the mark's name, a mark that
+                 holds no fence, NOPERM, MOVED...: nothing changed), a reply
+                 of the wrong shape or nonce (the connection is dropped), and
+                 THE COMMAND'S OWN ERROR (WRONGTYPE on your key, an unknown
+                 command...): then ldl_redis_last_error()->kind is
+                 LDL_REDIS_ERR_COMMAND, the mark did not move, and *reply_out
+                 is that error reply (REDIS_REPLY_ERROR, its text as the server
+                 wrote it).
+   *reply_out, when not NULL, is YOURS: freeReplyObject() it. reply_out may be
+   NULL (the reply is then freed here). The reply must fit the adapter's
+   reply bounds (REPLY SIZE: arrays of at most 16 elements, strings of at
+   most LDL_REDIS_REPLY_MAX bytes), else LDL_ESTORE and the connection is
+   dropped -- the write may have happened, as after any lost reply.
+   The per-call nonce rule holds: the script answers { nonce, 1, reply },
+   { nonce, 0 } or { nonce, -1, error }, and an answer with another nonce is
+   never taken (LDL_ESTORE, connection dropped).
+   ACL: the user needs the script's own commands (+eval +evalsha +get +set)
+   on the mark (~{*}:P:mark, or ~* ), and the command's own rights on its
+   keys. */
+#ifndef LDL_REDIS_FENCE_NAME_MAX
+#define LDL_REDIS_FENCE_NAME_MAX 1025     /* bytes of a resource name, including the NUL */
+#endif
+#ifndef LDL_REDIS_FENCE_ARGS
+#define LDL_REDIS_FENCE_ARGS 64           /* most arguments of a fenced command, its name included */
+#endif
+#define LDL_REDIS_ERR_COMMAND 10          /* the fenced command itself answered an error (mark unmoved) */
+
+/* the completion of one non-blocking fenced write: rc and reply as
+   ldl_redis_fence answers them (reply non-NULL only for 1 and for the
+   command's own error; yours to freeReplyObject). Called from inside a pump
+   (or _fail / _drop / _rebind / _reconnect, with LDL_ESTORE), exactly once
+   per accepted submit; it may submit again, never pump or free. */
+typedef void (*ldl_redis_fence_fn)(void *ctx, int rc, redisReply *reply);
+
+/* the mark's name "{R}:P:mark" into buf[n] (NUL-terminated); its length, 0 on
+   a bad resource or a buffer too small (needs strlen(R) + prefix + 9) */
+LDL_REDIS_API size_t ldl_redis_fence_mark(const ldl_redis *r, const char *resource, char *buf, size_t n);
+/* the fenced write, synchronous view: one round trip (EVALSHA; EVAL once on
+   NOSCRIPT), bounded as every call; answers above */
+LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
+                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                  const size_t *argvlen, redisReply **reply_out);
+#ifndef LDL_NO_ASYNC
+/* the fenced write, non-blocking view: queued in the same in-order pipeline as
+   the locks' requests (one pool slot until answered; the arguments are copied,
+   so they need not outlive the call). LDL_OK: done(ctx, rc, reply) follows
+   exactly once; negative (LDL_EINVAL, LDL_ESTORE link failed, LDL_ENOSPC pool
+   full): nothing queued, done is not called. done must not be NULL. */
+LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resource, int64_t fence,
+                                        int nkeys, const int *keyidx, int argc, const char **argv,
+                                        const size_t *argvlen, ldl_redis_fence_fn done, void *ctx);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
@@ -1680,6 +1780,30 @@ LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async
     return ra ? &ra->_stats : NULL;
 }
 #endif /* LDL_NO_ASYNC */
+
+/* ------------------------------------------------------------ fenced writes (issue 19) */
+LDL_REDIS_API size_t ldl_redis_fence_mark(const ldl_redis *r, const char *resource, char *buf, size_t n) {
+    (void)r; (void)resource; if (buf && n) buf[0] = 0;
+    return 0;   /* stub: implemented in the next commit */
+}
+
+LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
+                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                  const size_t *argvlen, redisReply **reply_out) {
+    (void)r; (void)resource; (void)fence; (void)nkeys; (void)keyidx; (void)argc; (void)argv; (void)argvlen;
+    if (reply_out) *reply_out = NULL;
+    return LDL_ESTORE;   /* stub */
+}
+
+#ifndef LDL_NO_ASYNC
+LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resource, int64_t fence,
+                                        int nkeys, const int *keyidx, int argc, const char **argv,
+                                        const size_t *argvlen, ldl_redis_fence_fn done, void *ctx) {
+    (void)ra; (void)resource; (void)fence; (void)nkeys; (void)keyidx; (void)argc; (void)argv; (void)argvlen;
+    (void)done; (void)ctx;
+    return LDL_ESTORE;   /* stub */
+}
+#endif
 
 #ifdef __cplusplus
 }

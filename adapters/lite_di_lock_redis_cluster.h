@@ -289,6 +289,23 @@ LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_sta
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
 #endif /* LDL_NO_ASYNC */
 
+/* --- fenced writes (issue 19; decision 0110; FENCED WRITES in
+   lite_di_lock_redis.h: the script, the mark's name, the answers) ----------
+   Synchronous view. The call goes to the master of the MARK's slot (the
+   slot of "{R}:P:mark": its hash tag is R when R has no '}'). Every declared
+   key must hash to that same slot -- put "{R}" in your key names -- else the
+   call answers LDL_EINVAL with a why naming the key's index and both slots,
+   BEFORE anything is sent. Routing as every call of this view: MOVED reads
+   the map again and sends once more to the new owner, ASK sends once to the
+   target with ASKING first, TRYAGAIN is LDL_ESTORE (a redirect means the
+   script did not run, so the second send cannot write twice). *reply_out as
+   ldl_redis_fence: yours to freeReplyObject. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const char *resource, int64_t fence,
+                                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                                  const size_t *argvlen, redisReply **reply_out);
+/* the slot of resource R's mark under this adapter's prefix; -1 on a bad name */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence_slot(const ldl_redis_cluster *rc, const char *resource);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1355,6 +1372,20 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
     ra->_ctl = NULL;
 }
 #endif /* LDL_NO_ASYNC */
+
+/* ------------------------------------------------------------ fenced writes (issue 19) */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence_slot(const ldl_redis_cluster *rc, const char *resource) {
+    (void)rc; (void)resource;
+    return -1;   /* stub: implemented in the next commit */
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const char *resource, int64_t fence,
+                                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                                  const size_t *argvlen, redisReply **reply_out) {
+    (void)rc; (void)resource; (void)fence; (void)nkeys; (void)keyidx; (void)argc; (void)argv; (void)argvlen;
+    if (reply_out) *reply_out = NULL;
+    return LDL_ESTORE;   /* stub */
+}
 
 #ifdef __cplusplus
 }
