@@ -29,6 +29,8 @@
 
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
+/* a fenced command's reply may be up to 64 KiB (the adapter's default is 4 KiB) */
+#define LDL_REDIS_REPLY_MAX (64 * 1024)
 #define LDL_REDIS_IMPLEMENTATION
 #include "adapters/lite_di_lock_redis.h"
 #define LDL_PG_IMPLEMENTATION
@@ -81,12 +83,16 @@ static const char usage_text[] =
 "is visible. FILE.sql (- for stdin): at most 16 MiB, no NUL byte, sent as one\n"
 "multi-statement query; it must not end the transaction (BEGIN, START, COMMIT,\n"
 "END, ROLLBACK, ABORT, PREPARE TRANSACTION are refused before anything is sent),\n"
-"nor use COPY FROM STDIN / TO STDOUT. Its query results are not printed.\n"
+"nor use COPY FROM STDIN / TO STDOUT. Its query results are not printed. In it,\n"
+"current_setting('ldl.fence') and current_setting('ldl.resource') are the fence\n"
+"and the resource (set local to the transaction).\n"
 "  --conninfo CONNINFO    libpq conninfo or URI (default: libpq's environment,\n"
 "                         PGHOST, PGPORT, PGDATABASE, ...); --pg is the same\n"
 "  --table NAME           the adapter's lease table name (default ldl_lease); the\n"
 "                         fence table is the adapter's for that name (docs/postgres.md)\n"
 "  --timeout SECONDS      bound on running FILE.sql (default: none; decimals allowed)\n"
+"  --unnamed              no named prepared statements (pgbouncer in transaction\n"
+"                         pooling before 1.21)\n"
 "\n"
 "ldl-fence redis: run CMD ARG... through the adapter's fenced-write script: the\n"
 "resource's mark is compared, raised and CMD run in one atomic script. The first\n"
@@ -95,7 +101,8 @@ static const char usage_text[] =
 "  +TEXT  status    -TEXT  error (inside an array)    :N  integer\n"
 "  $BYTES string    _      nil    *N  array of the N values on the next lines\n"
 "TEXT and BYTES are escaped: printable ASCII as it is, every other byte and the\n"
-"backslash as \\xHH, so one value is one line.\n"
+"backslash as \\xHH, so one value is one line. A reply may hold up to 64 KiB and\n"
+"arrays of up to 16 values (the adapter's bounds); at most 64 arguments.\n"
 "  --redis HOST:PORT      Redis (numeric address or a name resolved once)\n"
 "  --redis /PATH          Redis over a unix socket (any argument holding a '/')\n"
 "  --prefix NAME          the adapter's key prefix (default ldl)\n"
@@ -262,6 +269,7 @@ typedef struct opts {
     int64_t fence;
     uint32_t nkeys;              /* redis: --keys */
     int nkeys_set;
+    int unnamed;                 /* pg: --unnamed (LDL_PG_UNNAMED) */
     uint64_t io_ms;              /* --store-timeout */
     uint64_t file_ms;            /* pg: --timeout (0: none) */
     const char *file;            /* pg: FILE.sql or - */
@@ -293,6 +301,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_more, stdout); return -1; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; continue; }
+        if (o->mode == MODE_PG && !strcmp(a, "--unnamed")) { o->unnamed = 1; continue; }
         if (!v) return usage_error("option needs a value: ", a);
         if (!strcmp(a, "--resource")) {
             o->resource = v;
@@ -417,14 +426,14 @@ static int word_is(const char *w, size_t n, const char *kw) {
    PREPARE TRANSACTION (but PREPARE name AS ...). A lexer enough for statement
    boundaries: '...' and E'...' strings, "..." identifiers, $tag$...$tag$ bodies,
    -- and nested slash-star comments are skipped; ';' ends a statement unless inside a
-   BEGIN/CASE ... END of a statement (a BEGIN ATOMIC function body, a CASE
-   expression) -- those words count only after the first word of a statement. Answers
-   the offending first word (its offset in *at), or NULL. The check after the file
-   (same transaction id, still in the block) is the backstop for what this misses. */
-static const char *tx_control(const char *s, size_t len, size_t *at) {
+   BEGIN ATOMIC ... END function body (CASE ... END nests inside one). std_strings
+   is the server's standard_conforming_strings (0: a backslash escapes in every
+   '...'). Answers the offending first word (its offset in *at), or NULL. The
+   check after the file (same transaction id, still in the block) is the backstop
+   for what this might miss. */
+static const char *tx_control(const char *s, size_t len, int std_strings, size_t *at) {
     size_t i = 0, words = 0, first = 0, firstn = 0, second = 0, secondn = 0;
-    int depth = 0;
-    int std_strings = 1;
+    int depth = 0, prev_begin = 0;
     for (;;) {
         unsigned char c = i < len ? (unsigned char)s[i] : ';';
         if (c == ';' || i >= len) {
@@ -506,8 +515,10 @@ static const char *tx_control(const char *s, size_t len, size_t *at) {
             words++;
             if (words == 1) { first = st; firstn = i - st; }
             else if (words == 2) { second = st; secondn = i - st; }
-            if (words > 1 && (word_is(s + st, i - st, "BEGIN") || word_is(s + st, i - st, "CASE"))) depth++;
-            else if (words > 1 && word_is(s + st, i - st, "END") && depth > 0) depth--;
+            if (words > 1 && prev_begin && word_is(s + st, i - st, "ATOMIC")) depth++;
+            else if (depth > 0 && word_is(s + st, i - st, "CASE")) depth++;
+            else if (depth > 0 && word_is(s + st, i - st, "END")) depth--;
+            prev_begin = words > 1 && word_is(s + st, i - st, "BEGIN");
             continue;
         }
         i++;
@@ -533,11 +544,24 @@ static PGresult *pg_step(PGconn *c, const char *sql, ExecStatusType want) {
     return r;
 }
 
-/* the backend's current transaction id as text, or "" */
-static void pg_txid(PGconn *c, char *out, size_t cap) {
-    PGresult *r = pg_step(c, "SELECT pg_catalog.txid_current()::pg_catalog.text", PGRES_TUPLES_OK);
+/* the backend's current transaction id as text, or ""; with fence (not NULL),
+   also current_setting('ldl.fence') and ('ldl.resource') for the file, local to
+   the transaction */
+static void pg_txid(PGconn *c, const char *fence, const char *resource, char *out, size_t cap) {
+    static const char q1[] = "SELECT pg_catalog.txid_current()::pg_catalog.text";
+    static const char q2[] = "SELECT pg_catalog.txid_current()::pg_catalog.text, "
+        "pg_catalog.set_config('ldl.fence', $1, true), pg_catalog.set_config('ldl.resource', $2, true)";
+    const char *vals[2];
+    PGresult *r;
+    vals[0] = fence; vals[1] = resource;
+    r = fence ? PQexecParams(c, q2, 2, NULL, vals, NULL, NULL, 0) : PQexec(c, q1);
+    if (r && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        say("postgres: %s: %s", fence ? q2 : q1, PQresultErrorMessage(r));
+        PQclear(r);
+        r = NULL;
+    }
     out[0] = 0;
-    if (r && PQntuples(r) == 1 && PQnfields(r) == 1 && !PQgetisnull(r, 0, 0))
+    if (r && PQntuples(r) == 1 && PQnfields(r) >= 1 && !PQgetisnull(r, 0, 0))
         snprintf(out, cap, "%s", PQgetvalue(r, 0, 0));
     if (r) PQclear(r);
 }
@@ -558,19 +582,22 @@ static int run_pg(const opts *o) {
     const char *vals[3];
     size_t len = 0, at = 0;
     char *sql, txa[32], txb[32], num[24];
-    const char *bad;
+    const char *bad, *std;
     PGconn *c;
     PGresult *r;
     int rc, code = EXIT_OK, failed = 0;
     char *errtext = NULL;
 
     /* everything that can be judged here is, before anything is sent */
+    if (strlen(o->resource) >= LDL_PG_RESOURCE_MAX) {
+        snprintf(num, sizeof num, "%d", LDL_PG_RESOURCE_MAX - 1);
+        return usage_error("--resource: too long; bytes at most: ", num);
+    }
     sql = read_sql(o->file, &len);
     if (!sql) return EXIT_NOINPUT;
-    if ((bad = tx_control(sql, len, &at)) != NULL) {
+    if ((bad = tx_control(sql, len, 1, &at)) != NULL) {
         say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
             "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
-        (void)at;
         free(sql);
         return EXIT_DATAERR;
     }
@@ -588,9 +615,20 @@ static int run_pg(const opts *o) {
         return EXIT_STORE;
     }
     (void)PQsetNoticeProcessor(c, pg_notice, NULL);
-    /* the adapter's checks of its tables (shape, owner, rights, triggers) */
-    watchdog(o->io_ms, "while checking the adapter's tables", "nothing was written");
-    rc = ldl_pg_init(&pg, c, o->table);
+    /* the server lexes '...' with backslash escapes when this is off: so must we */
+    std = PQparameterStatus(c, "standard_conforming_strings");
+    if ((!std || strcmp(std, "on") != 0) && (bad = tx_control(sql, len, 0, &at)) != NULL) {
+        watchdog(0, NULL, NULL);
+        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
+            "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
+        PQfinish(c);
+        free(sql);
+        return EXIT_DATAERR;
+    }
+    /* the adapter's fence table: created when missing, then its checks (shape,
+       owner, rights, triggers) */
+    watchdog(o->io_ms, "while checking the fence table", "nothing was written");
+    rc = ldl_pg_init_ex(&pg, c, o->table, LDL_PG_FENCE | (o->unnamed ? LDL_PG_UNNAMED : 0u));
     if (rc != LDL_OK) {
         watchdog(0, NULL, NULL);
         say("postgres: %s%s", ldl_pg_why(&pg), NULL);
@@ -622,7 +660,7 @@ static int run_pg(const opts *o) {
     }
     if (verbose) say("fence %s passed for resource '%s'", num, o->resource);
     watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
-    pg_txid(c, txa, sizeof txa);
+    pg_txid(c, num, o->resource, txa, sizeof txa);
     watchdog(0, NULL, NULL);
     if (!txa[0]) { pg_rollback(c, o); PQfinish(c); free(sql); return EXIT_STORE; }
 
@@ -675,7 +713,7 @@ static int run_pg(const opts *o) {
     /* the backstop: still in the transaction the fence check ran in */
     watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
     txb[0] = 0;
-    if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, txb, sizeof txb);
+    if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, NULL, NULL, txb, sizeof txb);
     watchdog(0, NULL, NULL);
     if (strcmp(txa, txb) != 0) {
         say("%s ended the fenced transaction (its statements after that were not fenced): "
@@ -760,15 +798,25 @@ static void print_reply(FILE *f, const redisReply *r, int depth) {
 }
 
 static int run_redis(const opts *o) {
-    char host[128];
-    int port = 0;
+    static ldl_redis rs;
+    char host[128], num[24];
+    int port = 0, rc, i;
     redisContext *c;
+    redisReply *reply = NULL;
+    struct timeval tv;
     size_t total = 0;
-    int i;
-    (void)print_reply;
+    const ldl_redis_error *e;
     for (i = 0; i < o->ncmd; i++) {
         total += strlen(o->cmd[i]);
         if (total > ARG_MAX_BYTES) return usage_error("the command's arguments are over 16 MiB", NULL);
+    }
+    if (o->ncmd > LDL_REDIS_FENCE_ARGS) {
+        snprintf(num, sizeof num, "%d", LDL_REDIS_FENCE_ARGS);
+        return usage_error("too many command arguments; at most (the command's name included) ", num);
+    }
+    if (strlen(o->resource) >= LDL_REDIS_FENCE_NAME_MAX) {
+        snprintf(num, sizeof num, "%d", LDL_REDIS_FENCE_NAME_MAX - 1);
+        return usage_error("--resource: too long; bytes at most: ", num);
     }
     if (!strchr(o->redis, '/')) {
         int r = parse_hostport(o->redis, host, sizeof host, &port);
@@ -777,16 +825,58 @@ static int run_redis(const opts *o) {
     }
     watchdog(o->io_ms, "while connecting", "nothing was sent");
     c = strchr(o->redis, '/') ? redisConnectUnix(o->redis) : redisConnect(host, port);
+    watchdog(0, NULL, NULL);
     if (!c || c->err) {
-        watchdog(0, NULL, NULL);
         say("redis: %s%s", c ? c->errstr : "out of memory", NULL);
         if (c) redisFree(c);
         return EXIT_STORE;
     }
+    /* the adapter's own bound on the call comes a second after the watchdog's: a
+       silent server is the watchdog's (124), not a link error (69) */
+    tv.tv_sec = (time_t)((o->io_ms + 1000u) / 1000u);
+    tv.tv_usec = (suseconds_t)((o->io_ms + 1000u) % 1000u) * 1000;
+    (void)redisSetTimeout(c, tv);
+    if (ldl_redis_init(&rs, c, o->prefix) != LDL_OK) {
+        say("redis: %s%s", ldl_redis_why(&rs), NULL);
+        redisFree(c);
+        return EXIT_USAGE;
+    }
+    watchdog(o->io_ms, "to the fenced-write script", "the outcome is unknown (the script was sent)");
+    rc = ldl_redis_fence(&rs, o->resource, o->fence, (int)o->nkeys, NULL, o->ncmd,
+                         (const char **)o->cmd, NULL, &reply);
     watchdog(0, NULL, NULL);
-    /* the fenced write: the redis adapter's call (wt-fence-redis) */
+    snprintf(num, sizeof num, "%lld", (long long)o->fence);
+    e = ldl_redis_last_error(&rs);
+    if (rc == 1) {
+        if (reply) print_reply(stdout, reply, 0);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            say("stdout: %s%s", strerror(errno), NULL);
+            rc = LDL_ESTORE;
+        } else if (verbose) {
+            say("fence %s passed for resource '%s': the command ran", num, o->resource);
+        }
+    } else if (rc == 0) {
+        say("stale fence %s for resource '%s': a higher fence has written; the command did not run",
+            num, o->resource);
+    } else if (e && e->kind == LDL_REDIS_ERR_COMMAND) {
+        if (reply && reply->type == REDIS_REPLY_ERROR)
+            say("the command failed: %s%s", reply->str, NULL);
+        else
+            say("the command failed: %s%s", ldl_redis_why(&rs), NULL);
+        say("the mark of '%s' did not move%s", o->resource, NULL);
+    } else if (rc == LDL_EINVAL) {
+        say("refused, nothing sent: %s%s", ldl_redis_why(&rs), NULL);
+    } else {
+        say("redis: %s%s", ldl_redis_why(&rs), NULL);
+        if (e && (e->kind == LDL_REDIS_ERR_IO || e->kind == LDL_REDIS_ERR_PROTOCOL))
+            say("the link failed after the script was sent: the outcome is unknown%s%s", NULL, NULL);
+    }
+    if (reply) freeReplyObject(reply);
     redisFree(c);
-    say("redis: the adapter's fenced-write call is not wired in yet%s%s", NULL, NULL);
+    if (rc == 1) return EXIT_OK;
+    if (rc == 0) return EXIT_STALE;
+    if (rc == LDL_EINVAL) return EXIT_USAGE;
+    if (e && e->kind == LDL_REDIS_ERR_COMMAND) return EXIT_DATAERR;
     return EXIT_STORE;
 }
 
