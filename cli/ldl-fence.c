@@ -90,7 +90,8 @@ static const char usage_text[] =
 "                         PGHOST, PGPORT, PGDATABASE, ...); --pg is the same\n"
 "  --table NAME           the adapter's lease table name (default ldl_lease); the\n"
 "                         fence table is the adapter's for that name (docs/postgres.md)\n"
-"  --timeout SECONDS      bound on running FILE.sql (default: none; decimals allowed)\n"
+"  --timeout SECONDS      bound on each statement of FILE.sql (statement_timeout,\n"
+"                         local to the transaction; default: the server's)\n"
 "  --unnamed              no named prepared statements (pgbouncer in transaction\n"
 "                         pooling before 1.21)\n"
 "\n"
@@ -547,14 +548,17 @@ static PGresult *pg_step(PGconn *c, const char *sql, ExecStatusType want) {
 /* the backend's current transaction id as text, or ""; with fence (not NULL),
    also current_setting('ldl.fence') and ('ldl.resource') for the file, local to
    the transaction */
-static void pg_txid(PGconn *c, const char *fence, const char *resource, char *out, size_t cap) {
+static void pg_txid(PGconn *c, const char *fence, const char *resource, const char *stmt_ms,
+                    char *out, size_t cap) {
     static const char q1[] = "SELECT pg_catalog.txid_current()::pg_catalog.text";
     static const char q2[] = "SELECT pg_catalog.txid_current()::pg_catalog.text, "
-        "pg_catalog.set_config('ldl.fence', $1, true), pg_catalog.set_config('ldl.resource', $2, true)";
-    const char *vals[2];
+        "pg_catalog.set_config('ldl.fence', $1, true), pg_catalog.set_config('ldl.resource', $2, true), "
+        "pg_catalog.set_config('statement_timeout', "
+        "COALESCE($3, pg_catalog.current_setting('statement_timeout')), true)";
+    const char *vals[3];
     PGresult *r;
-    vals[0] = fence; vals[1] = resource;
-    r = fence ? PQexecParams(c, q2, 2, NULL, vals, NULL, NULL, 0) : PQexec(c, q1);
+    vals[0] = fence; vals[1] = resource; vals[2] = stmt_ms;
+    r = fence ? PQexecParams(c, q2, 3, NULL, vals, NULL, NULL, 0) : PQexec(c, q1);
     if (r && PQresultStatus(r) != PGRES_TUPLES_OK) {
         say("postgres: %s: %s", fence ? q2 : q1, PQresultErrorMessage(r));
         PQclear(r);
@@ -581,11 +585,11 @@ static int run_pg(const opts *o) {
     static const char *const keys[] = { "dbname", "fallback_application_name", NULL };
     const char *vals[3];
     size_t len = 0, at = 0;
-    char *sql, txa[32], txb[32], num[24];
+    char *sql, txa[32], txb[32], num[24], tmo[24];
     const char *bad, *std;
     PGconn *c;
     PGresult *r;
-    int rc, code = EXIT_OK, failed = 0;
+    int rc, code = EXIT_OK, failed = 0, cancelled = 0;
     char *errtext = NULL;
 
     /* everything that can be judged here is, before anything is sent */
@@ -660,13 +664,17 @@ static int run_pg(const opts *o) {
     }
     if (verbose) say("fence %s passed for resource '%s'", num, o->resource);
     watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
-    pg_txid(c, num, o->resource, txa, sizeof txa);
+    if (o->file_ms) snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)o->file_ms);
+    pg_txid(c, num, o->resource, o->file_ms ? tmo : NULL, txa, sizeof txa);
     watchdog(0, NULL, NULL);
     if (!txa[0]) { pg_rollback(c, o); PQfinish(c); free(sql); return EXIT_STORE; }
 
     /* the file: one multi-statement query; every result is read (an error stops
        the server at that statement and aborts the transaction) */
-    if (o->file_ms) watchdog(o->file_ms, "while running the SQL file (--timeout)",
+    /* --timeout: the server cancels each statement of the file at the bound
+       (statement_timeout, local to the transaction); the watchdog is the backstop
+       for a server that stops answering */
+    if (o->file_ms) watchdog(o->file_ms + o->io_ms, "while running the SQL file (--timeout + --store-timeout)",
                              "the connection is closed, so the server rolls back");
     if (len > 0 && !PQsendQuery(c, sql)) {
         watchdog(0, NULL, NULL);
@@ -687,6 +695,8 @@ static int run_pg(const opts *o) {
         if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
             if (!failed) {
                 const char *m = PQresultErrorMessage(r);
+                const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+                cancelled = state && !strcmp(state, "57014");   /* query_canceled */
                 errtext = (char *)malloc(strlen(m) + 1);
                 if (errtext) memcpy(errtext, m, strlen(m) + 1);
             }
@@ -708,12 +718,16 @@ static int run_pg(const opts *o) {
         free(errtext);
         pg_rollback(c, o);
         PQfinish(c);
+        if (cancelled && o->file_ms) {
+            say("(a statement ran past --timeout and the server cancelled it)%s%s", NULL, NULL);
+            return EXIT_TIMEOUT;
+        }
         return EXIT_DATAERR;
     }
     /* the backstop: still in the transaction the fence check ran in */
     watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
     txb[0] = 0;
-    if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, NULL, NULL, txb, sizeof txb);
+    if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, NULL, NULL, NULL, txb, sizeof txb);
     watchdog(0, NULL, NULL);
     if (strcmp(txa, txb) != 0) {
         say("%s ended the fenced transaction (its statements after that were not fenced): "
