@@ -103,7 +103,7 @@ logn() { q "SELECT count(*) FROM wlog WHERE v = '$1'"; }
 # ---------------------------------------------------------------- usage: refused before anything is sent
 unset LDL_FENCE
 wsql U > u.sql
-f;                                                   rc=$?; check "no arguments: exit 64 (got $rc)" '[ $rc = 64 ]'
+f 2>/dev/null;                                       rc=$?; check "no arguments: exit 64 (got $rc)" '[ $rc = 64 ]'
 f mysql --resource r u.sql 2>/dev/null;              rc=$?; check "unknown store: exit 64 (got $rc)" '[ $rc = 64 ]'
 f pg --conninfo "$LCI" --fence 3 u.sql 2>/dev/null;  rc=$?; check "pg without --resource: exit 64 (got $rc)" '[ $rc = 64 ]'
 f pg --conninfo "$LCI" --resource r u.sql 2>e.txt;   rc=$?
