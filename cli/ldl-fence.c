@@ -599,7 +599,9 @@ static int run_pg(const opts *o) {
     }
     sql = read_sql(o->file, &len);
     if (!sql) return EXIT_NOINPUT;
-    if ((bad = tx_control(sql, len, 1, &at)) != NULL) {
+    /* refused now when it ends the transaction however the server reads strings;
+       else judged again once the server says how (standard_conforming_strings) */
+    if ((bad = tx_control(sql, len, 1, &at)) != NULL && tx_control(sql, len, 0, &at) != NULL) {
         say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
             "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
         free(sql);
@@ -621,7 +623,7 @@ static int run_pg(const opts *o) {
     (void)PQsetNoticeProcessor(c, pg_notice, NULL);
     /* the server lexes '...' with backslash escapes when this is off: so must we */
     std = PQparameterStatus(c, "standard_conforming_strings");
-    if ((!std || strcmp(std, "on") != 0) && (bad = tx_control(sql, len, 0, &at)) != NULL) {
+    if ((bad = tx_control(sql, len, std && !strcmp(std, "on"), &at)) != NULL) {
         watchdog(0, NULL, NULL);
         say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
             "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);

@@ -200,6 +200,18 @@ fpg --resource doc --fence 9 ok.sql 2>ok.err;         rc=$?
 check "pg: a file with those words in strings, bodies and comments runs (rc $rc: $(head -c 300 ok.err))" \
   '[ $rc = 0 ] && [ "$(logn OK1)" = 1 ] && [ "$(logn gone)" = 0 ] && [ "$(mark doc)" = 9 ]'
 check "... its NOTICE reaches stderr escaped (no raw ESC or C1 byte)" 'clean ok.err && grep -q "evil \\\\x1b\[2J" ok.err'
+# standard_conforming_strings off (a legacy role): the server reads 'a\'' as a closed
+# string, so the COMMIT after it is a statement -- judged by the server's own setting
+{ wsql SCS; printf "SELECT 'a\\''; COMMIT; --';\n"; wsql SCS2; } > scs.sql
+fpg --resource doc --fence 9 scs.sql 2>/dev/null;    r1=$?
+f pg --conninfo "$CI options='-c standard_conforming_strings=off'" --resource doc --fence 9 scs.sql 2>e.txt; r2=$?
+check "pg: 'a\\'' then COMMIT: a string with standard_conforming_strings on (rc $r1), a COMMIT refused when off (rc $r2)" \
+  '[ $r1 = 0 ] && [ $r2 = 65 ] && grep -q "ends the transaction (COMMIT)" e.txt'
+check "... the refused run wrote nothing (the accepted one did, once)" '[ "$(logn SCS)" = 1 ] && [ "$(logn SCS2)" = 1 ]'
+# COPY FROM STDIN has no data to read here: refused, rolled back
+{ wsql CPY; echo "COPY wlog FROM STDIN;"; } > copy.sql
+fpg --resource doc --fence 9 copy.sql 2>e.txt;       rc=$?
+check "pg: COPY FROM STDIN: exit 65, rolled back (rc $rc)" '[ $rc = 65 ] && grep -q "COPY" e.txt && [ "$(logn CPY)" = 0 ]'
 # the file from stdin
 wsql IN | LDL_FENCE=9 fpg --resource doc -;          rc=$?
 check "pg: FILE - reads stdin (rc $rc, '$(docv)')" '[ $rc = 0 ] && [ "$(docv)" = "IN 9" ]'
