@@ -97,7 +97,8 @@ static const char usage_text[] =
 "\n"
 "ldl-fence redis: run CMD ARG... through the adapter's fenced-write script: the\n"
 "resource's mark is compared, raised and CMD run in one atomic script. The first\n"
-"N ARGs are the keys CMD touches (--keys N, default 0; declared to the script).\n"
+"N ARGs are the keys CMD touches (--keys N; default 1, or 0 when CMD has no ARG;\n"
+"declared to the script, which refuses one that is the mark's own name).\n"
 "The reply is printed on stdout, one line per value:\n"
 "  +TEXT  status    -TEXT  error (inside an array)    :N  integer\n"
 "  $BYTES string    _      nil    *N  array of the N values on the next lines\n"
@@ -349,6 +350,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         if (i >= argc) return usage_error("missing the command: -- CMD [ARG...]", NULL);
         o->cmd = argv + i;
         o->ncmd = argc - i;
+        if (!o->nkeys_set) o->nkeys = o->ncmd > 1 ? 1u : 0u;   /* most writes name their key first */
         if ((uint32_t)(o->ncmd - 1) < o->nkeys)
             return usage_error("--keys is more than the command's arguments", NULL);
     }

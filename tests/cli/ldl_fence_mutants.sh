@@ -26,6 +26,7 @@ reply-integer-untyped|s/fprintf(f, ":%lld"/fprintf(f, "$%lld"/
 keys-not-declared|s/(int)o->nkeys, NULL/0, NULL/
 pg-connect-unbounded|0,/watchdog(o->io_ms, "while connecting", "nothing was sent");/s/watchdog(o->io_ms, "while connecting", "nothing was sent");//
 timeout-not-sent|s/o->file_ms ? tmo : NULL/NULL/
+keys-default-0|s/if (!o->nkeys_set) o->nkeys = o->ncmd > 1 ? 1u : 0u;//
 notice-raw|s/say("postgres: %s%s", msg, NULL);/fputs(msg, stderr);/
 EOF
 while IFS='|' read -r name expr; do
@@ -41,11 +42,15 @@ while IFS='|' read -r name expr; do
   fi
   tests/store/with_pg.sh "tests/store/with_redis.sh sh tests/cli/ldl_fence_test.sh '$out/$name' '$run'" \
     > "$out/$name.log" 2>&1
-  last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -n 1)
-  case $last in
-    *" 0 failed"|"") echo "SURVIVED $name ($last)"; survived=$((survived + 1)) ;;
-    *) echo "killed   $name ($last; first: $(grep -m1 '^FAIL' "$out/$name.log"))"; killed=$((killed + 1)) ;;
-  esac
+  src=$?
+  last=$(grep -aoE '[0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -n 1)
+  first=$(grep -a -m1 'FAIL' "$out/$name.log" | cut -c1-160 | cat -v)
+  # killed: the suite exits non-zero AND says which check failed
+  if [ $src != 0 ] && [ -n "$first" ]; then
+    echo "killed   $name ($last; first: $first)"; killed=$((killed + 1))
+  else
+    echo "SURVIVED $name (exit $src, $last)"; survived=$((survived + 1))
+  fi
 done < "$out/list"
 echo "$killed killed, $survived survived"
 [ $survived = 0 ]

@@ -273,7 +273,7 @@ frd --resource doc --fence 7 --keys 1 -- GET "{doc}:nothing" > o.txt; rc=$?
 check "redis: nil prints _ (rc $rc: $(cat o.txt))" '[ $rc = 0 ] && [ "$(cat o.txt)" = "_" ]'
 frd --resource doc --fence 7 --keys 1 -- SET "{doc}:bin" "$(printf 'a\nb\033[2J\\c\302\233')" > /dev/null
 frd --resource doc --fence 7 --keys 1 -- GET "{doc}:bin" > o.txt; rc=$?
-check "redis: bytes outside printable ASCII and the backslash come out as \\xHH, one line (rc $rc: $(cat o.txt))" \
+check "redis: bytes outside printable ASCII and the backslash come out as \\xHH, one line (rc $rc: $(cat -v o.txt))" \
   '[ $rc = 0 ] && [ "$(cat o.txt)" = "\$a\\x0ab\\x1b[2J\\x5cc\\xc2\\x9b" ] && [ "$(wc -l < o.txt)" = 1 ]'
 frd --resource doc --fence 7 --keys 1 -- RPUSH "{doc}:l" x "" > /dev/null
 frd --resource doc --fence 7 --keys 1 -- LRANGE "{doc}:l" 0 -1 > o.txt; rc=$?
@@ -281,6 +281,11 @@ check "redis: an array prints *N then its values (rc $rc: $(tr '\n' ' ' < o.txt)
   '[ $rc = 0 ] && [ "$(cat o.txt)" = "$(printf "*2\n\$x\n\$")" ]'
 frd --resource doc --fence 7 --keys 1 -- SET "$MK" 1 > o.txt 2>e.txt; rc=$?
 check "redis: a command naming the mark itself is refused: 64 (rc $rc), the mark stays" '[ $rc = 64 ] && [ "$(rc_ GET "$MK")" = 7 ]'
+frd --resource doc --fence 7 -- SET "$MK" 1 > o.txt 2>e.txt; rc=$?
+check "redis: without --keys the first argument is declared a key: naming the mark is refused (rc $rc)" \
+  '[ $rc = 64 ] && [ "$(rc_ GET "$MK")" = 7 ]'
+frd --resource doc --fence 7 -- PING > o.txt; rc=$?
+check "redis: a command without arguments needs no --keys (rc $rc: $(cat -v o.txt))" '[ $rc = 0 ] && [ "$(cat o.txt)" = "+PONG" ]'
 rc_ SET "{wt}:ldl:mark" notanumber > /dev/null
 frd --resource wt --fence 7 --keys 1 -- SET "{wt}:v" x > o.txt 2>e.txt; rc=$?
 check "redis: a mark that holds no fence: 69, the command did not run (rc $rc)" '[ $rc = 69 ] && [ "$(rc_ EXISTS "{wt}:v")" = 0 ]'
