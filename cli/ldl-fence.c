@@ -88,10 +88,12 @@ static const char usage_text[] =
 "and the resource (set local to the transaction).\n"
 "  --conninfo CONNINFO    libpq conninfo or URI (default: libpq's environment,\n"
 "                         PGHOST, PGPORT, PGDATABASE, ...); --pg is the same\n"
-"  --table NAME           the adapter's lease table name (default ldl_lease); the\n"
-"                         fence table is the adapter's for that name (docs/postgres.md)\n"
-"  --timeout SECONDS      bound on each statement of FILE.sql (statement_timeout,\n"
-"                         local to the transaction; default: the server's)\n"
+"  --table NAME           the fence table is NAME_fence (default ldl_lease, so\n"
+"                         ldl_lease_fence; created if missing; docs/postgres.md)\n"
+"  --timeout SECONDS      the server cancels a statement of FILE.sql that runs\n"
+"                         longer (statement_timeout, local to the transaction); the\n"
+"                         whole file is given up after SECONDS + --store-timeout\n"
+"                         (default: no bound; decimals allowed)\n"
 "  --unnamed              no named prepared statements (pgbouncer in transaction\n"
 "                         pooling before 1.21)\n"
 "\n"
@@ -130,10 +132,11 @@ static const char usage_more[] =
 "  71    system error\n"
 "  77    stale: a higher fence has already written to the resource; rolled back /\n"
 "        the command did not run; the resource keeps the newer data\n"
-"  124   no answer within --store-timeout (or --timeout): the connection is closed;\n"
-"        PostgreSQL rolls back, unless it was the COMMIT that went unanswered (then,\n"
+"  124   no answer within --store-timeout (or --timeout): the connection is\n"
+"        closed; PostgreSQL rolls back, unless the COMMIT went unanswered (then,\n"
 "        as for Redis, the outcome is unknown: stderr says which)\n"
-"  128+N ended by signal N (the connection closes: PostgreSQL rolls back)\n";
+"  128+N ended by signal N (the connection closes: PostgreSQL rolls back, unless\n"
+"        the COMMIT was already sent)\n";
 
 static int verbose;
 

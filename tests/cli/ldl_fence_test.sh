@@ -82,8 +82,10 @@ nconn() { wc -l < conn.log | tr -d ' '; }
 
 # f ARGS...: ldl-fence, bounded
 f() { $TMO "$fbin" "$@"; }
-fpg() { $TMO "$fbin" pg --conninfo "$CI" "$@"; }
-frd() { $TMO "$fbin" redis --redis "$R" "$@"; }
+# (a generous --store-timeout for a loaded machine; a check that wants its own gives it
+# later on the line, and the last one counts)
+fpg() { $TMO "$fbin" pg --conninfo "$CI" --store-timeout 20 "$@"; }
+frd() { $TMO "$fbin" redis --redis "$R" --store-timeout 20 "$@"; }
 
 q "CREATE TABLE doc (id int PRIMARY KEY, v text NOT NULL, fence bigint NOT NULL)" >/dev/null
 q "CREATE TABLE wlog (fence bigint NOT NULL, v text NOT NULL)" >/dev/null
@@ -212,6 +214,10 @@ check "... the refused run wrote nothing (the accepted one did, once)" '[ "$(log
 { wsql CPY; echo "COPY wlog FROM STDIN;"; } > copy.sql
 fpg --resource doc --fence 9 copy.sql 2>e.txt;       rc=$?
 check "pg: COPY FROM STDIN: exit 65, rolled back (rc $rc)" '[ $rc = 65 ] && grep -q "COPY" e.txt && [ "$(logn CPY)" = 0 ]'
+# no --conninfo: libpq's environment
+wsql ENV > env.sql
+PGHOST=127.0.0.1 PGPORT=$LDL_PG_PORT PGUSER=ldl PGDATABASE=postgres $TMO "$fbin" pg --resource doc --fence 9 env.sql; rc=$?
+check "pg: without --conninfo, libpq's environment (PGHOST, PGPORT, ...) is used (rc $rc)" '[ $rc = 0 ] && [ "$(logn ENV)" = 1 ]'
 # the file from stdin
 wsql IN | LDL_FENCE=9 fpg --resource doc -;          rc=$?
 check "pg: FILE - reads stdin (rc $rc, '$(docv)')" '[ $rc = 0 ] && [ "$(docv)" = "IN 9" ]'
@@ -298,7 +304,7 @@ python3 "$here/freeze_proxy.py" "$d/proxy.port" 127.0.0.1 "$LDL_PG_PORT" & ppid_
 echo $ppid_ > "$LDL_TEST_DIR/fence-proxy.pid"
 wait_for proxy.port; pport=$(cat proxy.port)
 PCI="host=127.0.0.1 port=$pport user=ldl dbname=postgres"
-f pg --conninfo "$PCI" --resource doc --fence 9 a2.sql; rc=$?
+f pg --conninfo "$PCI" --store-timeout 20 --resource doc --fence 9 a2.sql; rc=$?
 check "pg through the proxy: works (rc $rc)" '[ $rc = 0 ]'
 kill -STOP $ppid_
 TMO="timeout -k 2 15"
@@ -312,10 +318,10 @@ check "... nothing written ('$(docv)')" '[ "$(docv)" = "A2 9" ]'
 export FBIN="$fbin" CI R
 q "DELETE FROM doc" >/dev/null
 wsql RUN > run.sql
-$TMO "$rbin" --redis "$R" -n job -- sh -c 'echo "$LDL_FENCE" > run.f; exec "$FBIN" pg --conninfo "$CI" --resource job run.sql'; rc=$?
+$TMO "$rbin" --redis "$R" -n job -- sh -c 'echo "$LDL_FENCE" > run.f; exec "$FBIN" pg --conninfo "$CI" --store-timeout 20 --resource job run.sql'; rc=$?
 check "ldl-run + ldl-fence pg: the job writes under its own fence (rc $rc, '$(docv)', fence $(cat run.f))" \
   '[ $rc = 0 ] && [ -s run.f ] && [ "$(docv)" = "RUN $(cat run.f)" ] && [ "$(mark job)" = "$(cat run.f)" ]'
-$TMO "$rbin" --redis "$R" -n job -- sh -c 'echo "$LDL_FENCE" > run2.f; exec "$FBIN" redis --redis "$R" --resource job --keys 1 -- SET "{job}:v" "$LDL_FENCE"' > o.txt; rc=$?
+$TMO "$rbin" --redis "$R" -n job -- sh -c 'echo "$LDL_FENCE" > run2.f; exec "$FBIN" redis --redis "$R" --store-timeout 20 --resource job --keys 1 -- SET "{job}:v" "$LDL_FENCE"' > o.txt; rc=$?
 check "ldl-run + ldl-fence redis: the job writes under its own fence (rc $rc, $(cat o.txt))" \
   '[ $rc = 0 ] && [ "$(cat o.txt)" = "+OK" ] && [ "$(rc_ GET "{job}:v")" = "$(cat run2.f)" ] && [ "$(rc_ GET "{job}:ldl:mark")" = "$(cat run2.f)" ]'
 check "... the second run's fence is higher" '[ "$(cat run2.f)" -gt "$(cat run.f)" ]'
@@ -328,11 +334,11 @@ paused() {  # $1 = pg | redis
   rm -f a.f a.pid a.go a.rc b.f
   if [ "$1" = pg ]; then
     wsql PA > pa.sql; wsql PB > pb.sql
-    AW='"$FBIN" pg --conninfo "$CI" --resource paused pa.sql 2>a.err'
-    BW='"$FBIN" pg --conninfo "$CI" --resource paused pb.sql'
+    AW='"$FBIN" pg --conninfo "$CI" --store-timeout 20 --resource paused pa.sql 2>a.err'
+    BW='"$FBIN" pg --conninfo "$CI" --store-timeout 20 --resource paused pb.sql'
   else
-    AW='"$FBIN" redis --redis "$R" --resource paused --keys 1 -- SET "{paused}:v" "A$LDL_FENCE" 2>a.err'
-    BW='"$FBIN" redis --redis "$R" --resource paused --keys 1 -- SET "{paused}:v" "B$LDL_FENCE"'
+    AW='"$FBIN" redis --redis "$R" --store-timeout 20 --resource paused --keys 1 -- SET "{paused}:v" "A$LDL_FENCE" 2>a.err'
+    BW='"$FBIN" redis --redis "$R" --store-timeout 20 --resource paused --keys 1 -- SET "{paused}:v" "B$LDL_FENCE"'
   fi
   export AW BW
   "$rbin" --redis "$R" --ttl 1500 PW -- sh -c 'echo $$ > a.pid; echo "$LDL_FENCE" > a.f;
@@ -344,7 +350,10 @@ paused() {  # $1 = pg | redis
   $TMO "$rbin" --redis "$R" -w 20 PW -- sh -c 'echo "$LDL_FENCE" > b.f; eval "$BW"' > /dev/null; brc=$?
   kill -CONT "-$(cat a.pid)"
   wait_for a.rc
-  kill -CONT $apid; wait $apid; arunrc=$?; apid=
+  kill -CONT $apid
+  i=0; while alive $apid && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+  alive $apid && { bad "$1: A's ldl-run still running 20 s after SIGCONT"; kill -9 $apid; }
+  wait $apid; arunrc=$?; apid=
   check "$1, paused writer: B (fence $(cat b.f)) wrote (rc $brc) after A's (fence $(cat a.f)) TTL" \
     '[ $brc = 0 ] && [ "$(cat b.f)" -gt "$(cat a.f)" ]'
   check "$1, paused writer: A's late write is refused with 77 (got $(cat a.rc 2>/dev/null): $(cat a.err 2>/dev/null))" \
