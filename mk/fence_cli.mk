@@ -11,8 +11,8 @@
 
 FENCE_TARGETS   += test-fence-cli
 EXAMPLE_TARGETS += fence-cli
-DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev postgresql-client coreutils
-DEPS_CMDS  += redis-server redis-cli psql timeout
+DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev postgresql-client python3 coreutils
+DEPS_CMDS  += redis-server redis-cli psql python3 timeout
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
 
 FENCE_CLI_DEP := cli/ldl-fence.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
