@@ -4,8 +4,9 @@
 #   make test-fence-cli  strict builds (gcc, clang -Wconversion -Wsign-conversion,
 #                        C++17), then tests/cli/ldl_fence_test.sh with an ASan+UBSan
 #                        build against a throwaway PostgreSQL and redis-server, with
-#                        ldl-run (mk/cli.mk's build) handing out the fences
-#                        (part of make test-fence)
+#                        ldl-run (mk/cli.mk's build) handing out the fences; then
+#                        the same suite with the C++17 build (about a minute in
+#                        all; part of make test-fence)
 # make install installs ldl-fence beside ldl-run (mk/install.mk, pkg/install.sh).
 # Decision record: docs/decisions/0704-ldl-fence.md.
 
@@ -38,6 +39,8 @@ $(B)/cli/ldl-fence-san: $(FENCE_CLI_DEP)
 
 test-fence-cli: $(FENCE_CLI_BUILDS) $(B)/cli/ldl-run
 	tests/store/with_pg.sh 'tests/store/with_redis.sh sh tests/cli/ldl_fence_test.sh ./$(B)/cli/ldl-fence-san ./$(B)/cli/ldl-run'
+	@echo '== ldl-fence, the C++17 build:'
+	tests/store/with_pg.sh 'tests/store/with_redis.sh sh tests/cli/ldl_fence_test.sh ./$(B)/cli/ldl-fence-cxx17 ./$(B)/cli/ldl-run'
 
 # each broken copy of ldl-fence must turn the suite red (not in `make test`;
 # about 45 s per mutant, 15 mutants)
