@@ -2,11 +2,13 @@
 # files, ldl-run's install, and the packaging proof (docs/decisions/0601-install-layout.md,
 # 0602-install-safety.md).
 #   make install   PREFIX=/usr/local DESTDIR=   the library (headers, .pc files, CMake
-#                  package; no compiler needed), then ldl-run into BINDIR when it can
+#                  package; no compiler needed), then ldl-run and ldl-fence (mk/fence_cli.mk)
+#                  into BINDIR when they can
 #                  be built (WITH_CLI=auto: otherwise one "ldl-run skipped" line;
 #                  WITH_CLI=yes: otherwise an error; WITH_CLI=no: never)
 #   make install-headers                        the library alone
-#   make install-cli                            ldl-run alone (an error if it cannot be built)
+#   make install-cli                            ldl-run and ldl-fence alone (an error if they
+#                                               cannot be built)
 #   make uninstall PREFIX=... DESTDIR=...       removes exactly what install wrote
 #   make test-pkg  install into a temp DESTDIR, build consumers four ways
 #                  (pkg-config, CMake find_package, CMake add_subdirectory, Meson
@@ -73,7 +75,8 @@ install-headers:
 	@sh pkg/install.sh headers
 uninstall-headers:
 	@sh pkg/install.sh uninstall-headers
-# ldl-run (mk/cli.mk builds it; built here into a temp dir with that same rule)
+# ldl-run and ldl-fence (mk/cli.mk and mk/fence_cli.mk build them; built here into a
+# temp dir with those same rules)
 install-cli:
 	@sh pkg/install.sh cli
 install-cli-auto:

@@ -15,7 +15,7 @@
 #                    be built, so `make install WITH_CLI=yes` fails before writing
 #   headers          the library: headers, .pc files, CMake package, lib source
 #   uninstall-headers
-#   cli              ldl-run into BINDIR; fails when it cannot be built
+#   cli              ldl-run and ldl-fence into BINDIR; fails when they cannot be built
 #   cli-auto         as cli with WITH_CLI=yes; WITH_CLI=auto skips ldl-run with one
 #                    line when no compiler/hiredis/libpq can build it; no skips it
 #   uninstall-cli
@@ -164,13 +164,17 @@ cli|cli-auto)
     fi
     cli_refuse
   fi
-  # mk/cli.mk's own rule, with B=$tmp: the source tree gets no build/ dir
-  ${LDL_I_MAKE:-make} --no-print-directory B="$tmp" "$tmp/cli/ldl-run"
+  # mk/cli.mk's own rule (mk/fence_cli.mk's for ldl-fence), with B=$tmp: the
+  # source tree gets no build/ dir
+  ${LDL_I_MAKE:-make} --no-print-directory B="$tmp" "$tmp/cli/ldl-run" "$tmp/cli/ldl-fence"
   $INSTALL -d "$d$bin"
   $INSTALL -m 755 "$tmp/cli/ldl-run" "$d$bin/ldl-run"
   echo "installed ldl-run as $d$bin/ldl-run"
+  $INSTALL -m 755 "$tmp/cli/ldl-fence" "$d$bin/ldl-fence"
+  echo "installed ldl-fence as $d$bin/ldl-fence"
   ;;
 uninstall-cli)
   rm_file "$d$bin/ldl-run"
+  rm_file "$d$bin/ldl-fence"
   ;;
 esac

@@ -7,7 +7,7 @@
 #  1. CC=false: make install installs the library (headers, .pc, CMake files, the
 #     lib source) and says ldl-run was skipped; make install-cli and
 #     make install WITH_CLI=yes fail and write nothing.
-#  2. root's make install from the nobody-owned copy: ldl-run and the library
+#  2. root's make install from the nobody-owned copy: ldl-run, ldl-fence and the library
 #     installed, nothing created or changed in the tree, no root-owned file in it.
 #  3. that install is the victim: make uninstall / uninstall-headers / uninstall-cli
 #     with DESTDIR="<tmp>/nosuch <victim>" are refused and it survives, byte for byte.
@@ -85,7 +85,8 @@ echo "-- make install as $(id -un) from a tree owned by $(stat -c %U "$src")"
 vd=$tmp/victim
 check "make install PREFIX=/usr/local DESTDIR=$vd" m install PREFIX=/usr/local DESTDIR="$vd"
 check "ldl-run installed and runs (-V)" "$vd/usr/local/bin/ldl-run" -V
-check "the library installed beside it" is_list "$vd" "$( (lib_manifest; echo ./usr/local/bin/ldl-run) | sort)"
+check "ldl-fence installed beside it and runs (-V)" "$vd/usr/local/bin/ldl-fence" -V
+check "the library installed beside it" is_list "$vd" "$( (lib_manifest; echo ./usr/local/bin/ldl-run; echo ./usr/local/bin/ldl-fence) | sort)"
 check "nothing created or changed in the source tree" tree_same
 if [ $root = yes ]; then check "no root-owned file in the source tree" no_root_files
 else echo "  (not root: the ownership check needs root and did not run)"; fi
@@ -127,11 +128,12 @@ echo "-- BINDIR=/opt/ldl/sbin"
 b=$tmp/bindir
 check "make install BINDIR=/opt/ldl/sbin" m install PREFIX=/usr/local BINDIR=/opt/ldl/sbin DESTDIR="$b"
 check "ldl-run is in BINDIR and runs" "$b/opt/ldl/sbin/ldl-run" -V
+check "ldl-fence is in BINDIR and runs" "$b/opt/ldl/sbin/ldl-fence" -V
 check "nothing in PREFIX/bin" test ! -e "$b/usr/local/bin"
 check "make uninstall BINDIR=/opt/ldl/sbin" m uninstall PREFIX=/usr/local BINDIR=/opt/ldl/sbin DESTDIR="$b"
-check "... removed it" test ! -e "$b/opt/ldl/sbin/ldl-run"
-check "make install-cli BINDIR=/opt/x/bin installs ldl-run alone" m install-cli PREFIX=/usr/local BINDIR=/opt/x/bin DESTDIR="$b"
-check "... and only it" is_list "$b" "./opt/x/bin/ldl-run"
+check "... removed them" test ! -e "$b/opt/ldl/sbin/ldl-run" -a ! -e "$b/opt/ldl/sbin/ldl-fence"
+check "make install-cli BINDIR=/opt/x/bin installs ldl-run and ldl-fence alone" m install-cli PREFIX=/usr/local BINDIR=/opt/x/bin DESTDIR="$b"
+check "... and only them" is_list "$b" "$(printf './opt/x/bin/ldl-fence\n./opt/x/bin/ldl-run')"
 check "make uninstall-cli BINDIR=/opt/x/bin" m uninstall-cli PREFIX=/usr/local BINDIR=/opt/x/bin DESTDIR="$b"
 check "... removed it" is_list "$b" ""
 
@@ -152,8 +154,8 @@ printf '%s\n' "$before" > "$tmp/rt0.sums"
 untouched() { (cd "$r" && md5sum -c --quiet "$tmp/rt0.sums"); }
 check "make install" m install PREFIX=/usr/local DESTDIR="$r"
 files "$r" > "$tmp/rt1"
-check "it wrote exactly the manifest (library + ldl-run), no other file" \
-  test "$(comm -13 "$tmp/rt0" "$tmp/rt1")" = "$( (lib_manifest; echo ./usr/local/bin/ldl-run) | sort)"
+check "it wrote exactly the manifest (library + ldl-run + ldl-fence), no other file" \
+  test "$(comm -13 "$tmp/rt0" "$tmp/rt1")" = "$( (lib_manifest; echo ./usr/local/bin/ldl-run; echo ./usr/local/bin/ldl-fence) | sort)"
 check "the other files are untouched by install" untouched
 check "make uninstall" sh -c "$MAKE --no-print-directory -C '$src' uninstall PREFIX=/usr/local DESTDIR='$r' > '$tmp/log/rt' 2>&1"
 check "only the other files are left, unchanged" test "$(sums "$r")" = "$before"

@@ -1,0 +1,916 @@
+/* ldl-fence -- a fenced write for shell jobs: ldl-run's companion (issue 19).
+
+       ldl-fence pg    [options] --resource NAME FILE.sql
+       ldl-fence redis [options] --resource NAME [--keys N] -- CMD [ARG...]
+
+   ldl-run hands its job the lease's fencing token in LDL_FENCE. ldl-fence makes
+   the resource itself refuse a write that carries a fence lower than one that
+   has already written there (a holder paused past its lease, continued after
+   its successor wrote), with the adapters' fence protocol:
+     pg     BEGIN; ldl_pg_fence(resource, fence); the file; COMMIT -- one
+            transaction: the check, the raised mark and the file's writes
+            commit together or not at all. Stale: ROLLBACK, exit 77.
+     redis  the adapter's fenced-write script: compare and raise the mark and
+            run CMD atomically on the server; its reply is printed. Stale: CMD
+            did not run, exit 77.
+   The fence comes from $LDL_FENCE (what ldl-run exports); --fence N overrides.
+   `ldl-fence --help` lists the options and exit codes; decision record
+   docs/decisions/0704-ldl-fence.md says why it is built this way.
+
+   One short-lived process, synchronous store calls: every store step is bounded
+   by --store-timeout through a SIGALRM watchdog that ends the process (the
+   connection closes with it, so PostgreSQL rolls the transaction back unless
+   the unanswered step was the COMMIT itself: then the outcome is unknown, and
+   stderr says so). Everything printed from outside (server texts, replies,
+   names) is escaped: bytes outside printable ASCII appear as \xHH. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+/* a fenced command's reply may be up to 64 KiB (the adapter's default is 4 KiB) */
+#define LDL_REDIS_REPLY_MAX (64 * 1024)
+#define LDL_REDIS_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis.h"
+#define LDL_PG_IMPLEMENTATION
+#include "adapters/lite_di_lock_pg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FENCE_VERSION "0.3.0"
+
+/* exit codes (also in --help, the README paragraph and decision 0704). None of
+   them is one of ldl-run's own codes (1, 64's meaning aside, 69, 71, 75), so the
+   status of an ldl-fence run as ldl-run's COMMAND passes through readable. */
+#define EXIT_OK        0
+#define EXIT_USAGE     64   /* bad option, argument or fence (sysexits EX_USAGE): nothing sent */
+#define EXIT_DATAERR   65   /* the SQL file or the Redis command failed (EX_DATAERR): rolled back */
+#define EXIT_NOINPUT   66   /* FILE.sql unreadable, too large, holds a NUL (EX_NOINPUT): nothing sent */
+#define EXIT_STORE     69   /* store unreachable, refusing or failing (EX_UNAVAILABLE) */
+#define EXIT_OSERR     71   /* system error (EX_OSERR) */
+#define EXIT_STALE     77   /* stale fence: a higher fence has written; nothing written (EX_NOPERM) */
+#define EXIT_TIMEOUT   124  /* no answer within the bound (timeout(1)'s code) */
+
+#define SQL_MAX (16u * 1024u * 1024u)   /* FILE.sql: at most 16 MiB */
+#define ARG_MAX_BYTES (16u * 1024u * 1024u) /* the Redis command's arguments: 16 MiB in all */
+
+static const char usage_text[] =
+"usage: ldl-fence pg    [options] --resource NAME FILE.sql\n"
+"       ldl-fence redis [options] --resource NAME [--keys N] -- CMD [ARG...]\n"
+"\n"
+"A fenced write for a job run by ldl-run: the resource refuses it when a higher\n"
+"fencing token has already written there (this holder was paused past its lease\n"
+"and a successor took over). The fence is $LDL_FENCE, which ldl-run exports to its\n"
+"job; --fence N overrides it. One resource is guarded by ONE lock key: fences of\n"
+"different keys are not comparable.\n"
+"\n"
+"ldl-fence pg: run FILE.sql in ONE PostgreSQL transaction: BEGIN; the fence check\n"
+"(the adapter's ldl_pg_fence: equal or higher than the resource's mark passes and\n"
+"raises it); the file; COMMIT. Stale, or the file fails: ROLLBACK, nothing of it\n"
+"is visible. FILE.sql (- for stdin): at most 16 MiB, no NUL byte, sent as one\n"
+"multi-statement query; it must not end the transaction (BEGIN, START, COMMIT,\n"
+"END, ROLLBACK, ABORT, PREPARE TRANSACTION are refused before any statement is\n"
+"sent), nor use COPY FROM STDIN / TO STDOUT. Its query results are not printed.\n"
+"In it, current_setting('ldl.fence') and current_setting('ldl.resource') are\n"
+"the fence and the resource (set local to the transaction).\n"
+"  --conninfo CONNINFO    libpq conninfo or URI (default: libpq's environment,\n"
+"                         PGHOST, PGPORT, PGDATABASE, ...); --pg is the same\n"
+"  --table NAME           the fence table is NAME_fence (default ldl_lease, so\n"
+"                         ldl_lease_fence; created if missing; docs/postgres.md)\n"
+"  --timeout SECONDS      the server cancels a statement of FILE.sql that runs\n"
+"                         longer (statement_timeout, local to the transaction); the\n"
+"                         whole file is given up after SECONDS + --store-timeout\n"
+"                         (default: no bound; decimals allowed)\n"
+"  --unnamed              no named prepared statements (pgbouncer in transaction\n"
+"                         pooling before 1.21)\n"
+"\n"
+"ldl-fence redis: run CMD ARG... through the adapter's fenced-write script: the\n"
+"resource's mark is compared, raised and CMD run in one atomic script. The first\n"
+"N ARGs are the keys CMD touches (--keys N; default 1, or 0 when CMD has no ARG;\n"
+"declared to the script, which refuses one that is the mark's own name).\n"
+"The reply is printed on stdout, one line per value:\n"
+"  +TEXT  status    -TEXT  error (inside an array)    :N  integer\n"
+"  $BYTES string    _      nil    *N  array of the N values on the next lines\n"
+"TEXT and BYTES are escaped: printable ASCII as it is, every other byte and the\n"
+"backslash as \\xHH, so one value is one line. A reply may hold up to 64 KiB and\n"
+"arrays of up to 16 values (the adapter's bounds); at most 64 arguments.\n"
+"  --redis HOST:PORT      Redis (numeric address or a name resolved once)\n"
+"  --redis /PATH          Redis over a unix socket (any argument holding a '/')\n"
+"  --prefix NAME          the adapter's key prefix (default ldl)\n"
+"\n"
+"Both:\n"
+"  --resource NAME        what the write protects (required)\n"
+"  --fence N              the fence (default $LDL_FENCE): 1..9223372036854775807,\n"
+"                         decimal digits only; anything else exits 64, nothing sent\n"
+"  --store-timeout SECONDS  bound on every store step: the connect, each statement\n"
+"                         of the protocol, the script (default 2; decimals allowed)\n"
+"  -v, --verbose          say on stderr what was done\n"
+"  -h, --help             this text;  -V, --version  the version\n";
+
+static const char usage_more[] =
+"\n"
+"Exit status:\n"
+"  0     written: the transaction committed / the command ran (reply on stdout)\n"
+"  64    usage: bad option, argument, resource or fence; nothing was sent\n"
+"  65    the SQL file failed (rolled back: nothing of it is visible, the mark is\n"
+"        unchanged) or the Redis command answered an error (printed on stderr)\n"
+"  66    FILE.sql cannot be read, is over 16 MiB or holds a NUL; nothing was sent\n"
+"  69    store error: unreachable, refusing (its fence table or script), or failing\n"
+"  71    system error\n"
+"  77    stale: a higher fence has already written to the resource; rolled back /\n"
+"        the command did not run; the resource keeps the newer data\n"
+"  124   no answer within --store-timeout (or --timeout): the connection is\n"
+"        closed; PostgreSQL rolls back, unless the COMMIT went unanswered (then,\n"
+"        as for Redis, the outcome is unknown: stderr says which)\n"
+"  128+N ended by signal N (the connection closes: PostgreSQL rolls back, unless\n"
+"        the COMMIT was already sent)\n";
+
+static int verbose;
+
+/* ------------------------------------------------------------------ output */
+/* s (n bytes) for a terminal: printable ASCII (0x20..0x7E) as it is, every other
+   byte and the backslash as \xHH, cut with "..." at cap; trailing newlines dropped
+   (server texts end in one). As ldl-run prints what comes from outside. */
+static const char *escn(const char *s, size_t len, char *buf, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    if (!s) { s = ""; len = 0; }
+    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r')) len--;
+    for (; len > 0; s++, len--) {
+        unsigned char c = (unsigned char)*s;
+        if (n + 8 >= cap) { memcpy(buf + n, "...", 4); return buf; }
+        if (c >= 0x20 && c <= 0x7E && c != '\\') {
+            buf[n++] = (char)c;
+        } else {
+            buf[n++] = '\\'; buf[n++] = 'x';
+            buf[n++] = hex[c >> 4]; buf[n++] = hex[c & 15];
+        }
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+static const char *esc(const char *s, char *buf, size_t cap) {
+    return escn(s, s ? strlen(s) : 0, buf, cap);
+}
+
+/* one line on stderr; a and b (names, server texts) are escaped */
+static void say(const char *fmt, const char *a, const char *b) {
+    char ea[1024], eb[1024];
+    fprintf(stderr, "ldl-fence: ");
+    fprintf(stderr, fmt, esc(a, ea, sizeof ea), esc(b, eb, sizeof eb));
+    fputc('\n', stderr);
+}
+
+static int usage_error(const char *a, const char *b) {
+    say("%s%s", a, b);
+    fprintf(stderr, "Try 'ldl-fence --help'.\n");
+    return EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------ watchdog */
+static char watchdog_msg[256];
+
+static void on_watchdog(int sig) {
+    ssize_t n = write(2, watchdog_msg, strlen(watchdog_msg));
+    (void)n; (void)sig;
+    _exit(EXIT_TIMEOUT);
+}
+
+/* bound the next synchronous step to ms (0: disarm); past it the process exits
+   124 saying what went unanswered and what that means */
+static void watchdog(uint64_t ms, const char *what, const char *outcome) {
+    struct itimerval it;
+    struct sigaction sa;
+    memset(&it, 0, sizeof it);
+    if (ms) {
+        snprintf(watchdog_msg, sizeof watchdog_msg, "ldl-fence: no answer within %llu ms %s: %s\n",
+                 (unsigned long long)ms, what, outcome);
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_watchdog;
+        sigemptyset(&sa.sa_mask);
+        (void)sigaction(SIGALRM, &sa, NULL);
+        it.it_value.tv_sec = (time_t)(ms / 1000u);
+        it.it_value.tv_usec = (suseconds_t)(ms % 1000u) * 1000;
+    }
+    (void)setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* ------------------------------------------------------------------ parsing */
+/* a fence: decimal digits only, no sign, no space, no leading zero, 1..INT64_MAX.
+   NULL when s is one; else why not */
+static const char *parse_fence(const char *s, int64_t *out) {
+    uint64_t v = 0;
+    const char *p;
+    if (!s) return "no fence: $LDL_FENCE is not set (run under ldl-run, or give --fence N)";
+    if (!*s) return "empty";
+    if (*s == '0') return "0 or a leading zero (a fence is >= 1)";
+    for (p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return "not a decimal number (digits only, no sign or space)";
+        if (v > (uint64_t)INT64_MAX / 10u ||
+            v * 10u + (uint64_t)(*p - '0') > (uint64_t)INT64_MAX)
+            return "above 9223372036854775807 (INT64_MAX)";
+        v = v * 10u + (uint64_t)(*p - '0');
+    }
+    *out = (int64_t)v;
+    return NULL;
+}
+
+static int parse_u32(const char *s, uint32_t *out) {
+    char *end;
+    unsigned long long v;
+    if (!s || !*s || *s < '0' || *s > '9') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || v > 0xFFFFFFFFull) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* SECONDS with up to 3 decimals -> ms (ldl-run's rule) */
+static int parse_seconds(const char *s, uint64_t *ms) {
+    uint64_t whole = 0, frac = 0;
+    int digits = 0, fd = 0;
+    if (!s || !*s) return -1;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        if (whole > 1000000000ull) return -1;
+        whole = whole * 10u + (uint64_t)(*s - '0');
+    }
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++) {
+            if (fd < 3) { frac = frac * 10u + (uint64_t)(*s - '0'); fd++; }
+            digits++;
+        }
+    }
+    if (*s || digits == 0) return -1;
+    while (fd < 3) { frac *= 10u; fd++; }
+    *ms = whole * 1000u + frac;
+    return 0;
+}
+
+enum { MODE_NONE, MODE_PG, MODE_REDIS };
+
+typedef struct opts {
+    int mode;
+    const char *conninfo;        /* pg: NULL = libpq's environment */
+    const char *table;           /* pg: NULL = the adapter's default */
+    const char *redis;           /* redis: HOST:PORT or /PATH */
+    const char *prefix;          /* redis: NULL = the adapter's default */
+    const char *resource;
+    const char *fence_arg;       /* --fence, else $LDL_FENCE */
+    int64_t fence;
+    uint32_t nkeys;              /* redis: --keys */
+    int nkeys_set;
+    int unnamed;                 /* pg: --unnamed (LDL_PG_UNNAMED) */
+    uint64_t io_ms;              /* --store-timeout */
+    uint64_t file_ms;            /* pg: --timeout (0: none) */
+    const char *file;            /* pg: FILE.sql or - */
+    char **cmd;                  /* redis: CMD ARG... */
+    int ncmd;
+} opts;
+
+/* 0 ok, -1 after --help / --version, else an exit code */
+static int parse_args(int argc, char **argv, opts *o) {
+    int i = 1;
+    const char *why;
+    memset(o, 0, sizeof *o);
+    o->io_ms = 2000;
+    if (argc < 2) return usage_error("missing pg or redis", NULL);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(usage_text, stdout); fputs(usage_more, stdout); return -1;
+    }
+    if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+        printf("ldl-fence %s (lite_di_lock %s)\n", FENCE_VERSION, LDL_VERSION);
+        return -1;
+    }
+    if (!strcmp(argv[1], "pg")) o->mode = MODE_PG;
+    else if (!strcmp(argv[1], "redis")) o->mode = MODE_REDIS;
+    else return usage_error("the first argument is pg or redis, got ", argv[1]);
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-' || a[1] == 0) break;                 /* FILE.sql, or - for stdin */
+        if (!strcmp(a, "--")) { i++; break; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_more, stdout); return -1; }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; continue; }
+        if (o->mode == MODE_PG && !strcmp(a, "--unnamed")) { o->unnamed = 1; continue; }
+        if (!v) return usage_error("option needs a value: ", a);
+        if (!strcmp(a, "--resource")) {
+            o->resource = v;
+        } else if (!strcmp(a, "--fence")) {
+            o->fence_arg = v;
+        } else if (!strcmp(a, "--store-timeout")) {
+            if (parse_seconds(v, &o->io_ms) || o->io_ms == 0)
+                return usage_error("--store-timeout: want seconds > 0, got ", v);
+        } else if (o->mode == MODE_PG && (!strcmp(a, "--conninfo") || !strcmp(a, "--pg"))) {
+            o->conninfo = v;
+        } else if (o->mode == MODE_PG && !strcmp(a, "--table")) {
+            o->table = v;
+        } else if (o->mode == MODE_PG && !strcmp(a, "--timeout")) {
+            if (parse_seconds(v, &o->file_ms) || o->file_ms == 0)
+                return usage_error("--timeout: want seconds > 0, got ", v);
+        } else if (o->mode == MODE_REDIS && !strcmp(a, "--redis")) {
+            o->redis = v;
+        } else if (o->mode == MODE_REDIS && !strcmp(a, "--prefix")) {
+            o->prefix = v;
+        } else if (o->mode == MODE_REDIS && !strcmp(a, "--keys")) {
+            if (parse_u32(v, &o->nkeys) || o->nkeys > 1000000u)
+                return usage_error("--keys: want a count 0..1000000, got ", v);
+            o->nkeys_set = 1;
+        } else {
+            return usage_error(o->mode == MODE_PG ? "unknown option for pg: " : "unknown option for redis: ", a);
+        }
+        i++;
+    }
+    if (!o->resource) return usage_error("missing --resource NAME", NULL);
+    if (!o->resource[0]) return usage_error("--resource: empty", NULL);
+    if (!o->fence_arg) o->fence_arg = getenv("LDL_FENCE");
+    if ((why = parse_fence(o->fence_arg, &o->fence)) != NULL) {
+        if (!o->fence_arg) return usage_error(why, NULL);
+        say("bad fence '%s': %s", o->fence_arg, why);
+        fprintf(stderr, "Try 'ldl-fence --help'.\n");
+        return EXIT_USAGE;
+    }
+    if (o->mode == MODE_PG) {
+        if (i >= argc) return usage_error("missing FILE.sql", NULL);
+        o->file = argv[i++];
+        if (i < argc) return usage_error("one FILE.sql only; extra argument: ", argv[i]);
+    } else {
+        if (!o->redis) return usage_error("no store: give --redis HOST:PORT or --redis /PATH", NULL);
+        if (i >= argc) return usage_error("missing the command: -- CMD [ARG...]", NULL);
+        o->cmd = argv + i;
+        o->ncmd = argc - i;
+        if (!o->nkeys_set) o->nkeys = o->ncmd > 1 ? 1u : 0u;   /* most writes name their key first */
+        if ((uint32_t)(o->ncmd - 1) < o->nkeys)
+            return usage_error("--keys is more than the command's arguments", NULL);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ FILE.sql */
+/* read path (- : stdin) into a NUL-terminated heap buffer of at most SQL_MAX
+   bytes; refuse a NUL byte (libpq's query text ends at the first NUL: the rest
+   would be dropped unseen). NULL with a message printed. */
+static char *read_sql(const char *path, size_t *lenp) {
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+    size_t cap = 65536, len = 0;
+    char *buf;
+    struct stat st;
+    if (fd < 0) { say("%s: %s", path, strerror(errno)); return NULL; }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        say("%s: %s", path, "is a directory");
+        if (fd) close(fd);
+        return NULL;
+    }
+    buf = (char *)malloc(cap + 1);
+    if (!buf) { say("out of memory%s%s", NULL, NULL); if (fd) close(fd); return NULL; }
+    for (;;) {
+        ssize_t k;
+        if (len == cap) {
+            char *nb;
+            if (cap > SQL_MAX) break;
+            cap = cap * 2u > SQL_MAX + 1u ? SQL_MAX + 1u : cap * 2u;
+            nb = (char *)realloc(buf, cap + 1);
+            if (!nb) { free(buf); say("out of memory%s%s", NULL, NULL); if (fd) close(fd); return NULL; }
+            buf = nb;
+        }
+        k = read(fd, buf + len, cap - len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            say("%s: %s", path, strerror(errno));
+            free(buf); if (fd) close(fd); return NULL;
+        }
+        if (k == 0) break;
+        len += (size_t)k;
+    }
+    if (fd) close(fd);
+    if (len > SQL_MAX) {
+        say("%s: more than 16 MiB%s", path, NULL);
+        free(buf);
+        return NULL;
+    }
+    if (memchr(buf, 0, len)) {
+        say("%s: holds a NUL byte (not SQL text)%s", path, NULL);
+        free(buf);
+        return NULL;
+    }
+    buf[len] = 0;
+    *lenp = len;
+    return buf;
+}
+
+/* ------------------------------------------------------------------ the file's statements */
+static int ident_start(unsigned char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c >= 0x80; }
+static int ident_char(unsigned char c) { return ident_start(c) || (c >= '0' && c <= '9') || c == '$'; }
+
+static int word_is(const char *w, size_t n, const char *kw) {
+    size_t i;
+    if (strlen(kw) != n) return 0;
+    for (i = 0; i < n; i++) {
+        char c = w[i];
+        if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+        if (c != kw[i]) return 0;
+    }
+    return 1;
+}
+
+/* A statement of FILE.sql that would end (or nest) the transaction ldl-fence
+   opened: BEGIN, START, COMMIT, END, ABORT, ROLLBACK (but ROLLBACK TO [SAVEPOINT]),
+   PREPARE TRANSACTION (but PREPARE name AS ...). A lexer enough for statement
+   boundaries: '...' and E'...' strings, "..." identifiers, $tag$...$tag$ bodies,
+   -- and nested slash-star comments are skipped; ';' ends a statement unless inside a
+   BEGIN ATOMIC ... END function body (CASE ... END nests inside one). std_strings
+   is the server's standard_conforming_strings (0: a backslash escapes in every
+   '...'). Answers the offending first word (its offset in *at), or NULL. The
+   check after the file (same transaction id, still in the block) is the backstop
+   for what this might miss. */
+static const char *tx_control(const char *s, size_t len, int std_strings, size_t *at) {
+    size_t i = 0, words = 0, first = 0, firstn = 0, second = 0, secondn = 0;
+    int depth = 0, prev_begin = 0;
+    for (;;) {
+        unsigned char c = i < len ? (unsigned char)s[i] : ';';
+        if (c == ';' || i >= len) {
+            if (words >= 1) {
+                const char *w = s + first;
+                const char *bad = NULL;
+                if (word_is(w, firstn, "BEGIN")) bad = "BEGIN";
+                else if (word_is(w, firstn, "START")) bad = "START";
+                else if (word_is(w, firstn, "COMMIT")) bad = "COMMIT";
+                else if (word_is(w, firstn, "END")) bad = "END";
+                else if (word_is(w, firstn, "ABORT")) bad = "ABORT";
+                else if (word_is(w, firstn, "ROLLBACK") && !(words >= 2 && word_is(s + second, secondn, "TO")))
+                    bad = "ROLLBACK";
+                else if (word_is(w, firstn, "PREPARE") && words >= 2 && word_is(s + second, secondn, "TRANSACTION"))
+                    bad = "PREPARE TRANSACTION";
+                if (bad) { *at = first; return bad; }
+            }
+            if (i >= len) return NULL;
+            if (depth == 0) { words = 0; }
+            i++;
+            continue;
+        }
+        if (c == '-' && i + 1 < len && s[i + 1] == '-') {            /* -- comment */
+            while (i < len && s[i] != '\n') i++;
+            continue;
+        }
+        if (c == '/' && i + 1 < len && s[i + 1] == '*') {            /* nested comment */
+            int nest = 1;
+            i += 2;
+            while (i < len && nest > 0) {
+                if (s[i] == '/' && i + 1 < len && s[i + 1] == '*') { nest++; i += 2; }
+                else if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') { nest--; i += 2; }
+                else i++;
+            }
+            continue;
+        }
+        if (c == '\'') {                                             /* '...' ('' inside) */
+            int backslash = !std_strings;
+            if (i > 0 && (s[i - 1] == 'E' || s[i - 1] == 'e') &&
+                (i < 2 || !ident_char((unsigned char)s[i - 2]))) backslash = 1;
+            for (i++; i < len; i++) {
+                if (backslash && s[i] == '\\') { i++; continue; }
+                if (s[i] == '\'') {
+                    if (i + 1 < len && s[i + 1] == '\'') { i++; continue; }
+                    break;
+                }
+            }
+            i++;
+            continue;
+        }
+        if (c == '"') {                                              /* "identifier" */
+            for (i++; i < len; i++) {
+                if (s[i] == '"') {
+                    if (i + 1 < len && s[i + 1] == '"') { i++; continue; }
+                    break;
+                }
+            }
+            i++;
+            continue;
+        }
+        if (c == '$' && (i == 0 || !ident_char((unsigned char)s[i - 1]))) {   /* $tag$ */
+            size_t t = i + 1;
+            while (t < len && ident_char((unsigned char)s[t]) && s[t] != '$' &&
+                   (t > i + 1 || ident_start((unsigned char)s[t]))) t++;
+            if (t < len && s[t] == '$') {
+                size_t taglen = t - i + 1, k;
+                const char *tag = s + i;
+                for (k = t + 1; k + taglen <= len; k++)
+                    if (s[k] == '$' && !memcmp(s + k, tag, taglen)) break;
+                i = k + taglen <= len ? k + taglen : len;
+                continue;
+            }
+            i++;
+            continue;
+        }
+        if (ident_start(c)) {                                        /* a word */
+            size_t st = i;
+            while (i < len && ident_char((unsigned char)s[i])) i++;
+            words++;
+            if (words == 1) { first = st; firstn = i - st; }
+            else if (words == 2) { second = st; secondn = i - st; }
+            if (words > 1 && prev_begin && word_is(s + st, i - st, "ATOMIC")) depth++;
+            else if (depth > 0 && word_is(s + st, i - st, "CASE")) depth++;
+            else if (depth > 0 && word_is(s + st, i - st, "END")) depth--;
+            prev_begin = words > 1 && word_is(s + st, i - st, "BEGIN");
+            continue;
+        }
+        i++;
+    }
+}
+
+/* ------------------------------------------------------------------ pg */
+/* notices (RAISE NOTICE in the file, ...) reach stderr escaped, never raw */
+static void pg_notice(void *arg, const char *msg) {
+    (void)arg;
+    say("postgres: %s%s", msg, NULL);
+}
+
+/* one statement of the protocol (BEGIN, the txid, COMMIT, ROLLBACK): the result,
+   or NULL with the error printed */
+static PGresult *pg_step(PGconn *c, const char *sql, ExecStatusType want) {
+    PGresult *r = PQexec(c, sql);
+    if (!r || PQresultStatus(r) != want) {
+        say("postgres: %s: %s", sql, r ? PQresultErrorMessage(r) : PQerrorMessage(c));
+        if (r) PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* the backend's current transaction id as text, or ""; with fence (not NULL),
+   also current_setting('ldl.fence') and ('ldl.resource') for the file, local to
+   the transaction */
+static void pg_txid(PGconn *c, const char *fence, const char *resource, const char *stmt_ms,
+                    char *out, size_t cap) {
+    static const char q1[] = "SELECT pg_catalog.txid_current()::pg_catalog.text";
+    static const char q2[] = "SELECT pg_catalog.txid_current()::pg_catalog.text, "
+        "pg_catalog.set_config('ldl.fence', $1, true), pg_catalog.set_config('ldl.resource', $2, true), "
+        "pg_catalog.set_config('statement_timeout', "
+        "COALESCE($3, pg_catalog.current_setting('statement_timeout')), true)";
+    const char *vals[3];
+    PGresult *r;
+    vals[0] = fence; vals[1] = resource; vals[2] = stmt_ms;
+    r = fence ? PQexecParams(c, q2, 3, NULL, vals, NULL, NULL, 0) : PQexec(c, q1);
+    if (r && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        say("postgres: %s: %s", fence ? q2 : q1, PQresultErrorMessage(r));
+        PQclear(r);
+        r = NULL;
+    }
+    out[0] = 0;
+    if (r && PQntuples(r) == 1 && PQnfields(r) >= 1 && !PQgetisnull(r, 0, 0))
+        snprintf(out, cap, "%s", PQgetvalue(r, 0, 0));
+    if (r) PQclear(r);
+}
+
+/* ROLLBACK, bounded; the connection is closed by the caller either way */
+static void pg_rollback(PGconn *c, const opts *o) {
+    PGresult *r;
+    if (PQstatus(c) != CONNECTION_OK) return;
+    watchdog(o->io_ms, "to ROLLBACK", "the connection is closed, so the server rolls back");
+    r = PQexec(c, "ROLLBACK");
+    watchdog(0, NULL, NULL);
+    if (r) PQclear(r);
+}
+
+static int run_pg(const opts *o) {
+    static ldl_pg pg;
+    static const char *const keys[] = { "dbname", "fallback_application_name", NULL };
+    const char *vals[3];
+    size_t len = 0, at = 0;
+    char *sql, txa[32], txb[32], num[24], tmo[24];
+    const char *bad, *std;
+    PGconn *c;
+    PGresult *r;
+    int rc, code = EXIT_OK, failed = 0, cancelled = 0;
+    char *errtext = NULL;
+
+    /* everything that can be judged here is, before anything is sent */
+    if (strlen(o->resource) >= LDL_PG_RESOURCE_MAX) {
+        snprintf(num, sizeof num, "%d", LDL_PG_RESOURCE_MAX - 1);
+        return usage_error("--resource: too long; bytes at most: ", num);
+    }
+    sql = read_sql(o->file, &len);
+    if (!sql) return EXIT_NOINPUT;
+    /* refused now when it ends the transaction however the server reads strings;
+       else judged again once the server says how (standard_conforming_strings) */
+    if ((bad = tx_control(sql, len, 1, &at)) != NULL && tx_control(sql, len, 0, &at) != NULL) {
+        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
+            "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
+        free(sql);
+        return EXIT_DATAERR;
+    }
+
+    vals[0] = o->conninfo ? o->conninfo : "";
+    vals[1] = "ldl-fence";
+    vals[2] = NULL;
+    watchdog(o->io_ms, "while connecting", "nothing was sent");
+    c = PQconnectdbParams(keys, vals, 1);
+    if (!c || PQstatus(c) != CONNECTION_OK) {
+        watchdog(0, NULL, NULL);
+        say("postgres: %s%s", c ? PQerrorMessage(c) : "out of memory", NULL);
+        if (c) PQfinish(c);
+        free(sql);
+        return EXIT_STORE;
+    }
+    (void)PQsetNoticeProcessor(c, pg_notice, NULL);
+    /* the server lexes '...' with backslash escapes when this is off: so must we */
+    std = PQparameterStatus(c, "standard_conforming_strings");
+    if ((bad = tx_control(sql, len, std && !strcmp(std, "on"), &at)) != NULL) {
+        watchdog(0, NULL, NULL);
+        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
+            "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
+        PQfinish(c);
+        free(sql);
+        return EXIT_DATAERR;
+    }
+    /* the adapter's fence table: created when missing, then its checks (shape,
+       owner, rights, triggers) */
+    watchdog(o->io_ms, "while checking the fence table", "nothing was written");
+    rc = ldl_pg_init_ex(&pg, c, o->table, LDL_PG_FENCE | (o->unnamed ? LDL_PG_UNNAMED : 0u));
+    if (rc != LDL_OK) {
+        watchdog(0, NULL, NULL);
+        say("postgres: %s%s", ldl_pg_why(&pg), NULL);
+        PQfinish(c);
+        free(sql);
+        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    watchdog(o->io_ms, "to BEGIN", "nothing was written");
+    r = pg_step(c, "BEGIN", PGRES_COMMAND_OK);
+    if (!r) { watchdog(0, NULL, NULL); PQfinish(c); free(sql); return EXIT_STORE; }
+    PQclear(r);
+    watchdog(o->io_ms, "to the fence check", "the connection is closed, so the server rolls back");
+    rc = ldl_pg_fence(&pg, o->resource, o->fence);
+    watchdog(0, NULL, NULL);
+    snprintf(num, sizeof num, "%lld", (long long)o->fence);
+    if (rc == 0) {
+        say("stale fence %s for resource '%s': a higher fence has written; rolled back", num, o->resource);
+        pg_rollback(c, o);
+        PQfinish(c);
+        free(sql);
+        return EXIT_STALE;
+    }
+    if (rc != 1) {
+        say("fence check refused: %s%s", ldl_pg_why(&pg), NULL);
+        pg_rollback(c, o);
+        PQfinish(c);
+        free(sql);
+        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    if (verbose) say("fence %s passed for resource '%s'", num, o->resource);
+    watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
+    if (o->file_ms) snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)o->file_ms);
+    pg_txid(c, num, o->resource, o->file_ms ? tmo : NULL, txa, sizeof txa);
+    watchdog(0, NULL, NULL);
+    if (!txa[0]) { pg_rollback(c, o); PQfinish(c); free(sql); return EXIT_STORE; }
+
+    /* the file: one multi-statement query; every result is read (an error stops
+       the server at that statement and aborts the transaction) */
+    /* --timeout: the server cancels each statement of the file at the bound
+       (statement_timeout, local to the transaction); the watchdog is the backstop
+       for a server that stops answering */
+    if (o->file_ms) watchdog(o->file_ms + o->io_ms, "while running the SQL file (--timeout + --store-timeout)",
+                             "the connection is closed, so the server rolls back");
+    if (len > 0 && !PQsendQuery(c, sql)) {
+        watchdog(0, NULL, NULL);
+        say("postgres: %s%s", PQerrorMessage(c), NULL);
+        PQfinish(c); free(sql);
+        return EXIT_STORE;
+    }
+    while (len > 0 && (r = PQgetResult(c)) != NULL) {
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH) {
+            watchdog(0, NULL, NULL);
+            say("%s: COPY FROM STDIN / TO STDOUT is not supported: the connection is closed, "
+                "so the server rolls back%s", o->file, NULL);
+            PQclear(r);
+            PQfinish(c); free(sql);
+            return EXIT_DATAERR;
+        }
+        if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
+            if (!failed) {
+                const char *m = PQresultErrorMessage(r);
+                const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+                cancelled = state && !strcmp(state, "57014");   /* query_canceled */
+                errtext = (char *)malloc(strlen(m) + 1);
+                if (errtext) memcpy(errtext, m, strlen(m) + 1);
+            }
+            failed = 1;
+        }
+        PQclear(r);
+    }
+    watchdog(0, NULL, NULL);
+    free(sql);
+    if (PQstatus(c) != CONNECTION_OK) {
+        say("postgres: the connection failed while running %s: %s", o->file, PQerrorMessage(c));
+        free(errtext);
+        PQfinish(c);
+        return EXIT_STORE;
+    }
+    if (failed) {
+        say("%s failed: %s", o->file, errtext ? errtext : "error");
+        say("rolled back: nothing of %s is visible, the mark of '%s' is unchanged", o->file, o->resource);
+        free(errtext);
+        pg_rollback(c, o);
+        PQfinish(c);
+        if (cancelled && o->file_ms) {
+            say("(a statement ran past --timeout and the server cancelled it)%s%s", NULL, NULL);
+            return EXIT_TIMEOUT;
+        }
+        return EXIT_DATAERR;
+    }
+    /* the backstop: still in the transaction the fence check ran in */
+    watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
+    txb[0] = 0;
+    if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, NULL, NULL, NULL, txb, sizeof txb);
+    watchdog(0, NULL, NULL);
+    if (strcmp(txa, txb) != 0) {
+        say("%s ended the fenced transaction (its statements after that were not fenced): "
+            "what is still open is rolled back%s", o->file, NULL);
+        pg_rollback(c, o);
+        PQfinish(c);
+        return EXIT_DATAERR;
+    }
+    watchdog(o->io_ms, "to COMMIT", "the outcome is unknown (the COMMIT was sent)");
+    r = PQexec(c, "COMMIT");
+    watchdog(0, NULL, NULL);
+    /* a COMMIT of an aborted transaction answers with the tag ROLLBACK */
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK || strcmp(PQcmdStatus(r), "COMMIT") != 0) {
+        say("postgres: COMMIT failed: %s%s", r ? PQresultErrorMessage(r) : PQerrorMessage(c), NULL);
+        code = PQstatus(c) == CONNECTION_OK ? EXIT_DATAERR : EXIT_STORE;
+    } else if (verbose) {
+        say("committed %s under fence %s", o->file, num);
+    }
+    if (r) PQclear(r);
+    PQfinish(c);
+    return code;
+}
+
+/* ------------------------------------------------------------------ redis */
+/* HOST:PORT -> numeric host and port (as ldl-run: resolved once) */
+static int parse_hostport(const char *arg, char *host, size_t hostcap, int *port) {
+    const char *colon = strrchr(arg, ':');
+    char name[256], *end;
+    long p;
+    struct addrinfo hints, *res = NULL;
+    size_t n;
+    if (!colon || colon == arg) return -1;
+    n = (size_t)(colon - arg);
+    if (arg[0] == '[' && n >= 2 && arg[n - 1] == ']') { arg++; n -= 2; }
+    if (n >= sizeof name) return -1;
+    memcpy(name, arg, n);
+    name[n] = 0;
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || p < 1 || p > 65535) return -1;
+    *port = (int)p;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) return -2;
+    n = (size_t)getnameinfo(res->ai_addr, res->ai_addrlen, host, (socklen_t)hostcap, NULL, 0,
+                            NI_NUMERICHOST);
+    freeaddrinfo(res);
+    return n == 0 ? 0 : -2;
+}
+
+/* one value as escaped bytes, unbounded (a reply is printed whole) */
+static void put_escaped(FILE *f, const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    size_t i;
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c <= 0x7E && c != '\\') fputc(c, f);
+        else { fputc('\\', f); fputc('x', f); fputc(hex[c >> 4], f); fputc(hex[c & 15], f); }
+    }
+}
+
+/* the reply, one line per value (the format of --help) */
+static void print_reply(FILE *f, const redisReply *r, int depth) {
+    size_t i;
+    if (depth > 64) { fputs("-ERR ldl-fence: reply nested too deep\n", f); return; }
+    switch (r->type) {
+    case REDIS_REPLY_STATUS: fputc('+', f); put_escaped(f, r->str, r->len); break;
+    case REDIS_REPLY_ERROR:  fputc('-', f); put_escaped(f, r->str, r->len); break;
+    case REDIS_REPLY_INTEGER: fprintf(f, ":%lld", (long long)r->integer); break;
+    case REDIS_REPLY_STRING: fputc('$', f); put_escaped(f, r->str, r->len); break;
+    case REDIS_REPLY_NIL: fputc('_', f); break;
+    case REDIS_REPLY_ARRAY:
+        fprintf(f, "*%lu\n", (unsigned long)r->elements);
+        for (i = 0; i < r->elements; i++) print_reply(f, r->element[i], depth + 1);
+        return;
+    default:                  /* RESP3 types: not asked for (no HELLO 3 is sent) */
+        fprintf(f, "-ERR ldl-fence: reply of type %d", r->type);
+        break;
+    }
+    fputc('\n', f);
+}
+
+static int run_redis(const opts *o) {
+    static ldl_redis rs;
+    char host[128], num[24];
+    int port = 0, rc, i;
+    redisContext *c;
+    redisReply *reply = NULL;
+    struct timeval tv;
+    size_t total = 0;
+    const ldl_redis_error *e;
+    for (i = 0; i < o->ncmd; i++) {
+        total += strlen(o->cmd[i]);
+        if (total > ARG_MAX_BYTES) return usage_error("the command's arguments are over 16 MiB", NULL);
+    }
+    if (o->ncmd > LDL_REDIS_FENCE_ARGS) {
+        snprintf(num, sizeof num, "%d", LDL_REDIS_FENCE_ARGS);
+        return usage_error("too many command arguments; at most (the command's name included) ", num);
+    }
+    if (strlen(o->resource) >= LDL_REDIS_FENCE_NAME_MAX) {
+        snprintf(num, sizeof num, "%d", LDL_REDIS_FENCE_NAME_MAX - 1);
+        return usage_error("--resource: too long; bytes at most: ", num);
+    }
+    if (!strchr(o->redis, '/')) {
+        int r = parse_hostport(o->redis, host, sizeof host, &port);
+        if (r == -1) return usage_error("--redis: want HOST:PORT or a socket path, got ", o->redis);
+        if (r == -2) { say("--redis: cannot resolve '%s'%s", o->redis, NULL); return EXIT_STORE; }
+    }
+    watchdog(o->io_ms, "while connecting", "nothing was sent");
+    c = strchr(o->redis, '/') ? redisConnectUnix(o->redis) : redisConnect(host, port);
+    watchdog(0, NULL, NULL);
+    if (!c || c->err) {
+        say("redis: %s%s", c ? c->errstr : "out of memory", NULL);
+        if (c) redisFree(c);
+        return EXIT_STORE;
+    }
+    /* the adapter's own bound on the call comes a second after the watchdog's: a
+       silent server is the watchdog's (124), not a link error (69) */
+    tv.tv_sec = (time_t)((o->io_ms + 1000u) / 1000u);
+    tv.tv_usec = (suseconds_t)((o->io_ms + 1000u) % 1000u) * 1000;
+    (void)redisSetTimeout(c, tv);
+    if (ldl_redis_init(&rs, c, o->prefix) != LDL_OK) {
+        say("redis: %s%s", ldl_redis_why(&rs), NULL);
+        redisFree(c);
+        return EXIT_USAGE;
+    }
+    watchdog(o->io_ms, "to the fenced-write script", "the outcome is unknown (the script was sent)");
+    rc = ldl_redis_fence(&rs, o->resource, o->fence, (int)o->nkeys, NULL, o->ncmd,
+                         (const char **)o->cmd, NULL, &reply);
+    watchdog(0, NULL, NULL);
+    snprintf(num, sizeof num, "%lld", (long long)o->fence);
+    e = ldl_redis_last_error(&rs);
+    if (rc == 1) {
+        if (reply) print_reply(stdout, reply, 0);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            say("stdout: %s%s", strerror(errno), NULL);
+            rc = LDL_ESTORE;
+        } else if (verbose) {
+            say("fence %s passed for resource '%s': the command ran", num, o->resource);
+        }
+    } else if (rc == 0) {
+        say("stale fence %s for resource '%s': a higher fence has written; the command did not run",
+            num, o->resource);
+    } else if (e && e->kind == LDL_REDIS_ERR_COMMAND) {
+        if (reply && reply->type == REDIS_REPLY_ERROR)
+            say("the command failed: %s%s", reply->str, NULL);
+        else
+            say("the command failed: %s%s", ldl_redis_why(&rs), NULL);
+        say("the mark of '%s' did not move%s", o->resource, NULL);
+    } else if (rc == LDL_EINVAL) {
+        say("refused, nothing sent: %s%s", ldl_redis_why(&rs), NULL);
+    } else {
+        say("redis: %s%s", ldl_redis_why(&rs), NULL);
+        if (e && (e->kind == LDL_REDIS_ERR_IO || e->kind == LDL_REDIS_ERR_PROTOCOL))
+            say("the link failed after the script was sent: the outcome is unknown%s%s", NULL, NULL);
+    }
+    if (reply) freeReplyObject(reply);
+    redisFree(c);
+    if (rc == 1) return EXIT_OK;
+    if (rc == 0) return EXIT_STALE;
+    if (rc == LDL_EINVAL) return EXIT_USAGE;
+    if (e && e->kind == LDL_REDIS_ERR_COMMAND) return EXIT_DATAERR;
+    return EXIT_STORE;
+}
+
+/* ------------------------------------------------------------------ main */
+int main(int argc, char **argv) {
+    opts o;
+    struct sigaction sa;
+    int rc = parse_args(argc, argv, &o);
+    if (rc == -1) return 0;
+    if (rc) return rc;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;                 /* hiredis and libpq write with plain write() */
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGPIPE, &sa, NULL);
+    return o.mode == MODE_PG ? run_pg(&o) : run_redis(&o);
+}

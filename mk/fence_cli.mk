@@ -1,0 +1,49 @@
+# mk/fence_cli.mk -- ldl-fence (issue 19 item 3): ldl-run's companion for shell jobs,
+# a fenced write to PostgreSQL (one transaction) or Redis (the adapter's script).
+#   make fence-cli       build build/cli/ldl-fence (also part of `make examples`)
+#   make test-fence-cli  strict builds (gcc, clang -Wconversion -Wsign-conversion,
+#                        C++17), then tests/cli/ldl_fence_test.sh with an ASan+UBSan
+#                        build against a throwaway PostgreSQL and redis-server, with
+#                        ldl-run (mk/cli.mk's build) handing out the fences; then
+#                        the same suite with the C++17 build (about a minute in
+#                        all; part of make test-fence)
+# make install installs ldl-fence beside ldl-run (mk/install.mk, pkg/install.sh).
+# Decision record: docs/decisions/0704-ldl-fence.md.
+
+FENCE_TARGETS   += test-fence-cli
+EXAMPLE_TARGETS += fence-cli
+DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev postgresql-client python3 coreutils
+DEPS_CMDS  += redis-server redis-cli psql python3 timeout
+DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
+
+FENCE_CLI_DEP := cli/ldl-fence.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
+FENCE_CLI_BUILDS := $(B)/cli/ldl-fence $(B)/cli/ldl-fence-clang $(B)/cli/ldl-fence-cxx17 $(B)/cli/ldl-fence-san
+
+.PHONY: fence-cli test-fence-cli
+fence-cli: $(B)/cli/ldl-fence
+
+# (CLI_INC, CLI_LIBS, CLI_XWARN: mk/cli.mk)
+$(B)/cli/ldl-fence: $(FENCE_CLI_DEP)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) $(CLI_XWARN) $(CLI_INC) $< $(CLI_LIBS) -o $@
+$(B)/cli/ldl-fence-clang: $(FENCE_CLI_DEP)
+	@mkdir -p $(@D)
+	$(CLANG) -std=c99 -O2 $(WARN) $(CLI_XWARN) -Wsign-conversion $(CLI_INC) $< $(CLI_LIBS) -o $@
+$(B)/cli/ldl-fence-cxx17: $(FENCE_CLI_DEP)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -x c++ $(WARN) -Wshadow $(CLI_INC) $< -x none $(CLI_LIBS) -o $@
+# the suite runs this one: any sanitizer report aborts the tool, and a test goes red
+$(B)/cli/ldl-fence-san: $(FENCE_CLI_DEP)
+	@mkdir -p $(@D)
+	$(CLANG) -std=c99 -O1 -g $(WARN) $(SAN) $(CLI_INC) $< $(CLI_LIBS) -o $@
+
+test-fence-cli: $(FENCE_CLI_BUILDS) $(B)/cli/ldl-run
+	tests/store/with_pg.sh 'tests/store/with_redis.sh sh tests/cli/ldl_fence_test.sh ./$(B)/cli/ldl-fence-san ./$(B)/cli/ldl-run'
+	@echo '== ldl-fence, the C++17 build:'
+	tests/store/with_pg.sh 'tests/store/with_redis.sh sh tests/cli/ldl_fence_test.sh ./$(B)/cli/ldl-fence-cxx17 ./$(B)/cli/ldl-run'
+
+# each broken copy of ldl-fence must turn the suite red (not in `make test`;
+# about 45 s per mutant, 15 mutants)
+.PHONY: test-fence-cli-mutants
+test-fence-cli-mutants: $(B)/cli/ldl-run
+	@CLANG="$(CLANG)" sh tests/cli/ldl_fence_mutants.sh $(B)/cli/fence-mutants ./$(B)/cli/ldl-run
