@@ -310,11 +310,861 @@ LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea
 #include <string.h>
 #include <time.h>
 
+#if !defined(CLOCK_MONOTONIC)
+#error "lite_di_lock_etcd.h needs clock_gettime(CLOCK_MONOTONIC): include lite_di_lock.h first, or define _POSIX_C_SOURCE=200112L"
+#endif
+
+/* exchanges (the gateway paths) */
+#define LDL__ETCD_GRANT 0
+#define LDL__ETCD_TXN 1
+#define LDL__ETCD_RANGE 2
+#define LDL__ETCD_KEEPALIVE 3
+#define LDL__ETCD_REVOKE 4
+#define LDL__ETCD_TTL 5
+#define LDL__ETCD_AUTH 6
+
+/* what one exchange came to */
+#define LDL__ETCD_X_OK 0        /* a 200 reply, parsed: the caller reads it */
+#define LDL__ETCD_X_NEXT 1      /* this member failed: try another */
+#define LDL__ETCD_X_AUTH 2      /* the token is invalid or expired: authenticate again */
+#define LDL__ETCD_X_FATAL 3     /* etcd answered a definitive error: do not retry */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* IMPLEMENTATION: in progress (declarations published first for the cluster tests). */
+static const char *ldl__etcd_path(int x) {
+    switch (x) {
+    case LDL__ETCD_GRANT: return "/v3/lease/grant";
+    case LDL__ETCD_TXN: return "/v3/kv/txn";
+    case LDL__ETCD_RANGE: return "/v3/kv/range";
+    case LDL__ETCD_KEEPALIVE: return "/v3/lease/keepalive";
+    case LDL__ETCD_REVOKE: return "/v3/lease/revoke";
+    case LDL__ETCD_TTL: return "/v3/lease/timetolive";
+    default: return "/v3/auth/authenticate";
+    }
+}
+
+static uint64_t ldl__etcd_now(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ------------------------------------------------------------ errors */
+static void ldl__etcd_seterr(char *dst, size_t cap, const char *what, const char *detail) {
+    size_t n = 0;
+    const char *parts[3];
+    int k;
+    parts[0] = what; parts[1] = detail ? ": " : ""; parts[2] = detail ? detail : "";
+    for (k = 0; k < 3; k++) {
+        const char *p = parts[k];
+        for (; *p && n + 1 < cap; p++) {
+            unsigned char c = (unsigned char)*p;
+            dst[n++] = (c < 0x20 || c > 0x7E) ? '?' : (char)c;   /* one printable line */
+        }
+    }
+    dst[n] = '\0';
+}
+#define LDL__ETCD_ERR(e, what, detail) ldl__etcd_seterr((e)->_err, sizeof (e)->_err, what, detail)
+
+/* ------------------------------------------------------------ base64 (RFC 4648, padded) */
+static const char ldl__etcd_b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* encode n bytes; 0 ok, -1 does not fit */
+static int ldl__etcd_b64enc(const unsigned char *in, size_t n, char *out, size_t cap) {
+    size_t i, o = 0;
+    if ((n + 2) / 3 * 4 + 1 > cap) return -1;
+    for (i = 0; i + 2 < n; i += 3) {
+        uint32_t v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8) | in[i + 2];
+        out[o++] = ldl__etcd_b64[(v >> 18) & 63]; out[o++] = ldl__etcd_b64[(v >> 12) & 63];
+        out[o++] = ldl__etcd_b64[(v >> 6) & 63];  out[o++] = ldl__etcd_b64[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < n) v |= (uint32_t)in[i + 1] << 8;
+        out[o++] = ldl__etcd_b64[(v >> 18) & 63]; out[o++] = ldl__etcd_b64[(v >> 12) & 63];
+        out[o++] = i + 1 < n ? ldl__etcd_b64[(v >> 6) & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static int ldl__etcd_b64val(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* strict decode (padded, canonical length); the number of bytes, or -1 */
+static long ldl__etcd_b64dec(const char *in, unsigned char *out, size_t cap) {
+    size_t n = strlen(in), i, o = 0;
+    if (n % 4 != 0) return -1;
+    for (i = 0; i < n; i += 4) {
+        int a = ldl__etcd_b64val(in[i]), b = ldl__etcd_b64val(in[i + 1]);
+        int c = in[i + 2] == '=' ? -2 : ldl__etcd_b64val(in[i + 2]);
+        int d = in[i + 3] == '=' ? -2 : ldl__etcd_b64val(in[i + 3]);
+        uint32_t v;
+        if (a < 0 || b < 0 || c == -1 || d == -1) return -1;
+        if ((c == -2 || d == -2) && i + 4 != n) return -1;
+        if (c == -2 && d != -2) return -1;
+        v = ((uint32_t)a << 18) | ((uint32_t)b << 12) | ((uint32_t)(c < 0 ? 0 : c) << 6) |
+            (uint32_t)(d < 0 ? 0 : d);
+        if (o + 3 > cap) return -1;
+        out[o++] = (unsigned char)(v >> 16);
+        if (c >= 0) out[o++] = (unsigned char)(v >> 8);
+        if (d >= 0) out[o++] = (unsigned char)v;
+    }
+    return (long)o;
+}
+
+/* ------------------------------------------------------------ arguments */
+static int ldl__etcd_key_ok(const char *key) {
+    size_t n;
+    if (!key) return 0;
+    n = strlen(key);
+    return n >= 1 && n < LDL_KEY_MAX;
+}
+
+static int ldl__etcd_owner_ok(const char *owner) {
+    size_t n;
+    if (!owner) return 0;
+    for (n = 0; owner[n]; n++)
+        if ((unsigned char)owner[n] < 0x20 || (unsigned char)owner[n] > 0x7E) return 0;
+    return n >= 1 && n < LDL_OWNER_MAX;
+}
+
+/* the etcd key (prefix + key) in base64 */
+static int ldl__etcd_key64(const char *prefix, const char *key, char *out, size_t cap) {
+    unsigned char raw[LDL__ETCD_PREFIX_MAX + LDL_KEY_MAX];
+    size_t pn = strlen(prefix), kn = strlen(key);
+    if (pn + kn > sizeof raw) return -1;
+    memcpy(raw, prefix, pn);
+    memcpy(raw + pn, key, kn);
+    return ldl__etcd_b64enc(raw, pn + kn, out, cap);
+}
+
+#define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX + LDL_KEY_MAX + 2) / 3 * 4 + 1)
+#define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX + 2) / 3 * 4 + 1)
+
+/* ------------------------------------------------------------ request bodies
+   Every variable part is base64 or a decimal number: nothing to escape. The
+   auth body (user and password) is built by jansson. */
+static int ldl__etcd_fit(int n, size_t cap) { return n > 0 && (size_t)n < cap ? 0 : -1; }
+
+static int ldl__etcd_body_grant(char *b, size_t cap, uint32_t ttl_ms) {
+    unsigned long secs = ((unsigned long)ttl_ms + 999ul) / 1000ul;
+    return ldl__etcd_fit(snprintf(b, cap, "{\"TTL\":\"%lu\"}", secs), cap);
+}
+
+static int ldl__etcd_body_lease(char *b, size_t cap, int64_t lease) {
+    return ldl__etcd_fit(snprintf(b, cap, "{\"ID\":\"%lld\"}", (long long)lease), cap);
+}
+
+static int ldl__etcd_body_range(char *b, size_t cap, const char *k64) {
+    return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\"}", k64), cap);
+}
+
+/* acquire: create_revision == 0 -> put with the lease; else range */
+static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
+                              int64_t lease) {
+    char o64[LDL__ETCD_O64_MAX];
+    if (ldl__etcd_b64enc((const unsigned char *)owner, strlen(owner), o64, sizeof o64) != 0) return -1;
+    return ldl__etcd_fit(snprintf(b, cap,
+        "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
+        "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}}],"
+        "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+        k64, k64, o64, (long long)lease, k64), cap);
+}
+
+/* release: create_revision == fence -> range, delete */
+static int ldl__etcd_body_del(char *b, size_t cap, const char *k64, int64_t fence) {
+    return ldl__etcd_fit(snprintf(b, cap,
+        "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%lld\"}],"
+        "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_delete_range\":{\"key\":\"%s\"}}]}",
+        k64, (long long)fence, k64, k64), cap);
+}
+
+/* ------------------------------------------------------------ reading replies */
+/* an int64 field as the gateway writes it: absent = 0 (proto3 leaves zero
+   out), else a decimal string, no leading zeros, '-' only when neg_ok.
+   0 ok, -1 wrong type or form */
+static int ldl__etcd_i64(json_t *obj, const char *name, int neg_ok, int64_t *out) {
+    json_t *v = json_object_get(obj, name);
+    const char *s;
+    int neg = 0;
+    uint64_t acc = 0, lim;
+    *out = 0;
+    if (!v) return 0;
+    if (!json_is_string(v)) return -1;
+    s = json_string_value(v);
+    if (*s == '-') { if (!neg_ok) return -1; neg = 1; s++; }
+    if (!*s || (s[0] == '0' && s[1])) return -1;
+    lim = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        if (acc > (lim - (uint64_t)(*s - '0')) / 10u) return -1;
+        acc = acc * 10u + (uint64_t)(*s - '0');
+    }
+    if (neg) *out = acc == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)acc;
+    else *out = (int64_t)acc;
+    return 0;
+}
+
+/* the uint64 cluster_id */
+static int ldl__etcd_u64(json_t *obj, const char *name, uint64_t *out) {
+    json_t *v = json_object_get(obj, name);
+    const char *s;
+    uint64_t acc = 0;
+    *out = 0;
+    if (!v || !json_is_string(v)) return -1;
+    s = json_string_value(v);
+    if (!*s || (s[0] == '0' && s[1])) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        if (acc > (UINT64_MAX - (uint64_t)(*s - '0')) / 10u) return -1;
+        acc = acc * 10u + (uint64_t)(*s - '0');
+    }
+    *out = acc;
+    return 0;
+}
+
+/* the reply header: revision >= 1; cluster_id pinned to the first one seen.
+   0 ok, -1 (why in err) */
+static int ldl__etcd_header(json_t *obj, uint64_t *cluster, int64_t *rev, const char **why) {
+    json_t *h = json_object_get(obj, "header");
+    uint64_t cid;
+    if (!json_is_object(h)) { *why = "reply without a header"; return -1; }
+    if (ldl__etcd_i64(h, "revision", 0, rev) != 0 || *rev < 1) {
+        *why = "reply header: revision missing or not a decimal string >= 1";
+        return -1;
+    }
+    if (ldl__etcd_u64(h, "cluster_id", &cid) != 0 || cid == 0) {
+        *why = "reply header: cluster_id missing or malformed";
+        return -1;
+    }
+    if (*cluster == 0) *cluster = cid;
+    else if (*cluster != cid) {
+        *why = "reply from another cluster (cluster_id differs from the first one seen)";
+        return -1;
+    }
+    return 0;
+}
+
+/* one key-value of a range: the key must be ours. 0 ok, -1 */
+typedef struct ldl__etcd_kv {
+    int         found;
+    int64_t     create, lease;
+    const char *value64;            /* "" when absent */
+} ldl__etcd_kv;
+
+static int ldl__etcd_range_kv(json_t *r, const char *k64, ldl__etcd_kv *kv, const char **why) {
+    json_t *kvs = json_object_get(r, "kvs"), *one, *key, *val;
+    int64_t count;
+    memset(kv, 0, sizeof *kv);
+    kv->value64 = "";
+    if (!json_is_object(r)) { *why = "range reply is not an object"; return -1; }
+    if (ldl__etcd_i64(r, "count", 0, &count) != 0) { *why = "range reply: malformed count"; return -1; }
+    if (!kvs) {
+        if (count != 0) { *why = "range reply: count without kvs"; return -1; }
+        return 0;
+    }
+    if (!json_is_array(kvs) || json_array_size(kvs) != 1 || count != 1) {
+        *why = "range reply: want at most one key-value";
+        return -1;
+    }
+    one = json_array_get(kvs, 0);
+    key = json_object_get(one, "key");
+    if (!json_is_object(one) || !json_is_string(key) || strcmp(json_string_value(key), k64) != 0) {
+        *why = "range reply names another key";
+        return -1;
+    }
+    if (ldl__etcd_i64(one, "create_revision", 0, &kv->create) != 0 || kv->create < 1 ||
+        ldl__etcd_i64(one, "lease", 0, &kv->lease) != 0) {
+        *why = "range reply: malformed create_revision or lease";
+        return -1;
+    }
+    val = json_object_get(one, "value");
+    if (val) {
+        if (!json_is_string(val)) { *why = "range reply: value is not a string"; return -1; }
+        kv->value64 = json_string_value(val);
+    }
+    kv->found = 1;
+    return 0;
+}
+
+/* the first response of a txn, of the kind `name` ("response_put", ...) */
+static json_t *ldl__etcd_txn_resp(json_t *root, size_t i, const char *name) {
+    json_t *rs = json_object_get(root, "responses"), *r;
+    if (!json_is_array(rs) || json_array_size(rs) <= i) return NULL;
+    r = json_object_get(json_array_get(rs, i), name);
+    return json_is_object(r) ? r : NULL;
+}
+
+/* "succeeded": absent = false (proto3); a non-boolean is malformed. 0/1, -1 */
+static int ldl__etcd_succeeded(json_t *root) {
+    json_t *v = json_object_get(root, "succeeded");
+    if (!v) return 0;
+    if (!json_is_boolean(v)) return -1;
+    return json_is_true(v) ? 1 : 0;
+}
+
+/* judge one finished exchange: transport result, HTTP status, body.
+   LDL__ETCD_X_OK with *root (decref it), else why is set */
+static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, int over,
+                           json_t **root, const char **why, char *tmp, size_t tmpcap) {
+    json_error_t jerr;
+    json_t *j, *code;
+    *root = NULL;
+    if (over) { *why = "reply larger than LDL_ETCD_REPLY_MAX"; return LDL__ETCD_X_NEXT; }
+    if (cc != CURLE_OK) {
+        snprintf(tmp, tmpcap, "transport: %s", curl_easy_strerror(cc));
+        *why = tmp;
+        return LDL__ETCD_X_NEXT;
+    }
+    j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (http != 200) {
+        /* the gateway's error body: {"error": "...", "code": N} (gRPC code) */
+        int c = -1;
+        const char *msg = "";
+        if (j && json_is_object(j)) {
+            json_t *m = json_object_get(j, "error");
+            code = json_object_get(j, "code");
+            if (json_is_integer(code)) c = (int)json_integer_value(code);
+            if (json_is_string(m)) msg = json_string_value(m);
+        }
+        snprintf(tmp, tmpcap, "HTTP %ld, gRPC code %d: %.160s", http, c, msg);
+        *why = tmp;
+        if (j) json_decref(j);
+        if (c == 16 || strstr(msg, "invalid auth token") || strstr(msg, "auth token is invalid"))
+            return LDL__ETCD_X_AUTH;
+        /* definitive: invalid argument, not found, permission denied, failed precondition */
+        if (http >= 400 && http < 500 && (c == 3 || c == 5 || c == 7 || c == 9))
+            return LDL__ETCD_X_FATAL;
+        return LDL__ETCD_X_NEXT;
+    }
+    if (!j || !json_is_object(j)) {
+        snprintf(tmp, tmpcap, "reply is not a JSON object%s%.120s", j ? "" : ": ", j ? "" : jerr.text);
+        *why = tmp;
+        if (j) json_decref(j);
+        return LDL__ETCD_X_NEXT;
+    }
+    /* a streamed (keepalive) error arrives inside a 200 */
+    if (json_object_get(j, "error")) {
+        *why = "the stream answered an error";
+        json_decref(j);
+        return LDL__ETCD_X_NEXT;
+    }
+    *root = j;
+    return LDL__ETCD_X_OK;
+}
+
+static size_t ldl__etcd_sink(char *buf, size_t *len, int *over, const char *p, size_t n) {
+    if (*over || n > (size_t)LDL_ETCD_REPLY_MAX - *len) {
+        *over = 1;
+        return 0;                                   /* libcurl fails the transfer */
+    }
+    memcpy(buf + *len, p, n);
+    *len += n;
+    return n;
+}
+
+static size_t ldl__etcd_write_e(char *p, size_t sz, size_t nm, void *ud) {
+    ldl_etcd *e = (ldl_etcd *)ud;
+    if (nm && sz > (size_t)-1 / nm) { e->_over = 1; return 0; }
+    return ldl__etcd_sink(e->_reply, &e->_rlen, &e->_over, p, sz * nm);
+}
+
+/* the options every exchange of e (or of an async request) needs */
+static int ldl__etcd_setup(const ldl_etcd *e, CURL *h, struct curl_slist *hdrs) {
+    int bad = 0;
+    bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_POST, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)e->_connect_ms) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
+    if (e->_cacert[0]) bad |= curl_easy_setopt(h, CURLOPT_CAINFO, e->_cacert) != CURLE_OK;
+    if (e->_cert[0]) {
+        bad |= curl_easy_setopt(h, CURLOPT_SSLCERT, e->_cert) != CURLE_OK;
+        bad |= curl_easy_setopt(h, CURLOPT_SSLKEY, e->_keyf) != CURLE_OK;
+    }
+    return bad ? -1 : 0;
+}
+
+/* the headers: JSON, no "Expect: 100-continue", the auth token when there is one */
+static struct curl_slist *ldl__etcd_headers(const char *auth) {
+    struct curl_slist *l = NULL, *t;
+    char line[LDL__ETCD_AUTH_MAX + 20];
+    l = curl_slist_append(NULL, "Content-Type: application/json");
+    if (!l) return NULL;
+    t = curl_slist_append(l, "Expect:");
+    if (!t) { curl_slist_free_all(l); return NULL; }
+    l = t;
+    if (auth && *auth) {
+        snprintf(line, sizeof line, "Authorization: %s", auth);
+        t = curl_slist_append(l, line);
+        if (!t) { curl_slist_free_all(l); return NULL; }
+        l = t;
+    }
+    return l;
+}
+
+/* ------------------------------------------------------------ init */
+static int ldl__etcd_copy(char *dst, size_t cap, const char *src) {
+    size_t n;
+    if (!src) { dst[0] = '\0'; return 0; }
+    n = strlen(src);
+    if (n >= cap) return -1;
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+LDL_ETCD_API int ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg) {
+    const char *p, *prefix;
+    size_t i;
+    if (!e) return LDL_EINVAL;
+    memset(e, 0, sizeof *e);
+    if (!cfg || !cfg->endpoints) { LDL__ETCD_ERR(e, "init", "cfg.endpoints is required"); return LDL_EINVAL; }
+    /* members: comma-separated base URLs */
+    p = cfg->endpoints;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char *u;
+        if (e->_n == LDL_ETCD_MAX_ENDPOINTS) { LDL__ETCD_ERR(e, "init", "more members than LDL_ETCD_MAX_ENDPOINTS"); return LDL_EINVAL; }
+        if (n == 0 || n >= LDL__ETCD_URL_MAX) { LDL__ETCD_ERR(e, "init", "an empty or too long member URL"); return LDL_EINVAL; }
+        u = e->_ep[e->_n];
+        memcpy(u, p, n);
+        u[n] = '\0';
+        while (n > 0 && u[n - 1] == '/') u[--n] = '\0';       /* "http://h:p/" is fine */
+        if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+            LDL__ETCD_ERR(e, "init", "a member URL must start with http:// or https://");
+            return LDL_EINVAL;
+        }
+        for (i = 0; i < n; i++)
+            if ((unsigned char)u[i] <= 0x20 || (unsigned char)u[i] > 0x7E || u[i] == '?' || u[i] == '#') {
+                LDL__ETCD_ERR(e, "init", "a member URL holds a space, a control byte, '?' or '#'");
+                return LDL_EINVAL;
+            }
+        if (strchr(u + 8, '/')) { LDL__ETCD_ERR(e, "init", "a member URL must not have a path"); return LDL_EINVAL; }
+        e->_n++;
+        if (!end) break;
+        p = end + 1;
+    }
+    prefix = cfg->prefix ? cfg->prefix : "ldl/";
+    for (i = 0; prefix[i]; i++)
+        if ((unsigned char)prefix[i] < 0x20 || (unsigned char)prefix[i] > 0x7E) {
+            LDL__ETCD_ERR(e, "init", "prefix: printable ASCII only");
+            return LDL_EINVAL;
+        }
+    if (ldl__etcd_copy(e->_prefix, sizeof e->_prefix, prefix) != 0) { LDL__ETCD_ERR(e, "init", "prefix too long (max 63 bytes)"); return LDL_EINVAL; }
+    if (!cfg->user != !cfg->password) { LDL__ETCD_ERR(e, "init", "user and password: both or neither"); return LDL_EINVAL; }
+    if (!cfg->cert != !cfg->key_file) { LDL__ETCD_ERR(e, "init", "cert and key_file: both or neither"); return LDL_EINVAL; }
+    if ((cfg->user && !*cfg->user) ||
+        ldl__etcd_copy(e->_user, sizeof e->_user, cfg->user) != 0 ||
+        ldl__etcd_copy(e->_pass, sizeof e->_pass, cfg->password) != 0) {
+        LDL__ETCD_ERR(e, "init", "user or password empty or too long (max 127 bytes)");
+        return LDL_EINVAL;
+    }
+    if (ldl__etcd_copy(e->_cacert, sizeof e->_cacert, cfg->cacert) != 0 ||
+        ldl__etcd_copy(e->_cert, sizeof e->_cert, cfg->cert) != 0 ||
+        ldl__etcd_copy(e->_keyf, sizeof e->_keyf, cfg->key_file) != 0) {
+        LDL__ETCD_ERR(e, "init", "a TLS file path is too long (max 255 bytes)");
+        return LDL_EINVAL;
+    }
+    e->_attempt_ms = cfg->attempt_ms ? cfg->attempt_ms : LDL_ETCD_ATTEMPT_MS;
+    e->_call_ms = cfg->call_ms ? cfg->call_ms : LDL_ETCD_CALL_MS;
+    e->_connect_ms = cfg->connect_ms ? cfg->connect_ms : LDL_ETCD_CONNECT_MS;
+    if (e->_attempt_ms > 600000u || e->_call_ms > 600000u || e->_connect_ms > 600000u) {
+        LDL__ETCD_ERR(e, "init", "attempt_ms, call_ms, connect_ms: at most 600000");
+        return LDL_EINVAL;
+    }
+    e->_easy = curl_easy_init();
+    if (!e->_easy) { LDL__ETCD_ERR(e, "init", "curl_easy_init failed"); return LDL_ESTORE; }
+    e->_ok = 1;
+    return LDL_OK;
+}
+
+LDL_ETCD_API void ldl_etcd_close(ldl_etcd *e) {
+    if (!e) return;
+    if (e->_easy) curl_easy_cleanup(e->_easy);
+    e->_easy = NULL;
+    e->_ok = 0;
+}
+
+LDL_ETCD_API const char *ldl_etcd_why(const ldl_etcd *e) { return e ? e->_err : "NULL ldl_etcd"; }
+LDL_ETCD_API int ldl_etcd_member(const ldl_etcd *e) { return e ? e->_cur : -1; }
+
+/* ------------------------------------------------------------ one exchange (sync) */
+/* POST e->_body to `x` on one member; the judge's verdict (root on OK) */
+static int ldl__etcd_once(ldl_etcd *e, int member, int x, uint64_t deadline, json_t **root,
+                          const char **why, char *tmp, size_t tmpcap) {
+    char url[LDL__ETCD_URL_MAX + 32];
+    struct curl_slist *hdrs;
+    uint64_t now = ldl__etcd_now();
+    long http = 0, to;
+    CURLcode cc;
+    int v;
+    *root = NULL;
+    if (now >= deadline) { *why = "call bound (call_ms) passed"; return LDL__ETCD_X_NEXT; }
+    to = (long)(deadline - now);
+    if (to > (long)e->_attempt_ms) to = (long)e->_attempt_ms;
+    snprintf(url, sizeof url, "%s%s", e->_ep[member], ldl__etcd_path(x));
+    hdrs = ldl__etcd_headers(x == LDL__ETCD_AUTH ? NULL : e->_auth);
+    if (!hdrs) { *why = "out of memory (headers)"; return LDL__ETCD_X_FATAL; }
+    curl_easy_reset(e->_easy);
+    if (ldl__etcd_setup(e, e->_easy, hdrs) != 0 ||
+        curl_easy_setopt(e->_easy, CURLOPT_URL, url) != CURLE_OK ||
+        curl_easy_setopt(e->_easy, CURLOPT_POSTFIELDS, e->_body) != CURLE_OK ||
+        curl_easy_setopt(e->_easy, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
+        curl_easy_setopt(e->_easy, CURLOPT_WRITEFUNCTION, ldl__etcd_write_e) != CURLE_OK ||
+        curl_easy_setopt(e->_easy, CURLOPT_WRITEDATA, (void *)e) != CURLE_OK) {
+        curl_slist_free_all(hdrs);
+        *why = "curl_easy_setopt failed";
+        return LDL__ETCD_X_FATAL;
+    }
+    e->_rlen = 0;
+    e->_over = 0;
+    cc = curl_easy_perform(e->_easy);
+    curl_easy_getinfo(e->_easy, CURLINFO_RESPONSE_CODE, &http);
+    curl_easy_setopt(e->_easy, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+    curl_slist_free_all(hdrs);
+    v = ldl__etcd_judge(cc, http, e->_reply, e->_rlen, e->_over, root, why, tmp, tmpcap);
+    return v;
+}
+
+static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, const char **why,
+                                  char *tmp, size_t tmpcap);
+
+/* one exchange with failover over the members, within the deadline.
+   0 with *root, or LDL_ESTORE (why set) */
+static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, json_t **root) {
+    char tmp[LDL__ETCD_ERR_MAX];
+    const char *why = "no member answered";
+    int tries = 0, authed = 0, m = e->_cur, v;
+    char save[LDL__ETCD_BODY_MAX];
+    *root = NULL;
+    while (tries < 2 * e->_n + 1) {
+        if (e->_user[0] && !e->_auth[0]) {
+            memcpy(save, e->_body, sizeof save);
+            v = ldl__etcd_authenticate(e, m, deadline, &why, tmp, sizeof tmp);
+            memcpy(e->_body, save, sizeof save);
+            if (v == LDL__ETCD_X_FATAL) break;
+            if (v != LDL__ETCD_X_OK) { tries++; m = (m + 1) % e->_n; if (ldl__etcd_now() >= deadline) break; continue; }
+        }
+        v = ldl__etcd_once(e, m, x, deadline, root, &why, tmp, sizeof tmp);
+        if (v == LDL__ETCD_X_OK) {
+            const char *hw = NULL;
+            int64_t rev;
+            json_t *hdr_of = *root;
+            if (x == LDL__ETCD_KEEPALIVE) hdr_of = json_object_get(*root, "result");
+            if (!json_is_object(hdr_of)) { why = "keepalive reply without a result"; json_decref(*root); *root = NULL; v = LDL__ETCD_X_NEXT; }
+            else if (ldl__etcd_header(hdr_of, &e->_cluster, &rev, &hw) != 0) {
+                why = hw;
+                json_decref(*root);
+                *root = NULL;
+                /* another cluster is not a member to fail over to quietly: fatal */
+                if (strstr(hw, "another cluster")) { v = LDL__ETCD_X_FATAL; break; }
+                v = LDL__ETCD_X_NEXT;
+            } else {
+                e->_cur = m;
+                return 0;
+            }
+        }
+        if (v == LDL__ETCD_X_AUTH && e->_user[0] && !authed) { e->_auth[0] = '\0'; authed = 1; continue; }
+        if (v == LDL__ETCD_X_FATAL || v == LDL__ETCD_X_AUTH) break;
+        tries++;
+        m = (m + 1) % e->_n;
+        if (ldl__etcd_now() >= deadline) break;
+    }
+    LDL__ETCD_ERR(e, ldl__etcd_path(x), why);
+    return LDL_ESTORE;
+}
+
+static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, const char **why,
+                                  char *tmp, size_t tmpcap) {
+    json_t *req = json_pack("{s:s, s:s}", "name", e->_user, "password", e->_pass), *root = NULL, *tok;
+    size_t n;
+    int v;
+    if (!req) { *why = "out of memory (auth body)"; return LDL__ETCD_X_FATAL; }
+    n = json_dumpb(req, e->_body, sizeof e->_body - 1, JSON_COMPACT);
+    json_decref(req);
+    if (n == 0 || n >= sizeof e->_body) { *why = "auth body too long"; return LDL__ETCD_X_FATAL; }
+    e->_body[n] = '\0';
+    v = ldl__etcd_once(e, member, LDL__ETCD_AUTH, deadline, &root, why, tmp, tmpcap);
+    if (v != LDL__ETCD_X_OK) return v == LDL__ETCD_X_AUTH ? LDL__ETCD_X_FATAL : v;
+    tok = json_object_get(root, "token");
+    if (!json_is_string(tok) || !*json_string_value(tok) ||
+        ldl__etcd_copy(e->_auth, sizeof e->_auth, json_string_value(tok)) != 0) {
+        json_decref(root);
+        *why = "authenticate: no usable token in the reply";
+        return LDL__ETCD_X_NEXT;
+    }
+    for (n = 0; e->_auth[n]; n++)
+        if ((unsigned char)e->_auth[n] < 0x21 || (unsigned char)e->_auth[n] > 0x7E) {
+            e->_auth[0] = '\0';
+            json_decref(root);
+            *why = "authenticate: the token holds a byte a header cannot carry";
+            return LDL__ETCD_X_NEXT;
+        }
+    json_decref(root);
+    return LDL__ETCD_X_OK;
+}
+
+/* ------------------------------------------------------------ the verbs (sync) */
+static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
+    json_t *root;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_x(e, LDL__ETCD_REVOKE, deadline, &root) != 0) return LDL_ESTORE;
+    json_decref(root);
+    return 0;
+}
+
+static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                                   int64_t *token_out) {
+    ldl_etcd *e = (ldl_etcd *)ctx;
+    char k64[LDL__ETCD_K64_MAX];
+    json_t *root;
+    const char *why = NULL;
+    int64_t lease = 0, ttl = 0, rev = 0;
+    uint64_t deadline;
+    int ok;
+    if (token_out) *token_out = 0;
+    if (!e || !token_out) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "acquire", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!ldl__etcd_key_ok(key) || ttl_ms == 0) { LDL__ETCD_ERR(e, "acquire", "bad key or ttl_ms 0"); return LDL_EINVAL; }
+    if (owner && !ldl__etcd_owner_ok(owner)) { LDL__ETCD_ERR(e, "acquire", "owner: 1..LDL_OWNER_MAX-1 bytes of printable ASCII"); return LDL_EINVAL; }
+    if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) { LDL__ETCD_ERR(e, "acquire", "key too long"); return LDL_EINVAL; }
+    deadline = ldl__etcd_now() + e->_call_ms;
+    /* 1. the lease */
+    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0) return LDL_ESTORE;
+    if (ldl__etcd_x(e, LDL__ETCD_GRANT, deadline, &root) != 0) return LDL_ESTORE;
+    if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1 ||
+        ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)ttl_ms + 999u) / 1000u)) {
+        json_decref(root);
+        LDL__ETCD_ERR(e, "lease grant", "reply without a lease ID, or a TTL below the one asked for");
+        return LDL_ESTORE;
+    }
+    json_decref(root);
+    /* 2. the transaction */
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", lease) != 0) {
+        LDL__ETCD_ERR(e, "acquire", "request too long");
+        ldl__etcd_revoke(e, lease, deadline);
+        return LDL_EINVAL;
+    }
+    if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) {
+        char keep[LDL__ETCD_ERR_MAX];
+        memcpy(keep, e->_err, sizeof keep);
+        ldl__etcd_revoke(e, lease, deadline + e->_attempt_ms);   /* may have committed: undo */
+        memcpy(e->_err, keep, sizeof keep);
+        return LDL_ESTORE;
+    }
+    ok = ldl__etcd_succeeded(root);
+    if (ok == 1) {
+        if (!ldl__etcd_txn_resp(root, 0, "response_put") ||
+            ldl__etcd_i64(json_object_get(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
+            why = "txn reply: no put response or no revision";
+            ok = -1;
+        }
+    } else if (ok == 0) {
+        ldl__etcd_kv kv;
+        json_t *r = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0) {
+            if (!why) why = "txn reply: no range response";
+            ok = -1;
+        } else if (kv.found && kv.lease == lease) {
+            ok = 1;                             /* an earlier attempt of this call committed */
+            rev = kv.create;
+        }
+    } else why = "txn reply: succeeded is not a boolean";
+    json_decref(root);
+    if (ok == 1) {
+        *token_out = rev;
+        e->_err[0] = '\0';
+        return 1;
+    }
+    {
+        char keep[LDL__ETCD_ERR_MAX];
+        if (ok < 0) LDL__ETCD_ERR(e, "acquire", why);
+        memcpy(keep, e->_err, sizeof keep);
+        ldl__etcd_revoke(e, lease, deadline + e->_attempt_ms);   /* lost the race (or a bad reply) */
+        memcpy(e->_err, keep, sizeof keep);
+    }
+    return ok < 0 ? LDL_ESTORE : 0;
+}
+
+static int ldl__etcd_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
+    return ldl__etcd_acquire_owned(ctx, key, ttl_ms, NULL, token_out);
+}
+
+/* range the key: LDL_OK with kv, or LDL_ESTORE */
+static int ldl__etcd_get(ldl_etcd *e, const char *k64, uint64_t deadline, ldl__etcd_kv *kv,
+                         char *value64, size_t vcap) {
+    json_t *root;
+    const char *why = NULL;
+    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return LDL_ESTORE;
+    if (ldl__etcd_x(e, LDL__ETCD_RANGE, deadline, &root) != 0) return LDL_ESTORE;
+    if (ldl__etcd_range_kv(root, k64, kv, &why) != 0) {
+        json_decref(root);
+        LDL__ETCD_ERR(e, "range", why);
+        return LDL_ESTORE;
+    }
+    if (value64) {
+        if (ldl__etcd_copy(value64, vcap, kv->value64) != 0) {
+            json_decref(root);
+            LDL__ETCD_ERR(e, "range", "value too long");
+            return LDL_ESTORE;
+        }
+    }
+    kv->value64 = "";
+    json_decref(root);
+    return LDL_OK;
+}
+
+static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    ldl_etcd *e = (ldl_etcd *)ctx;
+    char k64[LDL__ETCD_K64_MAX];
+    ldl__etcd_kv kv;
+    json_t *root, *res;
+    int64_t id = 0, ttl = 0;
+    uint64_t deadline;
+    if (!e) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "renew", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!ldl__etcd_key_ok(key) || token < 1 || ttl_ms == 0 ||
+        ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) {
+        LDL__ETCD_ERR(e, "renew", "bad key, token or ttl_ms");
+        return LDL_EINVAL;
+    }
+    deadline = ldl__etcd_now() + e->_call_ms;
+    if (ldl__etcd_get(e, k64, deadline, &kv, NULL, 0) != LDL_OK) return LDL_ESTORE;
+    if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
+    res = json_object_get(root, "result");
+    if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+        json_decref(root);
+        LDL__ETCD_ERR(e, "keepalive", "reply names another lease or has a malformed TTL");
+        return LDL_ESTORE;
+    }
+    json_decref(root);
+    e->_err[0] = '\0';
+    if (ttl <= 0) return 0;                                  /* the lease is gone */
+    if ((uint64_t)ttl * 1000u < (uint64_t)ttl_ms) {
+        LDL__ETCD_ERR(e, "renew", "the lease's TTL does not cover ttl_ms");
+        return 0;
+    }
+    return 1;
+}
+
+static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
+    ldl_etcd *e = (ldl_etcd *)ctx;
+    char k64[LDL__ETCD_K64_MAX];
+    ldl__etcd_kv kv;
+    json_t *root, *r;
+    const char *why = NULL;
+    uint64_t deadline;
+    int ok;
+    if (!e) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "release", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!ldl__etcd_key_ok(key) || token < 1 || ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) {
+        LDL__ETCD_ERR(e, "release", "bad key or token");
+        return LDL_EINVAL;
+    }
+    deadline = ldl__etcd_now() + e->_call_ms;
+    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, token) != 0) return LDL_ESTORE;
+    if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) return LDL_ESTORE;
+    ok = ldl__etcd_succeeded(root);
+    memset(&kv, 0, sizeof kv);
+    if (ok == 1) {
+        r = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0 || !kv.found || kv.create != token ||
+            !ldl__etcd_txn_resp(root, 1, "response_delete_range")) {
+            if (!why) why = "txn reply: the range does not show this fence, or no delete response";
+            ok = -1;
+        }
+    } else if (ok < 0) why = "txn reply: succeeded is not a boolean";
+    json_decref(root);
+    if (ok < 0) { LDL__ETCD_ERR(e, "release", why); return LDL_ESTORE; }
+    e->_err[0] = '\0';
+    if (ok == 0) return 0;
+    if (kv.lease > 0 && ldl__etcd_revoke(e, kv.lease, deadline) != 0) {
+        /* the key is gone; the lease runs out by itself (why keeps the text) */
+    }
+    return 1;
+}
+
+static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
+    ldl_etcd *e = (ldl_etcd *)ctx;
+    char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_O64_MAX + 8];
+    unsigned char raw[LDL__ETCD_O64_MAX];
+    ldl__etcd_kv kv;
+    json_t *root;
+    int64_t ttl = 0, id = 0;
+    uint64_t deadline;
+    long n, i;
+    if (out) memset(out, 0, sizeof *out);
+    if (!e || !out) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "inspect", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!ldl__etcd_key_ok(key) || ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) {
+        LDL__ETCD_ERR(e, "inspect", "bad key");
+        return LDL_EINVAL;
+    }
+    deadline = ldl__etcd_now() + e->_call_ms;
+    if (ldl__etcd_get(e, k64, deadline, &kv, v64, sizeof v64) != LDL_OK) return LDL_ESTORE;
+    if (!kv.found) { e->_err[0] = '\0'; return 0; }
+    if (kv.lease < 1) { LDL__ETCD_ERR(e, "inspect", "the key carries no lease: not the adapter's"); return LDL_ESTORE; }
+    n = ldl__etcd_b64dec(v64, raw, sizeof raw);
+    if (n < 0 || n >= LDL_OWNER_MAX) { LDL__ETCD_ERR(e, "inspect", "the value is not an owner"); return LDL_ESTORE; }
+    for (i = 0; i < n; i++)
+        if (raw[i] < 0x20 || raw[i] > 0x7E) { LDL__ETCD_ERR(e, "inspect", "the owner is not printable ASCII"); return LDL_ESTORE; }
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_x(e, LDL__ETCD_TTL, deadline, &root) != 0) return LDL_ESTORE;
+    if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(root, "TTL", 1, &ttl) != 0) {
+        json_decref(root);
+        LDL__ETCD_ERR(e, "timetolive", "reply names another lease or has a malformed TTL");
+        return LDL_ESTORE;
+    }
+    json_decref(root);
+    e->_err[0] = '\0';
+    if (ttl <= 0) return 0;                                  /* expiring: free a moment from now */
+    out->token = kv.create;
+    out->ttl_left_ms = ttl > 4294967 ? UINT32_MAX : (uint32_t)(ttl * 1000);
+    memcpy(out->owner, raw, (size_t)n);
+    out->owner[n] = '\0';
+    return 1;
+}
+
+LDL_ETCD_API ldl_store ldl_etcd_store(ldl_etcd *e) {
+    ldl_store st;
+    memset(&st, 0, sizeof st);
+    if (!e) return st;
+    st.acquire = ldl__etcd_acquire;
+    st.renew = ldl__etcd_renew;
+    st.release = ldl__etcd_release;
+    st.ctx = e;
+    return st;
+}
+
+LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
+    ldl_store_ext x;
+    memset(&x, 0, sizeof x);
+    if (!e || !e->_ok) return x;
+    x.acquire_owned = ldl__etcd_acquire_owned;
+    x.inspect = ldl__etcd_inspect;
+    x.ctx = e;
+    return x;
+}
+
+/*ASYNC*/
 
 #ifdef __cplusplus
 }
