@@ -145,6 +145,8 @@
      LDL_STATIC               makes the functions static (as in the core header)
      LDL_ETCD_MAX_ENDPOINTS   members in cfg.endpoints (default 8)
      LDL_ETCD_REPLY_MAX       bytes of one reply body (default 4096)
+     LDL_ETCD_MAX_CONNS       connections of one non-blocking view (default 64;
+                              more requests wait inside libcurl for one)
      LDL_NO_ASYNC             (the core's switch) leaves the non-blocking view out
 
    One ldl_etcd (and one ldl_etcd_async) serves one thread at a time.
@@ -168,6 +170,9 @@
 #endif
 #if LDL_ETCD_MAX_ENDPOINTS < 1 || LDL_ETCD_MAX_ENDPOINTS > 64
 #error "LDL_ETCD_MAX_ENDPOINTS must be in 1..64"
+#endif
+#ifndef LDL_ETCD_MAX_CONNS
+#define LDL_ETCD_MAX_CONNS 64       /* connections the non-blocking view opens at most */
 #endif
 #ifndef LDL_ETCD_REPLY_MAX
 #define LDL_ETCD_REPLY_MAX 4096
@@ -275,7 +280,9 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
     ldl_etcd_req   *_reqs;
     size_t          _nreqs;
     ldl_etcd_req   *_free;
+    struct curl_slist *_hdrs;        /* the headers every request sends */
     int             _ok;
+    int             _again;          /* a request was (re)added during the pump */
     ldl_etcd_stats  _stats;
     char            _err[LDL__ETCD_ERR_MAX];
 };
@@ -1164,7 +1171,484 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
     return x;
 }
 
-/*ASYNC*/
+#ifndef LDL_NO_ASYNC
+/* ------------------------------------------------------------ the non-blocking view */
+/* steps of a request (each one HTTP exchange) */
+#define LDL__ETCD_S_GRANT 1
+#define LDL__ETCD_S_PUT 2
+#define LDL__ETCD_S_RANGE 3
+#define LDL__ETCD_S_KEEPALIVE 4
+#define LDL__ETCD_S_DEL 5
+#define LDL__ETCD_S_REVOKE 6
+
+static int ldl__etcd_step_x(int step) {
+    switch (step) {
+    case LDL__ETCD_S_GRANT: return LDL__ETCD_GRANT;
+    case LDL__ETCD_S_PUT: case LDL__ETCD_S_DEL: return LDL__ETCD_TXN;
+    case LDL__ETCD_S_RANGE: return LDL__ETCD_RANGE;
+    case LDL__ETCD_S_KEEPALIVE: return LDL__ETCD_KEEPALIVE;
+    default: return LDL__ETCD_REVOKE;
+    }
+}
+
+static size_t ldl__etcd_write_r(char *p, size_t sz, size_t nm, void *ud) {
+    ldl_etcd_req *r = (ldl_etcd_req *)ud;
+    if (nm && sz > (size_t)-1 / nm) { r->_over = 1; return 0; }
+    return ldl__etcd_sink(r->_reply, &r->_rlen, &r->_over, p, sz * nm);
+}
+
+static void ldl__etcd_aerr(ldl_etcd_async *ea, const char *what, const char *why) {
+    ldl__etcd_seterr(ea->_err, sizeof ea->_err, what, why);
+}
+
+/* the request is over: answer its op (if still attached), free it */
+static void ldl__etcd_finish(ldl_etcd_async *ea, ldl_etcd_req *r, int rc, int64_t token, int answered) {
+    if (r->_op) {
+        ldl_op *op = r->_op;
+        op->store_data = 0;
+        ldl_op_complete(op, rc, r->_kind == LDL_OP_ACQUIRE ? token : 0);
+    }
+    if (answered) ea->_stats.answered++;
+    else ea->_stats.failed++;
+    r->_op = NULL;
+    r->_live = 0;
+    r->_busy = 0;
+    r->_next = ea->_free;
+    ea->_free = r;
+    if (ea->_stats.live) ea->_stats.live--;
+}
+
+/* build the body of the current step and put the exchange on the multi
+   handle (no I/O). 0, or -1 (the request must end: why set) */
+static int ldl__etcd_launch(ldl_etcd_async *ea, ldl_etcd_req *r) {
+    ldl_etcd *e = ea->_e;
+    char k64[LDL__ETCD_K64_MAX], url[LDL__ETCD_URL_MAX + 32];
+    uint64_t now = ldl__etcd_now();
+    long to;
+    int b;
+    if (now >= r->_deadline) { ldl__etcd_aerr(ea, "request", "call bound (call_ms) passed"); return -1; }
+    to = (long)(r->_deadline - now);
+    if (to > (long)e->_attempt_ms) to = (long)e->_attempt_ms;
+    if (ldl__etcd_key64(e->_prefix, r->_key, k64, sizeof k64) != 0) return -1;
+    switch (r->_step) {
+    case LDL__ETCD_S_GRANT: b = ldl__etcd_body_grant(r->_body, sizeof r->_body, r->_ttl); break;
+    case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_lease); break;
+    case LDL__ETCD_S_RANGE: b = ldl__etcd_body_range(r->_body, sizeof r->_body, k64); break;
+    case LDL__ETCD_S_DEL: b = ldl__etcd_body_del(r->_body, sizeof r->_body, k64, r->_token); break;
+    default: b = ldl__etcd_body_lease(r->_body, sizeof r->_body, r->_lease); break;
+    }
+    if (b != 0) { ldl__etcd_aerr(ea, "request", "body too long"); return -1; }
+    snprintf(url, sizeof url, "%s%s", e->_ep[r->_member], ldl__etcd_path(ldl__etcd_step_x(r->_step)));
+    if (!r->_easy) {
+        r->_easy = curl_easy_init();
+        if (!r->_easy) { ldl__etcd_aerr(ea, "request", "curl_easy_init failed"); return -1; }
+    } else curl_easy_reset(r->_easy);
+    if (ldl__etcd_setup(e, r->_easy, ea->_hdrs) != 0 ||
+        curl_easy_setopt(r->_easy, CURLOPT_URL, url) != CURLE_OK ||
+        curl_easy_setopt(r->_easy, CURLOPT_POSTFIELDS, r->_body) != CURLE_OK ||
+        curl_easy_setopt(r->_easy, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
+        curl_easy_setopt(r->_easy, CURLOPT_WRITEFUNCTION, ldl__etcd_write_r) != CURLE_OK ||
+        curl_easy_setopt(r->_easy, CURLOPT_WRITEDATA, (void *)r) != CURLE_OK ||
+        curl_easy_setopt(r->_easy, CURLOPT_PRIVATE, (void *)r) != CURLE_OK) {
+        ldl__etcd_aerr(ea, "request", "curl_easy_setopt failed");
+        return -1;
+    }
+    r->_rlen = 0;
+    r->_over = 0;
+    if (curl_multi_add_handle(ea->_multi, r->_easy) != CURLM_OK) {
+        ldl__etcd_aerr(ea, "request", "curl_multi_add_handle failed");
+        return -1;
+    }
+    r->_busy = 1;
+    ea->_again = 1;
+    return 0;
+}
+
+/* move to step `step` on the member that answered; finish on failure */
+static void ldl__etcd_next(ldl_etcd_async *ea, ldl_etcd_req *r, int step) {
+    r->_step = step;
+    r->_tries = 0;
+    if (step == LDL__ETCD_S_REVOKE) r->_deadline += ea->_e->_attempt_ms; /* room for the clean-up */
+    if (ldl__etcd_launch(ea, r) != 0) {
+        /* a clean-up revoke that cannot start still answers what was decided */
+        if (step == LDL__ETCD_S_REVOKE) ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
+        else ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0);
+    }
+}
+
+/* the request failed for good at its current step */
+static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what, const char *why) {
+    ldl__etcd_aerr(ea, what, why);
+    if (r->_step == LDL__ETCD_S_REVOKE) { ldl__etcd_finish(ea, r, r->_rc, r->_token, 1); return; }
+    if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT) {
+        /* the put may have committed: revoke the fresh lease (removes the key) */
+        r->_rc = LDL_ESTORE;
+        r->_token = 0;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
+        return;
+    }
+    ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0);
+}
+
+/* one exchange of r finished: judge it, then step on, retry elsewhere or finish */
+static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
+    ldl_etcd *e = ea->_e;
+    char tmp[LDL__ETCD_ERR_MAX], k64[LDL__ETCD_K64_MAX];
+    const char *why = NULL, *what = ldl__etcd_path(ldl__etcd_step_x(r->_step));
+    json_t *root = NULL, *hdr;
+    long http = 0;
+    int64_t rev = 0;
+    int v;
+    curl_easy_getinfo(r->_easy, CURLINFO_RESPONSE_CODE, &http);
+    ea->_stats.exchanges++;
+    v = ldl__etcd_judge(cc, http, r->_reply, r->_rlen, r->_over, &root, &why, tmp, sizeof tmp);
+    if (v == LDL__ETCD_X_OK) {
+        hdr = r->_step == LDL__ETCD_S_KEEPALIVE ? json_object_get(root, "result") : root;
+        if (!json_is_object(hdr)) { why = "keepalive reply without a result"; v = LDL__ETCD_X_NEXT; }
+        else if (ldl__etcd_header(hdr, &e->_cluster, &rev, &why) != 0)
+            v = strstr(why, "another cluster") ? LDL__ETCD_X_FATAL : LDL__ETCD_X_NEXT;
+        if (v != LDL__ETCD_X_OK) { json_decref(root); root = NULL; }
+    }
+    if (v == LDL__ETCD_X_FATAL && r->_step == LDL__ETCD_S_REVOKE) {
+        /* "lease not found": already gone, which is what the revoke wanted */
+        ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
+        return;
+    }
+    if (v != LDL__ETCD_X_OK) {
+        if (v == LDL__ETCD_X_NEXT && ldl__etcd_now() < r->_deadline && r->_tries < 2 * e->_n) {
+            r->_tries++;
+            r->_member = (r->_member + 1) % e->_n;
+            ea->_stats.failovers++;
+            if (ldl__etcd_launch(ea, r) == 0) return;
+        }
+        ldl__etcd_fail(ea, r, what, why);
+        return;
+    }
+    e->_cur = r->_member;
+    if (ldl__etcd_key64(e->_prefix, r->_key, k64, sizeof k64) != 0) k64[0] = '\0';
+    switch (r->_step) {
+    case LDL__ETCD_S_GRANT: {
+        int64_t id = 0, ttl = 0;
+        if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1 || ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 ||
+            ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
+            json_decref(root);
+            ldl__etcd_fail(ea, r, what, "reply without a lease ID, or a TTL below the one asked for");
+            return;
+        }
+        json_decref(root);
+        r->_lease = id;
+        if (!r->_op) { r->_rc = 0; ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE); return; }  /* cancelled */
+        ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
+        return;
+    }
+    case LDL__ETCD_S_PUT: {
+        int ok = ldl__etcd_succeeded(root);
+        int64_t fence = 0;
+        if (ok == 1) {
+            if (!ldl__etcd_txn_resp(root, 0, "response_put")) { ok = -1; why = "txn reply: no put response"; }
+            else fence = rev;
+        } else if (ok == 0) {
+            ldl__etcd_kv kv;
+            json_t *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+            if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
+            else if (kv.found && kv.lease == r->_lease) { ok = 1; fence = kv.create; }
+        } else why = "txn reply: succeeded is not a boolean";
+        json_decref(root);
+        if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
+        if (ok == 1) ea->_stats.handed_back++;            /* cancelled: the revoke hands it back */
+        if (ok < 0) ldl__etcd_aerr(ea, what, why);
+        r->_rc = ok < 0 ? LDL_ESTORE : 0;
+        r->_token = 0;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
+        return;
+    }
+    case LDL__ETCD_S_RANGE: {
+        ldl__etcd_kv kv;
+        if (ldl__etcd_range_kv(root, k64, &kv, &why) != 0) { json_decref(root); ldl__etcd_fail(ea, r, what, why); return; }
+        json_decref(root);
+        if (!kv.found || kv.create != r->_token || kv.lease < 1) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
+        r->_lease = kv.lease;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
+        return;
+    }
+    case LDL__ETCD_S_KEEPALIVE: {
+        json_t *res = json_object_get(root, "result");
+        int64_t id = 0, ttl = 0;
+        if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != r->_lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+            json_decref(root);
+            ldl__etcd_fail(ea, r, what, "reply names another lease or has a malformed TTL");
+            return;
+        }
+        json_decref(root);
+        ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
+        return;
+    }
+    case LDL__ETCD_S_DEL: {
+        int ok = ldl__etcd_succeeded(root);
+        ldl__etcd_kv kv;
+        memset(&kv, 0, sizeof kv);
+        if (ok == 1) {
+            json_t *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+            if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0 || !kv.found || kv.create != r->_token ||
+                !ldl__etcd_txn_resp(root, 1, "response_delete_range")) {
+                ok = -1;
+                if (!why) why = "txn reply: the range does not show this fence, or no delete response";
+            }
+        } else if (ok < 0) why = "txn reply: succeeded is not a boolean";
+        json_decref(root);
+        if (ok < 0) { ldl__etcd_fail(ea, r, what, why); return; }
+        if (ok == 0 || kv.lease < 1) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
+        r->_rc = 1;
+        r->_lease = kv.lease;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
+        return;
+    }
+    default:                                              /* the revoke answered */
+        json_decref(root);
+        ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
+        return;
+    }
+}
+
+static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char *key, int64_t token,
+                            uint32_t ttl_ms, const char *owner) {
+    ldl_etcd_req *r;
+    if (!ea || !op) return LDL_EINVAL;
+    if (!ea->_ok) { ldl__etcd_aerr(ea, "submit", "view not initialised"); return LDL_ESTORE; }
+    if (!ldl__etcd_key_ok(key) || (kind != LDL_OP_ACQUIRE && token < 1) ||
+        (kind != LDL_OP_RELEASE && ttl_ms == 0) || (owner && !ldl__etcd_owner_ok(owner))) {
+        ldl__etcd_aerr(ea, "submit", "bad key, token, ttl_ms or owner");
+        return LDL_EINVAL;
+    }
+    r = ea->_free;
+    if (!r) { ea->_stats.refused_full++; ldl__etcd_aerr(ea, "submit", "no free ldl_etcd_req"); return LDL_ESTORE; }
+    ea->_free = r->_next;
+    r->_next = NULL;
+    r->_op = op;
+    r->_kind = kind;
+    r->_token = kind == LDL_OP_ACQUIRE ? 0 : token;
+    r->_lease = 0;
+    r->_ttl = ttl_ms;
+    r->_rc = 0;
+    r->_live = 1;
+    r->_busy = 0;
+    r->_tries = 0;
+    r->_member = ea->_e->_cur;
+    r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
+    memcpy(r->_key, key, strlen(key) + 1);
+    if (owner) memcpy(r->_owner, owner, strlen(owner) + 1);
+    else r->_owner[0] = '\0';
+    r->_step = kind == LDL_OP_ACQUIRE ? LDL__ETCD_S_GRANT : kind == LDL_OP_RENEW ? LDL__ETCD_S_RANGE
+                                                                                 : LDL__ETCD_S_DEL;
+    op->store_data = (uintptr_t)r;
+    ea->_stats.submitted++;
+    ea->_stats.live++;
+    if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
+    if (ldl__etcd_launch(ea, r) != 0) {
+        /* nothing queued: no completion follows */
+        op->store_data = 0;
+        r->_op = NULL;
+        r->_live = 0;
+        r->_next = ea->_free;
+        ea->_free = r;
+        ea->_stats.live--;
+        return LDL_ESTORE;
+    }
+    return LDL_OK;
+}
+
+static int ldl__etcd_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
+    return ldl__etcd_submit((ldl_etcd_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms, NULL);
+}
+static int ldl__etcd_a_acquire_owned(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms,
+                                     const char *owner) {
+    return ldl__etcd_submit((ldl_etcd_async *)ctx, op, LDL_OP_ACQUIRE, key, 0, ttl_ms, owner);
+}
+static int ldl__etcd_a_renew(void *ctx, ldl_op *op, const char *key, int64_t token, uint32_t ttl_ms) {
+    return ldl__etcd_submit((ldl_etcd_async *)ctx, op, LDL_OP_RENEW, key, token, ttl_ms, NULL);
+}
+static int ldl__etcd_a_release(void *ctx, ldl_op *op, const char *key, int64_t token) {
+    return ldl__etcd_submit((ldl_etcd_async *)ctx, op, LDL_OP_RELEASE, key, token, 0, NULL);
+}
+static void ldl__etcd_a_cancel(void *ctx, ldl_op *op) {
+    ldl_etcd_async *ea = (ldl_etcd_async *)ctx;
+    ldl_etcd_req *r;
+    if (!ea || !op || !op->store_data) return;
+    r = (ldl_etcd_req *)op->store_data;
+    if (r < ea->_reqs || r >= ea->_reqs + ea->_nreqs || r->_op != op) return;
+    r->_op = NULL;              /* detached; the pump finishes it (a grant is revoked) */
+    op->store_data = 0;
+}
+
+static int ldl__etcd_a_headers(ldl_etcd_async *ea) {
+    ldl_etcd *e = ea->_e;
+    if (ea->_hdrs) curl_slist_free_all(ea->_hdrs);
+    ea->_hdrs = NULL;
+    if (e->_user[0] && !e->_auth[0]) {
+        char tmp[LDL__ETCD_ERR_MAX];
+        const char *why = "no member answered";
+        uint64_t deadline = ldl__etcd_now() + e->_call_ms;
+        int i, v = LDL__ETCD_X_NEXT;
+        for (i = 0; i < e->_n && v != LDL__ETCD_X_OK && v != LDL__ETCD_X_FATAL; i++)
+            v = ldl__etcd_authenticate(e, (e->_cur + i) % e->_n, deadline, &why, tmp, sizeof tmp);
+        if (v != LDL__ETCD_X_OK) { ldl__etcd_aerr(ea, "authenticate", why); return -1; }
+    }
+    ea->_hdrs = ldl__etcd_headers(e->_auth);
+    if (!ea->_hdrs) { ldl__etcd_aerr(ea, "init", "out of memory (headers)"); return -1; }
+    return 0;
+}
+
+LDL_ETCD_API int ldl_etcd_async_init(ldl_etcd_async *ea, ldl_etcd *e, ldl_etcd_req *reqs, size_t nreqs) {
+    size_t i;
+    if (!ea) return LDL_EINVAL;
+    memset(ea, 0, sizeof *ea);
+    if (!e || !reqs || nreqs == 0) {
+        ldl__etcd_aerr(ea, "async init", "want an ldl_etcd, request storage and nreqs >= 1");
+        return LDL_EINVAL;
+    }
+    if (!e->_ok) { ldl__etcd_aerr(ea, "async init", "ldl_etcd not initialised (ldl_etcd_init first)"); return LDL_EINVAL; }
+    ea->_e = e;
+    ea->_reqs = reqs;
+    ea->_nreqs = nreqs;
+    memset(reqs, 0, nreqs * sizeof *reqs);
+    for (i = nreqs; i-- > 0;) {
+        reqs[i]._ea = ea;
+        reqs[i]._next = ea->_free;
+        ea->_free = &reqs[i];
+    }
+    ea->_multi = curl_multi_init();
+    if (!ea->_multi) { ldl__etcd_aerr(ea, "async init", "curl_multi_init failed"); return LDL_ESTORE; }
+    curl_multi_setopt(ea->_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)LDL_ETCD_MAX_CONNS);
+    curl_multi_setopt(ea->_multi, CURLMOPT_MAXCONNECTS, (long)LDL_ETCD_MAX_CONNS);
+    if (ldl__etcd_a_headers(ea) != 0) {
+        curl_multi_cleanup(ea->_multi);
+        ea->_multi = NULL;
+        return LDL_ESTORE;
+    }
+    ea->_ok = 1;
+    return LDL_OK;
+}
+
+LDL_ETCD_API int ldl_etcd_async_drop(ldl_etcd_async *ea) {
+    size_t i;
+    int n = 0;
+    if (!ea || !ea->_reqs) return 0;
+    for (i = 0; i < ea->_nreqs; i++) {
+        ldl_etcd_req *r = &ea->_reqs[i];
+        if (!r->_live) continue;
+        if (r->_busy && ea->_multi) curl_multi_remove_handle(ea->_multi, r->_easy);
+        ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0);
+        n++;
+    }
+    if (n) ldl__etcd_aerr(ea, "drop", "every live request answered LDL_ESTORE");
+    return n;
+}
+
+LDL_ETCD_API void ldl_etcd_async_close(ldl_etcd_async *ea) {
+    size_t i;
+    if (!ea) return;
+    ldl_etcd_async_drop(ea);
+    for (i = 0; ea->_reqs && i < ea->_nreqs; i++) {
+        if (ea->_reqs[i]._easy) curl_easy_cleanup(ea->_reqs[i]._easy);
+        ea->_reqs[i]._easy = NULL;
+    }
+    if (ea->_multi) curl_multi_cleanup(ea->_multi);
+    ea->_multi = NULL;
+    if (ea->_hdrs) curl_slist_free_all(ea->_hdrs);
+    ea->_hdrs = NULL;
+    ea->_ok = 0;
+}
+
+LDL_ETCD_API int ldl_etcd_async_rebind(ldl_etcd_async *ea, ldl_etcd *e) {
+    ldl_etcd *old;
+    if (!ea || !ea->_multi) return LDL_EINVAL;
+    if (!e || !e->_ok) { ldl__etcd_aerr(ea, "rebind", "want an initialised ldl_etcd"); return LDL_EINVAL; }
+    ldl_etcd_async_drop(ea);
+    old = ea->_e;
+    ea->_e = e;
+    if (ldl__etcd_a_headers(ea) != 0) { ea->_e = old; ea->_ok = 0; return LDL_ESTORE; }
+    ea->_ok = 1;
+    return LDL_OK;
+}
+
+LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
+    int running = 0, done = 0, round;
+    if (!ea) return LDL_EINVAL;
+    if (!ea->_multi) return LDL_ESTORE;
+    /* a second perform sends at once what the first one's answers started */
+    for (round = 0; round < 2; round++) {
+        CURLMsg *m;
+        int q;
+        size_t before = (size_t)ea->_stats.answered + (size_t)ea->_stats.failed;
+        ea->_again = 0;
+        if (curl_multi_perform(ea->_multi, &running) != CURLM_OK) {
+            ldl__etcd_aerr(ea, "pump", "curl_multi_perform failed");
+            return LDL_ESTORE;
+        }
+        while ((m = curl_multi_info_read(ea->_multi, &q)) != NULL) {
+            ldl_etcd_req *r = NULL;
+            CURLcode cc;
+            if (m->msg != CURLMSG_DONE) continue;
+            cc = m->data.result;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+            curl_multi_remove_handle(ea->_multi, m->easy_handle);
+            if (!r || r < ea->_reqs || r >= ea->_reqs + ea->_nreqs || !r->_busy) continue;
+            r->_busy = 0;
+            ldl__etcd_done(ea, r, cc);
+        }
+        done += (int)((size_t)ea->_stats.answered + (size_t)ea->_stats.failed - before);
+        if (!ea->_again) break;
+    }
+    return done;
+}
+
+LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea) {
+    long ms = -1;
+    if (!ea || !ea->_multi) return -1;
+    if (curl_multi_timeout(ea->_multi, &ms) != CURLM_OK) return -1;
+    return ms;
+}
+
+LDL_ETCD_API int ldl_etcd_async_wait(ldl_etcd_async *ea, int max_ms) {
+    int n = 0;
+    if (!ea || !ea->_multi || max_ms < 0) return LDL_EINVAL;
+    if (curl_multi_poll(ea->_multi, NULL, 0, max_ms, &n) != CURLM_OK) return LDL_ESTORE;
+    return n;
+}
+
+LDL_ETCD_API ldl_async_store ldl_etcd_async_store(ldl_etcd_async *ea) {
+    ldl_async_store a;
+    memset(&a, 0, sizeof a);
+    if (!ea) return a;
+    a.acquire = ldl__etcd_a_acquire;
+    a.renew = ldl__etcd_a_renew;
+    a.release = ldl__etcd_a_release;
+    a.cancel = ldl__etcd_a_cancel;
+    a.ctx = ea;
+    return a;
+}
+
+static int ldl__etcd_a_inspect(void *ctx, const char *key, ldl_holder *out) {
+    ldl_etcd_async *ea = (ldl_etcd_async *)ctx;
+    if (!ea || !ea->_e) { if (out) memset(out, 0, sizeof *out); return LDL_EINVAL; }
+    return ldl__etcd_inspect(ea->_e, key, out);
+}
+
+LDL_ETCD_API ldl_store_ext ldl_etcd_async_ext(ldl_etcd_async *ea) {
+    ldl_store_ext x;
+    memset(&x, 0, sizeof x);
+    if (!ea || !ea->_ok) return x;
+    x.submit_owned = ldl__etcd_a_acquire_owned;
+    x.inspect = ldl__etcd_a_inspect;
+    x.ctx = ea;
+    return x;
+}
+
+LDL_ETCD_API const char *ldl_etcd_async_why(const ldl_etcd_async *ea) { return ea ? ea->_err : "NULL view"; }
+LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea) {
+    return ea ? &ea->_stats : NULL;
+}
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }
