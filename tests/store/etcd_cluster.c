@@ -36,15 +36,16 @@
 #include "adapters/lite_di_lock_etcd.h"
 #include "tests/store/fenced.h"
 
-#define NKEYS 3
+#define NKEYS 6
 #define PER_KEY 2
-#define MAXCL 8
+#define MAXCL 16
 #define TTL_MS 4000u
 #define RETRY_MS 250u
 #define STEP_MS 20u
 
 /* ------------------------------------------------------------ the control script */
 static const char *g_ctl;
+static int g_trace;                /* LDL_ETCD_TRACE=1: one line per renew and per fault */
 
 static int ctl(const char *verb, int member)
 {
@@ -52,7 +53,9 @@ static int ctl(const char *verb, int member)
     int rc;
     if (member > 0) snprintf(cmd, sizeof cmd, "'%s' %s %d", g_ctl, verb, member);
     else snprintf(cmd, sizeof cmd, "'%s' %s", g_ctl, verb);
+    if (g_trace) printf("trace %llu ctl %s %d\n", (unsigned long long)(st_now_ms() % 100000u), verb, member);
     rc = system(cmd);
+    if (g_trace) printf("trace %llu ctl done\n", (unsigned long long)(st_now_ms() % 100000u));
     return (rc != -1 && WIFEXITED(rc)) ? WEXITSTATUS(rc) : -1;
 }
 
@@ -220,6 +223,9 @@ static void client_step(client *c)
         int r = ldl_lock_poll(&c->lk);
         t1 = st_now_ms();
         if (due == 0 && t1 - t0 > c->max_call_ms) c->max_call_ms = t1 - t0;
+        if (due == 0 && g_trace)
+            printf("trace %llu %s renew -> %d (%llu ms, member %d) %s\n", (unsigned long long)(t0 % 100000u),
+                   c->name, r, (unsigned long long)(t1 - t0), ldl_etcd_member(&c->e), ldl_etcd_why(&c->e));
         if (r == 1) {
             uint64_t dl = t1 + ldl_lock_valid_ms(&c->lk);
             if (dl > c->deadline + 50u) c->renews++;
@@ -318,13 +324,14 @@ static uint64_t total_losses(void)
 
 static void print_losses(const char *tag)
 {
-    uint64_t by[8];
+    uint64_t by[8], renews = 0;
     int i, r;
     memset(by, 0, sizeof by);
     for (i = 0; i < g_ncl; i++)
         for (r = 0; r < 8; r++) by[r] += g_cl[i].lost_by[r];
-    printf("figure: %s: losses %llu (heartbeat_failed %llu, store_error %llu, lease_expired %llu)\n",
-           tag, (unsigned long long)total_losses(), (unsigned long long)by[LDL_REASON_HEARTBEAT_FAILED],
+    for (i = 0; i < g_ncl; i++) renews += g_cl[i].renews;
+    printf("figure: %s: %llu renewals, losses %llu (heartbeat_failed %llu, store_error %llu, lease_expired %llu)\n",
+           tag, (unsigned long long)renews, (unsigned long long)total_losses(), (unsigned long long)by[LDL_REASON_HEARTBEAT_FAILED],
            (unsigned long long)by[LDL_REASON_STORE_ERROR], (unsigned long long)by[LDL_REASON_LEASE_EXPIRED]);
 }
 
@@ -348,17 +355,20 @@ static uint64_t max_call(void)
     return m;
 }
 
-/* 6 clients, 2 per key, each with all three members, the list rotated so the clients start
-   on different members */
+/* 12 clients, 2 per key, each with all three members, the list rotated so the clients start
+   on different members; the first acquires are spread over one heartbeat, so the renewals
+   of the 6 holders are spread too (a fault always has renewals right behind it) */
 static int open_clients(const char *tag, uint32_t ttl)
 {
     int i;
+    uint64_t now = st_now_ms();
     for (i = 0; i < NKEYS * PER_KEY; i++) {
         char eps[600], name[16];
         int a = i % 3 + 1, b = (i + 1) % 3 + 1, c = (i + 2) % 3 + 1;
         snprintf(eps, sizeof eps, "%s,%s,%s", endpoint(a), endpoint(b), endpoint(c));
         snprintf(name, sizeof name, "%s%d", tag, i);
         if (!client_init(&g_cl[i], name, i % NKEYS, eps, ttl)) return 0;
+        g_cl[i].next_try = now + (uint64_t)(i % NKEYS) * (ttl / 3u) / NKEYS + (i >= NKEYS ? 60u : 0u);
         g_ncl = i + 1;
     }
     return 1;
@@ -397,7 +407,7 @@ static void test_leaderkill(void)
     ST_CHECK(pump_until_held(15000) >= 0, "leaderkill: every key held before the fault");
     pump_for(1500);
     for (round = 1; round <= 2; round++) {
-        char before[128], after[128];
+        char before[256], after[256];
         int64_t top = g_top_fence;
         int lead = ctl_leader(30), lead2;
         long back;
@@ -450,7 +460,7 @@ static void test_pause(void)
     if (!ST_CHECK(lead > 0, "pause: a leader after the follower pause")) { close_all(); return; }
     reset_counters();
     {
-        char before[128], after[128];
+        char before[256], after[256];
         int64_t top = g_top_fence;
         int lead2;
         long back;
@@ -490,7 +500,7 @@ static pid_t slow_child(pid_t pid, uint32_t stop_ms, uint32_t run_ms)
 static void slow_member(int member, const char *role)
 {
     pid_t pid = ctl_pid(member), ch;
-    char before[128], after[128];
+    char before[256], after[256];
     int64_t top = g_top_fence;
     long back;
     if (!ST_CHECK(pid > 0, "slow: pid of m%d", member)) return;
@@ -555,9 +565,10 @@ static int64_t probe_grant(const char *name, uint32_t max_ms)
     return f;
 }
 
-static void restart_all(const char *how)
+/* every member down (how: kill or stop), down_ms later every member started again */
+static void restart_all(const char *how, uint32_t down_ms)
 {
-    char before[128], after[128];
+    char before[256], after[256];
     int64_t top = g_top_fence, first_after;
     uint64_t t0, t_up;
     long back;
@@ -566,6 +577,7 @@ static void restart_all(const char *how)
     reset_counters();
     t0 = st_now_ms();
     for (i = 1; i <= 3; i++) ST_CHECK(ctl(how, i) == 0, "restart: %s m%d", how, i);
+    if (down_ms) pump_for(down_ms);   /* the holders' deadlines pass: lost, LEASE_EXPIRED */
     for (i = 1; i <= 3; i++) ST_CHECK(ctl("start", i) == 0, "restart: start m%d", i);
     ST_CHECK(ctl("wait-healthy", 90) == 0, "restart (%s): every member healthy on its old data dir", how);
     t_up = st_now_ms();
@@ -575,10 +587,10 @@ static void restart_all(const char *how)
     back = pump_until_held(30000);
     ST_CHECK(back >= 0, "restart (%s): every key held again", how);
     holder_fences(after, sizeof after);
-    printf("figure: restart all (%s): healthy %llu ms after the first %s; every key held again %llu ms after "
-           "that; fences before {%s} after {%s}; top fence %lld -> first grant after %lld\n", how,
-           (unsigned long long)(t_up - t0), how, (unsigned long long)(st_now_ms() - t_up), before, after,
-           (long long)top, (long long)first_after);
+    printf("figure: restart all (%s, down %u ms): healthy %llu ms after the first %s; every key held again "
+           "%llu ms after that; fences before {%s} after {%s}; top fence %lld -> first grant after %lld\n", how,
+           (unsigned)down_ms, (unsigned long long)(t_up - t0), how, (unsigned long long)(st_now_ms() - t_up),
+           before, after, (long long)top, (long long)first_after);
     print_losses("restart");
 }
 
@@ -588,9 +600,11 @@ static void test_restart(void)
     if (!open_clients("wal", TTL_MS)) { close_all(); return; }
     ST_CHECK(pump_until_held(15000) >= 0, "restart: every key held before the fault");
     pump_for(1000);
-    restart_all("kill");
+    restart_all("kill", 0);
     pump_for(1000);
-    restart_all("stop");
+    restart_all("stop", 0);
+    pump_for(1000);
+    restart_all("kill", TTL_MS + 1000u);
     close_all();
 }
 
@@ -726,6 +740,7 @@ int main(int argc, char **argv)
     st_ignore_sigpipe();
     setvbuf(stdout, NULL, _IOLBF, 0);
     g_ctl = getenv("LDL_ETCD_CTL");
+    g_trace = getenv("LDL_ETCD_TRACE") && strcmp(getenv("LDL_ETCD_TRACE"), "1") == 0;
     if (!g_ctl || !getenv("LDL_ETCD_ENDPOINT_3")) {
         fprintf(stderr, "etcd_cluster: run through tests/store/with_etcd_cluster.sh\n");
         printf("0 passed, 1 failed\n");
