@@ -2,15 +2,21 @@
  * cluster (issue 21). Run through tests/store/with_etcd_cluster.sh, which starts the members
  * and hands over a control script (kill / stop / pause / restart / leader / partition).
  *
- *   etcd_cluster cluster     (members on 127.0.0.1)
+ *   etcd_cluster cluster [case]   (members on 127.0.0.1)
+ *     control     the planted control: a holder whose renew answers 1 without asking etcd;
+ *                 once etcd lets its lease go a contender takes the key, and the exclusivity
+ *                 check below must catch the two trusted holders (else the suite fails)
  *     leaderkill  two rounds: the leader SIGKILLed while 6 locks on 3 keys hold and renew
  *                 and contend; then restarted on its old data dir
  *     pause       a follower SIGSTOPped 4 s (no lock lost: its clients move on), then the
  *                 leader SIGSTOPped 4 s (a new leader is elected under it)
  *     slow        the leader, then a follower, answering slowly: SIGSTOP 300 ms / SIGCONT
  *                 300 ms for 6 s, from a forked child, while the locks renew
- *     restart     every member SIGKILLed at once and restarted; then every member stopped
- *                 cleanly (SIGTERM) and restarted: the fence survives through the WAL
+ *     restart     every member SIGKILLed at once and restarted; every member stopped cleanly
+ *                 (SIGTERM) and restarted; every member SIGKILLed and left down 5 s (the
+ *                 holders lose their leases): a fresh key's grant after each restart is above
+ *                 every fence before (the revision survives through the WAL), every key held
+ *                 again
  *   etcd_cluster partition   (with_etcd_cluster.sh --netns: members in their own namespaces)
  *     leader      a client attached only to the leader; the leader's peer cable pulled: no
  *                 renew succeeds after the cut, the lock is lost by its deadline, a client
@@ -19,6 +25,7 @@
  *     follower    the same with the client attached only to a follower
  *     failover    a client holding through every endpoint, its current member the leader;
  *                 the leader cut off: the renewals move to the majority, the lock stays held
+ *     control     the leader round with A's renew lying after the cut: must be caught
  *
  * What every case checks, on every answer (one process, one monotonic clock, calls made
  * one after the other, so the checks are exact):
@@ -101,7 +108,32 @@ static int nop_shutdown(void *s) { (void)s; return 0; }
 static int g_scope_token;
 static void *nop_scope(void *self) { (void)self; return &g_scope_token; }
 
+/* the planted control: a store between the lock and etcd whose renew, once `lie` is set,
+   answers 1 without asking etcd. The exclusivity check must catch the holder that keeps
+   trusting a lease etcd has let go (the suite fails if it does not). */
+typedef struct lying_store {
+    ldl_store inner;
+    int lie;
+} lying_store;
+static int lying_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out)
+{
+    lying_store *l = (lying_store *)ctx;
+    return l->inner.acquire(l->inner.ctx, key, ttl_ms, token_out);
+}
+static int lying_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms)
+{
+    lying_store *l = (lying_store *)ctx;
+    if (l->lie) return 1;
+    return l->inner.renew(l->inner.ctx, key, token, ttl_ms);
+}
+static int lying_release(void *ctx, const char *key, int64_t token)
+{
+    lying_store *l = (lying_store *)ctx;
+    return l->inner.release(l->inner.ctx, key, token);
+}
+
 typedef struct client {
+    lying_store ls;                /* used only by the control cases */
     ldl_etcd e;
     ldl_lock lk;
     char     name[16];
@@ -120,13 +152,15 @@ static char g_keys[NKEYS][48];
 static int64_t g_top_fence;        /* the highest fence granted so far, any key */
 static int64_t g_key_fence[NKEYS]; /* the last fence granted per key */
 static long g_violations;
+static int g_control;              /* 1 while a planted control runs: exclusivity hits are expected */
+static long g_control_hits;
 static uint64_t g_grants_total;
 static uint64_t g_gap_start[NKEYS]; /* when the key was last seen held by nobody; 0 = held */
 static uint64_t g_max_gap[NKEYS];   /* the longest time a key was held by nobody */
 
 /* key: an index into g_keys; keystr, when not NULL, a key of its own (kept as a pointer) */
 static int client_init2(client *c, const char *name, int key, const char *keystr, const char *endpoints,
-                        uint32_t ttl, uint32_t call_ms)
+                        uint32_t ttl, uint32_t call_ms, int lying)
 {
     ldl_etcd_config cfg;
     ldl_lock_desc d;
@@ -141,6 +175,13 @@ static int client_init2(client *c, const char *name, int key, const char *keystr
                   ldl_etcd_why(&c->e)))
         return 0;
     s = ldl_etcd_store(&c->e);
+    if (lying) {
+        c->ls.inner = s;
+        s.acquire = lying_acquire;
+        s.renew = lying_renew;
+        s.release = lying_release;
+        s.ctx = &c->ls;
+    }
     memset(&d, 0, sizeof d);
     d.container.scope = nop_scope;
     d.container.value = nop_value;
@@ -158,7 +199,7 @@ static int client_init2(client *c, const char *name, int key, const char *keystr
 
 static int client_init(client *c, const char *name, int key, const char *endpoints, uint32_t ttl)
 {
-    return client_init2(c, name, key, NULL, endpoints, ttl, 0);
+    return client_init2(c, name, key, NULL, endpoints, ttl, 0, 0);
 }
 
 static void client_close(client *c)
@@ -185,7 +226,12 @@ static void check_exclusive(const client *c, const char *what)
         uint32_t v;
         if (o == c || !o->ok || o->key != c->key) continue;
         v = ldl_lock_valid_ms(&o->lk);
-        if (v > 0) {
+        if (v > 0 && g_control) {
+            g_control_hits++;
+            printf("control: caught %s %s key %s (fence %lld) while %s still trusts fence %lld for %u ms\n",
+                   c->name, what, g_keys[c->key], (long long)ldl_lock_fencing_token(&c->lk), o->name,
+                   (long long)ldl_lock_fencing_token(&o->lk), (unsigned)v);
+        } else if (v > 0) {
             g_violations++;
             ST_CHECK(0, "two holders trusted at once: %s %s key %s (fence %lld) while %s still "
                      "trusts fence %lld for %u ms", c->name, what, g_keys[c->key],
@@ -547,7 +593,7 @@ static int64_t probe_grant(const char *name, uint32_t max_ms)
     uint64_t end = st_now_ms() + max_ms;
     snprintf(pkey, sizeof pkey, "cluster/probe/%s", name);
     /* key index -1: never compared with the clients' keys */
-    if (!client_init2(&probe, "probe", -1, pkey, getenv("LDL_ETCD_ENDPOINTS"), TTL_MS, 0)) return 0;
+    if (!client_init2(&probe, "probe", -1, pkey, getenv("LDL_ETCD_ENDPOINTS"), TTL_MS, 0, 0)) return 0;
     while (st_now_ms() < end) {
         if (ldl_lock_acquire(&probe.lk) == 1) { f = ldl_lock_fencing_token(&probe.lk); break; }
         step_all();
@@ -608,11 +654,39 @@ static void test_restart(void)
     close_all();
 }
 
+/* the planted control on the healthy cluster: a holder whose renew lies; etcd lets its lease
+   run out, a contender takes the key, the exclusivity check must catch the holder */
+static void test_control(void)
+{
+    client *h = &g_cl[0], *c = &g_cl[1];
+    uint64_t end;
+    set_keys("control");
+    g_ncl = 0;
+    if (!client_init2(h, "liar", 0, NULL, getenv("LDL_ETCD_ENDPOINTS"), TTL_MS, 0, 1)) return;
+    g_ncl = 1;
+    if (!client_init(c, "contender", 0, getenv("LDL_ETCD_ENDPOINTS"), TTL_MS)) { close_all(); return; }
+    g_ncl = 2;
+    ST_CHECK(ldl_lock_acquire(&h->lk) == 1, "control: the liar acquires");
+    on_grant(h, 0);
+    h->ls.lie = 1;
+    g_control = 1;
+    g_control_hits = 0;
+    end = st_now_ms() + 20000;
+    while (st_now_ms() < end && !ldl_lock_held(&c->lk)) { step_all(); st_sleep_ms(STEP_MS); }
+    g_control = 0;
+    ST_CHECK(ldl_lock_held(&h->lk), "control: the liar still trusts its lease");
+    ST_CHECK(ldl_lock_held(&c->lk), "control: the contender took the key once etcd let the lease go");
+    ST_CHECK(g_control_hits > 0, "control: the exclusivity check caught two holders (%ld hits)", g_control_hits);
+    printf("figure: control: a renew that answers 1 without asking etcd: caught %ld time(s)\n", g_control_hits);
+    h->ls.lie = 0;
+    close_all();
+}
+
 /* ------------------------------------------------------------ partition cases */
 /* A: the client on the cut-off side (endpoints a_eps), B: a client on the majority side.
    Cut `cut` off. A must not renew after the cut, must be lost by its deadline; B takes the
    key with a higher fence; healed, A's release leaves B's key alone. */
-static void partition_round(const char *tag, int cut, const char *a_eps, const char *b_eps)
+static void partition_round(const char *tag, int cut, const char *a_eps, const char *b_eps, int control)
 {
     client *a = &g_cl[0], *b = &g_cl[1];
     uint64_t tp, t_lost = 0, t_b = 0, dl_at_cut, end;
@@ -620,7 +694,7 @@ static void partition_round(const char *tag, int cut, const char *a_eps, const c
     int a_renewed_after = 0, rel;
     set_keys(tag);
     g_ncl = 0;
-    if (!client_init(a, "A", 0, a_eps, TTL_MS)) return;
+    if (!client_init2(a, "A", 0, NULL, a_eps, TTL_MS, 0, control)) return;
     g_ncl = 1;
     if (!client_init(b, "B", 0, b_eps, TTL_MS)) { close_all(); return; }
     g_ncl = 2;
@@ -635,10 +709,11 @@ static void partition_round(const char *tag, int cut, const char *a_eps, const c
     a->renews = 0;
     ST_CHECK(ctl("partition", cut) == 0, "%s: pull m%d's peer cable", tag, cut);
     tp = st_now_ms();
+    if (control) { a->ls.lie = 1; g_control = 1; g_control_hits = 0; }
     dl_at_cut = tp + ldl_lock_valid_ms(&a->lk);
     /* every 20 ms: A polls (renews when due), B retries every 250 ms */
     end = tp + 40000;
-    while (st_now_ms() < end && (t_b == 0 || t_lost == 0)) {
+    while (st_now_ms() < end && (t_b == 0 || (t_lost == 0 && !control))) {
         uint64_t before = a->deadline;
         if (ldl_lock_state(&a->lk) == LDL_HELD) {
             client_step(a);
@@ -650,6 +725,20 @@ static void partition_round(const char *tag, int cut, const char *a_eps, const c
             if (ldl_lock_held(&b->lk)) { t_b = st_now_ms(); fb = ldl_lock_fencing_token(&b->lk); }
         }
         st_sleep_ms(STEP_MS);
+    }
+    if (control) {
+        g_control = 0;
+        ST_CHECK(a_renewed_after, "%s (control): the lying renew kept A trusting", tag);
+        ST_CHECK(t_b != 0, "%s (control): B took the key", tag);
+        ST_CHECK(g_control_hits > 0, "%s (control): the exclusivity check caught A trusting its lease while "
+                 "B held the key (%ld hits)", tag, g_control_hits);
+        printf("figure: partition %s: the planted lying renew caught %ld time(s); B took the key %lld ms after "
+               "the cut\n", tag, g_control_hits, (long long)(t_b ? t_b - tp : 0));
+        ST_CHECK(ctl("heal", cut) == 0, "%s: plug m%d's peer cable back", tag, cut);
+        ST_CHECK(ctl("wait-healthy", 60) == 0, "%s: every member healthy after the heal", tag);
+        a->ls.lie = 0;
+        close_all();
+        return;
     }
     ST_CHECK(!a_renewed_after, "%s: no renew of A succeeded after the cut", tag);
     ST_CHECK(t_lost != 0, "%s: A lost its lease", tag);
@@ -685,7 +774,7 @@ static void partition_failover(int lead)
     snprintf(eps, sizeof eps, "%s,%s,%s", endpoint(lead), endpoint(o1), endpoint(o2));
     g_ncl = 0;
     /* ttl 6 s (heartbeat 2 s) and a 3.5 s call bound: one renew may span the election */
-    if (!client_init2(a, "A", 0, NULL, eps, 6000u, 3500u)) return;
+    if (!client_init2(a, "A", 0, NULL, eps, 6000u, 3500u, 0)) return;
     g_ncl = 1;
     ST_CHECK(ldl_lock_acquire(&a->lk) == 1, "failover: A acquires");
     on_grant(a, 0);
@@ -719,17 +808,22 @@ static void test_partition(void)
     lead = ctl_leader(30);
     if (!ST_CHECK(lead > 0, "partition: a leader")) return;
     snprintf(b_eps, sizeof b_eps, "%s,%s", endpoint(lead % 3 + 1), endpoint((lead + 1) % 3 + 1));
-    partition_round("leader", lead, endpoint(lead), b_eps);
+    partition_round("leader", lead, endpoint(lead), b_eps, 0);
 
     lead = ctl_leader(30);
     if (!ST_CHECK(lead > 0, "partition: a leader after the heal")) return;
     fol = lead % 3 + 1;
     snprintf(b_eps, sizeof b_eps, "%s,%s", endpoint(lead), endpoint(fol % 3 + 1));   /* the other two */
-    partition_round("follower", fol, endpoint(fol), b_eps);
+    partition_round("follower", fol, endpoint(fol), b_eps, 0);
 
     lead = ctl_leader(30);
     if (!ST_CHECK(lead > 0, "partition: a leader before the failover round")) return;
     partition_failover(lead);
+
+    lead = ctl_leader(30);
+    if (!ST_CHECK(lead > 0, "partition: a leader before the control round")) return;
+    snprintf(b_eps, sizeof b_eps, "%s,%s", endpoint(lead % 3 + 1), endpoint((lead + 1) % 3 + 1));
+    partition_round("control", lead, endpoint(lead), b_eps, 1);
 }
 
 int main(int argc, char **argv)
@@ -750,6 +844,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "partition") == 0) {
         test_partition();
     } else if (strcmp(mode, "cluster") == 0) {
+        if (!only || strcmp(only, "control") == 0) test_control();
         if (!only || strcmp(only, "leaderkill") == 0) test_leaderkill();
         if (!only || strcmp(only, "pause") == 0) test_pause();
         if (!only || strcmp(only, "slow") == 0) test_slow();
