@@ -133,7 +133,10 @@
    LDL_ESTORE at once), _rebind (a new ldl_etcd, e.g. other members; the old
    one's pending requests are answered LDL_ESTORE first). _timeout_ms: how
    long the program may sleep before the pump has timed work (-1: none);
-   _wait(ea, max_ms): curl_multi_poll on every socket of the view.
+   _wait(ea, max_ms): curl_multi_poll on every socket of the view;
+   _multi(ea): the CURLM, for a loop that waits on fds of its own too
+   (curl_multi_poll's extra_fds). Every socket the adapter opens is
+   close-on-exec, so a child process never inherits a member connection.
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: no
    member answered within the bound, HTTP or gRPC error, a reply of the
@@ -295,6 +298,8 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_async_ext(ldl_etcd_async *ea); /* submit_own
 LDL_ETCD_API int  ldl_etcd_async_pump(ldl_etcd_async *ea);   /* requests completed, or < 0 */
 LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea); /* -1: nothing timed */
 LDL_ETCD_API int  ldl_etcd_async_wait(ldl_etcd_async *ea, int max_ms); /* curl_multi_poll */
+LDL_ETCD_API CURLM *ldl_etcd_async_multi(ldl_etcd_async *ea); /* for curl_multi_poll with fds
+                                                   of your own; never add or remove handles */
 LDL_ETCD_API int  ldl_etcd_async_drop(ldl_etcd_async *ea);   /* requests answered */
 LDL_ETCD_API int  ldl_etcd_async_rebind(ldl_etcd_async *ea, ldl_etcd *e);
 LDL_ETCD_API const char *ldl_etcd_async_why(const ldl_etcd_async *ea);            /* never NULL */
@@ -312,6 +317,7 @@ LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea
 #ifndef LITE_DI_LOCK_ETCD_C
 #define LITE_DI_LOCK_ETCD_C
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -647,8 +653,8 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         }
         snprintf(tmp, tmpcap, "HTTP %ld, gRPC code %d: %.160s", http, c, msg);
         *why = tmp;
-        if (j) json_decref(j);
-        if (c == 16 || strstr(msg, "invalid auth token") || strstr(msg, "auth token is invalid"))
+        if (j) json_decref(j);                      /* msg is gone from here on: read tmp */
+        if (c == 16 || strstr(tmp, "invalid auth token") || strstr(tmp, "auth token is invalid"))
             return LDL__ETCD_X_AUTH;
         /* definitive: invalid argument, not found, permission denied, failed precondition */
         if (http >= 400 && http < 500 && (c == 3 || c == 5 || c == 7 || c == 9))
@@ -687,6 +693,15 @@ static size_t ldl__etcd_write_e(char *p, size_t sz, size_t nm, void *ud) {
     return ldl__etcd_sink(e->_reply, &e->_rlen, &e->_over, p, sz * nm);
 }
 
+/* every socket close-on-exec: a child the program forks never holds a member link */
+static int ldl__etcd_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose) {
+    int fl = fcntl(fd, F_GETFD);
+    (void)ud;
+    (void)purpose;
+    if (fl >= 0) (void)fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+    return CURL_SOCKOPT_OK;
+}
+
 /* the options every exchange of e (or of an async request) needs */
 static int ldl__etcd_setup(const ldl_etcd *e, CURL *h, struct curl_slist *hdrs) {
     int bad = 0;
@@ -697,6 +712,7 @@ static int ldl__etcd_setup(const ldl_etcd *e, CURL *h, struct curl_slist *hdrs) 
     bad |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, ldl__etcd_sockopt) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
     if (e->_cacert[0]) bad |= curl_easy_setopt(h, CURLOPT_CAINFO, e->_cacert) != CURLE_OK;
@@ -1615,6 +1631,8 @@ LDL_ETCD_API int ldl_etcd_async_wait(ldl_etcd_async *ea, int max_ms) {
     if (curl_multi_poll(ea->_multi, NULL, 0, max_ms, &n) != CURLM_OK) return LDL_ESTORE;
     return n;
 }
+
+LDL_ETCD_API CURLM *ldl_etcd_async_multi(ldl_etcd_async *ea) { return ea ? ea->_multi : NULL; }
 
 LDL_ETCD_API ldl_async_store ldl_etcd_async_store(ldl_etcd_async *ea) {
     ldl_async_store a;

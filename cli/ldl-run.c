@@ -36,6 +36,8 @@
 #include "adapters/lite_di_lock_pg.h"
 #define LDL_SQLITE_IMPLEMENTATION
 #include "adapters/lite_di_lock_sqlite.h"
+#define LDL_ETCD_IMPLEMENTATION
+#include "adapters/lite_di_lock_etcd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -93,6 +95,9 @@ static const char usage_text[] =
 "                         if missing)\n"
 "  --sqlite PATH          a SQLite file shared by the processes of this host (created\n"
 "                         if missing; WAL, synchronous=FULL; docs/sqlite.md)\n"
+"  --etcd ENDPOINTS       etcd v3 members through the JSON gateway, comma-separated\n"
+"                         http://HOST:PORT (numeric); key = PREFIX + KEY, --prefix\n"
+"                         default ldl/ (docs/etcd.md)\n"
 "  --memory               an in-process MemoryStore: every run is granted at once with\n"
 "                         fence 1; nothing is shared between processes (for trying out)\n"
 "\n"
@@ -279,7 +284,7 @@ static int install_signals(void) {
 }
 
 /* ------------------------------------------------------------------ stores */
-enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG, ST_SQLITE };
+enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG, ST_SQLITE, ST_ETCD };
 
 typedef struct store {
     int kind;
@@ -304,6 +309,10 @@ typedef struct store {
     ldl_pg_req preqs[8];
     /* sqlite: answers inside each submit (a transaction, bounded by its busy_ms) */
     ldl_sqlite sq;
+    /* etcd: a multi handle, waited on with curl_multi_poll (wait_events) */
+    ldl_etcd et;
+    ldl_etcd_async eta;
+    ldl_etcd_req ereqs[8];
     PGconn *pc_new;              /* a reconnect under way (PQconnectPoll driven by the loop) */
     int pc_poll;                 /* its last PostgresPollingStatusType */
     uint64_t pc_since;
@@ -312,6 +321,7 @@ typedef struct store {
 static const char *store_why(const store *s) {
     if (s->kind == ST_REDIS) return ldl_redis_async_why(&s->ra);
     if (s->kind == ST_PG) return ldl_pg_why(&s->pg);
+    if (s->kind == ST_ETCD) return ldl_etcd_async_why(&s->eta);
     return "";
 }
 
@@ -356,6 +366,31 @@ static int store_open_sqlite(store *s, const char *path, const char *table) {
     return 0;
 }
 
+/* --etcd ENDPOINTS: the members, every call bounded by --store-timeout; EXIT_* on
+   failure (message printed). No I/O until the first request. */
+static int store_open_etcd(store *s, const char *endpoints, const char *prefix) {
+    ldl_etcd_config cfg;
+    int rc;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.endpoints = endpoints;
+    cfg.prefix = prefix;
+    cfg.call_ms = (uint32_t)(s->io_ms > 600000u ? 600000u : s->io_ms);
+    cfg.attempt_ms = cfg.call_ms < LDL_ETCD_ATTEMPT_MS ? cfg.call_ms : LDL_ETCD_ATTEMPT_MS;
+    rc = ldl_etcd_init(&s->et, &cfg);
+    if (rc != LDL_OK) {
+        say("etcd: %s%s", ldl_etcd_why(&s->et), NULL);
+        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    if (ldl_etcd_async_init(&s->eta, &s->et, s->ereqs, sizeof s->ereqs / sizeof s->ereqs[0]) != LDL_OK) {
+        say("etcd: %s%s", ldl_etcd_async_why(&s->eta), NULL);
+        return EXIT_STORE;
+    }
+    s->kind = ST_ETCD;
+    s->inner = ldl_etcd_async_store(&s->eta);
+    s->ext = ldl_etcd_async_ext(&s->eta);
+    return 0;
+}
+
 /* PQconnectPoll as poll() events; the first step is a write (libpq's rule) */
 static short pg_events(int st) {
     return (short)(st == PGRES_POLLING_READING ? POLLIN : POLLOUT);
@@ -393,6 +428,7 @@ static PGconn *pg_connect(const char *conninfo, uint64_t ms) {
 static int store_open(store *s, int kind, const char *arg, const char *prefix, const char *table) {
     s->kind = kind;
     if (kind == ST_SQLITE) return store_open_sqlite(s, arg, table);
+    if (kind == ST_ETCD) return store_open_etcd(s, arg, prefix);
     if (kind == ST_MEMORY) {
         ldl_clock zero;
         memset(&zero, 0, sizeof zero);
@@ -442,6 +478,8 @@ static void store_close(store *s) {
     if (s->rc) { redisFree(s->rc); s->rc = NULL; }
     if (s->pc) { PQfinish(s->pc); s->pc = NULL; }
     ldl_sqlite_close(&s->sq);
+    ldl_etcd_async_close(&s->eta);
+    ldl_etcd_close(&s->et);
     if (s->pc_new) { PQfinish(s->pc_new); s->pc_new = NULL; }
 }
 
@@ -509,6 +547,8 @@ static void store_pump(store *s) {
                 (void)ldl_redis_async_reconnect(&s->ra);
             }
         }
+    } else if (s->kind == ST_ETCD) {
+        (void)ldl_etcd_async_pump(&s->eta);   /* failover and bounds are the adapter's */
     } else if (s->kind == ST_PG) {
         if (s->pc_new) { pg_reconnect_step(s, now_ms()); return; }
         if (ldl_pg_async_pump(&s->pa) < 0 && s->ride_out) pg_reconnect_step(s, now_ms());
@@ -539,7 +579,12 @@ static unsigned wait_events(run *r, int timeout_ms) {
     p[0].fd = sig_pipe[0]; p[0].events = POLLIN; p[0].revents = 0;
     if (fd >= 0 && ev) { p[1].fd = fd; p[1].events = ev; p[1].revents = 0; n = 2; }
     if (timeout_ms < 0) timeout_ms = 0;
-    if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
+    if (r->st.kind == ST_ETCD) {
+        /* etcd's sockets are libcurl's: wait on them and the self-pipe together */
+        struct curl_waitfd w;
+        w.fd = sig_pipe[0]; w.events = CURL_WAIT_POLLIN; w.revents = 0;
+        (void)curl_multi_poll(ldl_etcd_async_multi(&r->st.eta), &w, 1, timeout_ms, NULL);
+    } else if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
         say("poll: %s%s", strerror(errno), NULL);
         exit(EXIT_OSERR);
     }
@@ -647,9 +692,9 @@ static int parse_args(int argc, char **argv, opts *o) {
             continue;
         }
         if (!v) return usage_error("option needs a value: ", a);
-        if (!strcmp(a, "--redis") || !strcmp(a, "--pg") || !strcmp(a, "--sqlite")) {
+        if (!strcmp(a, "--redis") || !strcmp(a, "--pg") || !strcmp(a, "--sqlite") || !strcmp(a, "--etcd")) {
             if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
-            o->store_kind = a[2] == 'r' ? ST_REDIS : a[2] == 's' ? ST_SQLITE : ST_PG;
+            o->store_kind = a[2] == 'r' ? ST_REDIS : a[2] == 's' ? ST_SQLITE : a[2] == 'e' ? ST_ETCD : ST_PG;
             o->store_arg = v;
         } else if (!strcmp(a, "--prefix")) {
             o->prefix = v;
@@ -817,6 +862,10 @@ static int show_status(const opts *o) {
     if (o->store_kind == ST_SQLITE) {
         if ((rc = store_open_sqlite(&sst, o->store_arg, o->table)) != 0) return rc;
         ext = sst.ext;
+    } else if (o->store_kind == ST_ETCD) {
+        sst.io_ms = o->io_ms;
+        if ((rc = store_open_etcd(&sst, o->store_arg, o->prefix)) != 0) return rc;
+        ext = ldl_etcd_ext(&sst.et);
     } else if (o->store_kind == ST_REDIS) {
         struct timeval tv;
         tv.tv_sec = (time_t)(o->io_ms / 1000u);
@@ -863,7 +912,7 @@ static int show_status(const opts *o) {
         printf("%s: free\n", esc(o->key, ek, sizeof ek));
     } else {
         why = o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : o->store_kind == ST_SQLITE ?
-              ldl_sqlite_why(&sst.sq) : ldl_pg_why(&pg);
+              ldl_sqlite_why(&sst.sq) : o->store_kind == ST_ETCD ? ldl_etcd_why(&sst.et) : ldl_pg_why(&pg);
         say("status of '%s': %s", o->key, why[0] ? why : "the store refused the question");
     }
     store_close(&sst);

@@ -1,0 +1,80 @@
+# mk/etcd.mk -- the etcd adapter (adapters/lite_di_lock_etcd.h; issue 21): libcurl to etcd's
+# v3 JSON gateway, jansson for the replies.
+#   make test-etcd      every etcd suite: an umbrella over ETCD_TARGETS (each etcd fragment
+#                       appends its own: test-etcd-single here, test-etcd-cluster in
+#                       mk/etcd_cluster.mk); part of make test
+#   make test-etcd-single  strict builds (C99, C11, clang, C++17, LDL_STATIC, LDL_NO_ASYNC),
+#                       then against a real single member (started by the suites, free ports,
+#                       temp dirs): the conformance body sync and async (in parallel: the
+#                       body's TTL is 8 s, ~50 s), the hostile gateway (~25 s),
+#                       `ldl-run --etcd` (tests/cli/etcd_cli.sh)
+#   make bench-etcd     the lifecycle vs plain libcurl, 1,000 leases per heartbeat, depth
+# Decision records: docs/decisions/1001-1002. Details: docs/etcd.md.
+# The recipe expands ETCD_TARGETS when it runs, so fragments included after this one
+# (mk/*.mk are included in sorted order) still count.
+
+TEST_TARGETS += test-etcd
+ETCD_TARGETS += test-etcd-single
+DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libjansson-dev python3
+DEPS_CMDS    += etcd etcdctl python3
+DEPS_FILES   += /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/jansson.h
+
+ET_LIBS   = -lcurl -ljansson
+ET_HDRS   = $(HDR) adapters/lite_di_lock_etcd.h
+ET_THDRS  = $(ET_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/etcd_common.h
+ET_BUILDS = $(B)/etcd/build_c99 $(B)/etcd/build_c11 $(B)/etcd/build_clang $(B)/etcd/build_cxx17 \
+            $(B)/etcd/build_static $(B)/etcd/build_noasync
+
+.PHONY: test-etcd test-etcd-single bench-etcd
+test-etcd:
+	@$(MAKE) --no-print-directory $(ETCD_TARGETS)
+	@echo "== make test-etcd: $(words $(ETCD_TARGETS)) suites passed: $(ETCD_TARGETS)"
+
+test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile $(B)/cli/ldl-run-san
+	@for b in $(ET_BUILDS); do printf '== etcd %-14s ' "$$(basename $$b):"; ./$$b || exit 1; done
+	@tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance sync > $(B)/etcd/conf_sync.log 2>&1 & p1=$$!; \
+	  tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance async > $(B)/etcd/conf_async.log 2>&1; r2=$$?; \
+	  wait $$p1; r1=$$?; \
+	  printf '== etcd conformance, sync:  '; tail -n 1 $(B)/etcd/conf_sync.log; \
+	  printf '== etcd conformance, async: '; tail -n 1 $(B)/etcd/conf_async.log; \
+	  if [ $$r1 != 0 ]; then cat $(B)/etcd/conf_sync.log; exit 1; fi; \
+	  if [ $$r2 != 0 ]; then cat $(B)/etcd/conf_async.log; exit 1; fi
+	@printf '== etcd hostile gateway:     '; out=$$(tests/store/with_etcd.sh ./$(B)/etcd/etcd_hostile 2>&1); rc=$$?; \
+	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
+	@printf '== ldl-run --etcd:           '; tests/store/with_etcd.sh sh tests/cli/etcd_cli.sh ./$(B)/cli/ldl-run-san
+
+# the suites: C99 with ASan + UBSan
+$(B)/etcd/etcd_%: tests/store/etcd_%.c $(ET_THDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< $(ET_LIBS) -o $@
+
+# the adapter in every language and option it claims (no server contacted)
+$(B)/etcd/build_c99: tests/store/etcd_build.c $(ET_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes -I. $< $(ET_LIBS) -o $@
+$(B)/etcd/build_c11: tests/store/etcd_build.c $(ET_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(WARN) -Wconversion -Wshadow -I. $< $(ET_LIBS) -o $@
+$(B)/etcd/build_clang: tests/store/etcd_build.c $(ET_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow -I. $< $(ET_LIBS) -o $@
+$(B)/etcd/build_cxx17: tests/store/etcd_build.c $(ET_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow -I. $< -x none $(ET_LIBS) -o $@
+$(B)/etcd/build_static: tests/store/etcd_build.c $(ET_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -DLDL_STATIC $(WARN) -I. $< $(ET_LIBS) -o $@
+$(B)/etcd/build_noasync: tests/store/etcd_build.c $(ET_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion -I. $< $(ET_LIBS) -o $@
+
+# ---------------------------------------------------------------- bench (not in make test)
+bench-etcd: $(B)/etcd/bench_etcd
+	tests/store/with_etcd.sh ./$(B)/etcd/bench_etcd
+$(B)/etcd/bench_etcd: bench/bench_etcd.c bench/bench_util.h $(ET_THDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -D_POSIX_C_SOURCE=200809L $(WARN) -I. -Ibench $< $(ET_LIBS) -o $@
+
+# ldl-run --etcd ENDPOINTS (cli/ldl-run.c includes the adapter); its suite runs from test-etcd-single
+CLI_LIBS += $(ET_LIBS)
+$(CLI_BUILDS): adapters/lite_di_lock_etcd.h

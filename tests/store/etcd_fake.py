@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""etcd_fake.py PORTFILE -- a hostile stand-in for etcd's JSON gateway (test code).
+
+Listens on 127.0.0.1 on a free port (written to PORTFILE) and answers the gateway paths
+the adapter uses (/v3/lease/grant, /v3/kv/txn, /v3/kv/range, /v3/lease/keepalive,
+/v3/lease/revoke, /v3/lease/timetolive) with well-formed replies (fence 5, lease 7,
+cluster 1), EXCEPT on the path the current mode targets, where it misbehaves.
+POST /_mode with body "MODE PATH" sets it ("ok *" = behave). Modes:
+  garbage  huge  http500  nobody  array  hang  dupkey  othercluster  otherkey
+  revnum  revtext  revneg  revzero  revbig  revobj  succstr  noresult  idtext
+It is not etcd: it only lets tests/store/etcd_hostile.c check that every reply that does
+not provably answer the request is a store error, never a grant.
+"""
+import json, sys, time, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODE = ["ok", "*"]
+LOCK = threading.Lock()
+
+
+def header(rev="5", cluster="1"):
+    return {"cluster_id": cluster, "member_id": "2", "revision": rev, "raft_term": "3"}
+
+
+def valid(path, req):
+    key = req.get("key", "")
+    if path == "/v3/kv/txn":
+        key = req["compare"][0]["key"]
+        cr = req["compare"][0].get("create_revision", "0")
+        kv = {"key": key, "create_revision": "5", "mod_revision": "5", "version": "1",
+              "value": "", "lease": "7"}
+        if cr == "0":  # acquire: the put succeeds
+            return {"header": header(), "succeeded": True,
+                    "responses": [{"response_put": {"header": {"revision": "5"}}}]}
+        return {"header": header("6"), "succeeded": True,
+                "responses": [{"response_range": {"header": {"revision": "5"}, "kvs": [kv], "count": "1"}},
+                              {"response_delete_range": {"header": {"revision": "6"}, "deleted": "1"}}]}
+    if path == "/v3/lease/grant":
+        return {"header": header(), "ID": "7", "TTL": req.get("TTL", "1")}
+    if path == "/v3/kv/range":
+        return {"header": header(), "count": "1",
+                "kvs": [{"key": key, "create_revision": "5", "mod_revision": "5", "version": "1",
+                         "value": "", "lease": "7"}]}
+    if path == "/v3/lease/keepalive":
+        return {"result": {"header": header(), "ID": "7", "TTL": "30"}}
+    if path == "/v3/lease/timetolive":
+        return {"header": header(), "ID": "7", "TTL": "20", "grantedTTL": "30"}
+    return {"header": header()}  # revoke
+
+
+def set_rev(obj, value):
+    h = obj["result"]["header"] if "result" in obj else obj["header"]
+    h["revision"] = value
+
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def reply(self, code, body):
+        if isinstance(body, str):
+            body = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(n)
+        if self.path == "/_mode":
+            with LOCK:
+                MODE[:] = raw.decode().split()
+            return self.reply(200, "{}")
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            return self.reply(400, '{"error":"bad json","code":3}')
+        with LOCK:
+            mode, target = MODE
+        body = valid(self.path, req)
+        if mode == "ok" or (target != "*" and target != self.path):
+            return self.reply(200, json.dumps(body))
+        if mode == "garbage":
+            return self.reply(200, "}{ not json \x01")
+        if mode == "huge":
+            return self.reply(200, '{"header":{"revision":"5","cluster_id":"1"},"pad":"' + "x" * (1 << 20) + '"}')
+        if mode == "http500":
+            return self.reply(500, '{"error":"boom","message":"boom","code":13}')
+        if mode == "nobody":
+            return self.reply(200, "")
+        if mode == "array":
+            return self.reply(200, "[" + json.dumps(body) + "]")
+        if mode == "hang":
+            time.sleep(20)
+            return self.reply(200, json.dumps(body))
+        if mode == "dupkey":
+            text = json.dumps(body).replace('"revision": "5"', '"revision": "5", "revision": "9"', 1)
+            return self.reply(200, text)
+        if mode == "othercluster":
+            h = body["result"]["header"] if "result" in body else body["header"]
+            h["cluster_id"] = "99" if self.path != "/v3/lease/grant" else "98"
+            return self.reply(200, json.dumps(body))
+        if mode == "otherkey":
+            for r in body.get("responses", []) + [body]:
+                for kvs in [r.get("kvs"), r.get("response_range", {}).get("kvs")]:
+                    if kvs:
+                        kvs[0]["key"] = "b3RoZXI="
+            return self.reply(200, json.dumps(body))
+        if mode == "succstr":
+            body["succeeded"] = "true"
+            return self.reply(200, json.dumps(body))
+        if mode == "noresult":
+            body = body.get("result", body)
+            body.pop("header", None)
+            return self.reply(200, json.dumps(body))
+        if mode == "idtext":
+            tgt = body.get("result", body)
+            tgt["ID"] = "seven"
+            for r in body.get("responses", []):
+                for v in r.values():
+                    for kv in v.get("kvs", []):
+                        kv["create_revision"] = "five"
+                        kv["lease"] = "seven"
+            for kv in body.get("kvs", []):
+                kv["create_revision"] = "five"
+                kv["lease"] = "seven"
+            return self.reply(200, json.dumps(body))
+        revs = {"revnum": 5, "revtext": "abc", "revneg": "-3", "revzero": "0",
+                "revbig": "99999999999999999999", "revobj": {"n": "5"}}
+        if mode in revs:
+            set_rev(body, revs[mode])
+            return self.reply(200, json.dumps(body))
+        return self.reply(200, json.dumps(body))
+
+
+def main():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv.daemon_threads = True
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    import os
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
