@@ -74,14 +74,18 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 trap 'exit 141' PIPE
 
-# a port nobody listens on or is connected from (IPv4 and IPv6 tables), not picked before
+# a port nobody listens on or is connected from (IPv4 and IPv6 tables), not picked before,
+# below the kernel's ephemeral range (an outgoing connection cannot take it between the pick
+# and the member's bind; a collision with another test's pick is caught by the start check)
 used_ports() {
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk 'NR>1 { split($2, a, ":"); print a[2] }'
 }
 picked=" "
 pick_port() {
   while :; do
-    p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000 ))
+    lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    [ -n "$lo" ] && [ "$lo" -gt 12000 ] || lo=32768
+    p=$(( 10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % (lo - 10000) ))
     hex=$(printf '%04X' "$p")
     case "$picked" in *" $p "*) continue ;; esac
     if used_ports | grep -qx "$hex"; then continue; fi
@@ -179,7 +183,10 @@ leader() {
   return 1
 }
 case "$verb" in
-  start)   need_i; curpid "$i" >/dev/null && exit 0; launch "$i" ;;
+  start)   need_i; curpid "$i" >/dev/null && exit 0; launch "$i"
+           # a member that cannot bind its ports (taken meanwhile) dies at once: say so
+           sleep 0.3
+           curpid "$i" >/dev/null || { echo "ctl: member $i died at start:" >&2; tail -n 3 "$D/m$i.log" >&2; exit 1; } ;;
   kill)    need_i; p=$(curpid "$i") || exit 0
            kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; wait_gone "$p" 30 ;;
   stop)    need_i; p=$(curpid "$i") || exit 0
@@ -290,8 +297,11 @@ for attempt in 1 2 3; do
   write_ctl
   rm -rf "$dir"/m*.data
   i=1
-  while [ $i -le $N ]; do "$dir/ctl" start $i; i=$((i + 1)); done
-  if "$dir/ctl" wait-healthy 60 && "$dir/ctl" wait-leader 30 >/dev/null; then started=1; break; fi
+  while [ $i -le $N ]; do "$dir/ctl" start $i || break; i=$((i + 1)); done
+  if [ $i -le $N ]; then :; elif "$dir/ctl" wait-healthy 60 && "$dir/ctl" wait-leader 30 >/dev/null &&
+     "$dir/ctl" pid 1 >/dev/null && "$dir/ctl" pid 2 >/dev/null && "$dir/ctl" pid 3 >/dev/null; then
+    started=1; break
+  fi
   echo "with_etcd_cluster.sh: cluster did not come up (attempt $attempt); last log lines:" >&2
   for f in "$dir"/m*.log; do tail -n 5 "$f" >&2; done
   i=1
