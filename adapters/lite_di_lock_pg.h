@@ -245,6 +245,9 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     char     _stmt[LDL__PG_NSTMT][LDL__PG_NAME_MAX]; /* statement names (LDL__PG_ACQ ..) */
     char     _sql[LDL__PG_NSTMT][LDL__PG_SQL_MAX];   /* and their text */
     char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
+    int      _fence;                     /* 1 after an init with LDL_PG_FENCE: the fenced-write
+                                            protocol (_ident is then the fence table, _sql[0]
+                                            and _stmt[0] its statement) */
 } ldl_pg;
 
 #ifndef LDL_NO_ASYNC                /* the non-blocking view needs the core's v0.2 contract */
@@ -316,6 +319,93 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
 #endif
 
 #endif /* LITE_DI_LOCK_PG_H */
+
+/* ==================================================================== */
+/* THE FENCED-WRITE PROTOCOL (v0.3, issue 19; docs/postgres.md "Fenced
+   writes", decisions 0901 and 0211)
+
+   The fence is only worth something where the write lands: the resource
+   must refuse a write carrying a fence lower than one it already accepted.
+   ldl_pg_fence does that check on a PostgreSQL resource, inside the
+   caller's own transaction, atomically with the caller's writes.
+
+       PGconn *res = PQconnectdb("...the database that holds the resource...");
+       ldl_pg fp;
+       ldl_pg_init_ex(&fp, res, NULL, LDL_PG_FENCE);  (once; the lease table
+                                   name "ldl_lease" gives the fence table
+                                   "ldl_lease_fence", created if missing)
+       ... the lock granted `fence` (ldl_lock_fence, $LDL_FENCE) ...
+       PQexec(res, "BEGIN");
+       switch (ldl_pg_fence(&fp, "orders", fence)) {
+       case 1:  the protected writes; COMMIT            (the mark is now fence)
+       case 0:  ROLLBACK: a higher fence has written    (a stale holder)
+       default: ROLLBACK; ldl_pg_why(&fp) says why      (an error)
+       }
+
+   THE TABLE: "<schema>"."<lease table>_fence", in the lease table's schema
+   (so the lease table's own name must then be at most 57 bytes):
+       CREATE TABLE "<schema>"."<table>_fence" (resource text PRIMARY KEY,
+                         fence bigint NOT NULL CHECK (fence >= 1))
+   One row per resource name: the resource's high-water mark, never
+   deleted. Init with LDL_PG_FENCE creates it when missing, resolves it ONCE
+   to a schema-qualified name and refuses it (LDL_ESTORE, why) with the same
+   checks as the lease table: owner and write grants, UNLOGGED/TEMP, views,
+   columns other than exactly (resource text with a deterministic collation,
+   fence bigint NOT NULL), a primary key other than (resource), UNIQUE,
+   FOREIGN KEY or EXCLUDE constraints, triggers, rules, row level security.
+   An ldl_pg initialised with LDL_PG_FENCE neither creates nor needs the
+   lease table and is for ldl_pg_fence only: its lease calls answer
+   LDL_ESTORE (use another ldl_pg, on the same connection if you like, for
+   the lock).
+
+   ldl_pg_fence(p, resource, fence), inside a transaction block on p's
+   connection (after BEGIN, before COMMIT; best as the transaction's FIRST
+   statement), runs ONE statement:
+       INSERT INTO "<schema>"."<table>_fence" AS f (resource, fence)
+       VALUES ($1, $2) ON CONFLICT (resource) DO UPDATE SET fence = EXCLUDED.fence
+       WHERE f.fence <= EXCLUDED.fence RETURNING f.fence
+   (operators and types schema-qualified; ldl_pg_fence_sql(p) is the exact
+   text) and answers
+     1   this transaction may write: the mark is now `fence` and its row
+         stays locked until the transaction ends (a concurrent fenced
+         writer of the same resource waits for our COMMIT or ROLLBACK);
+     0   stale: a higher fence has written. ROLL BACK;
+     LDL_EINVAL  p not initialised with LDL_PG_FENCE, resource NULL, empty
+                 or LDL_PG_RESOURCE_MAX bytes or longer, fence outside
+                 [1, INT64_MAX]; nothing is sent;
+     LDL_ESTORE  not inside a transaction block (idle, failed, busy or in
+                 pipeline mode: nothing is sent), a server error (e.g.
+                 40001 under REPEATABLE READ / SERIALIZABLE, lock_timeout,
+                 a resource not valid in the client encoding: the
+                 transaction is then aborted), a reply of the wrong shape.
+   An equal fence passes (one holder writes many times), a lower one fails,
+   a first fence for a new resource passes. The mark commits or rolls back
+   with the caller's writes. A resource is guarded by ONE lock key: fences of
+   different keys are not comparable (each key counts on its own), so never
+   guard one resource with two keys. Behind pgbouncer in transaction pooling
+   add LDL_PG_UNNAMED (decision 0206): the statement is then sent with its
+   text each time. ldl_pg_why(p) says why after every answer other than 1.
+*/
+#ifndef LITE_DI_LOCK_PG_FENCE_H
+#define LITE_DI_LOCK_PG_FENCE_H
+
+/* ldl_pg_init_ex flag: this ldl_pg is for ldl_pg_fence on the resource's
+   connection (the fence table only) */
+#define LDL_PG_FENCE 2u
+#define LDL_PG_RESOURCE_MAX 1024        /* bytes of a resource name, including the NUL */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+LDL_PG_API int         ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence);
+LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; never NULL */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LITE_DI_LOCK_PG_FENCE_H */
 
 /* ==================================================================== */
 #ifdef LDL_PG_IMPLEMENTATION
@@ -960,6 +1050,8 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
     return 0;
 }
 
+static int ldl__pg_fence_init(ldl_pg *p);    /* the fenced-write protocol (below) */
+
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
     char sql[LDL__PG_SQL_MAX], oid[24];
     int i, found = 0;
@@ -971,10 +1063,11 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
         return LDL_EINVAL;
     }
     if (!conn) { ldl__pg_err(p, "init", "NULL connection"); return LDL_EINVAL; }
-    if (flags & ~LDL_PG_UNNAMED) { ldl__pg_err(p, "init", "unknown flags"); return LDL_EINVAL; }
+    if (flags & ~(LDL_PG_UNNAMED | LDL_PG_FENCE)) { ldl__pg_err(p, "init", "unknown flags"); return LDL_EINVAL; }
     p->_conn = conn;
     p->_flags = flags;
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
+    if (flags & LDL_PG_FENCE) return ldl__pg_fence_init(p);   /* the fenced-write protocol */
     /* create when missing; two processes racing on CREATE may see a unique
        violation (23505), duplicate table (42P07) or, when the loser's catalog
        check sees the winner's row type first, duplicate object (42710, "type
@@ -1442,6 +1535,253 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
 
 #endif /* LITE_DI_LOCK_PG_C */
 #endif /* LDL_PG_IMPLEMENTATION */
+
+/* ==================================================================== */
+/* the fenced-write protocol: implementation */
+#if defined(LDL_PG_IMPLEMENTATION) && !defined(LITE_DI_LOCK_PG_FENCE_C)
+#define LITE_DI_LOCK_PG_FENCE_C
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LDL__PG_FEN 0       /* the fence statement's slot in _sql / _stmt (fence-only ldl_pg) */
+
+/* columns exactly resource text (deterministic collation) and fence bigint
+   NOT NULL; primary key (resource); no UNIQUE, FOREIGN KEY or EXCLUDE */
+static int ldl__pg_fence_shape(ldl_pg *p, const char *oid) {
+    const char *vals[1];
+    PGresult *r;
+    int i, ok = 1, seen = 0, pk = 0;
+    vals[0] = oid;
+    r = PQexecParams(p->_conn,
+        "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, a.atttypmod), "
+        "a.attnotnull, COALESCE((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co "
+        "WHERE co.oid OPERATOR(pg_catalog.=) a.attcollation), true) "
+        "FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
+        "AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped", 1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 4) {
+        ldl__pg_err_res(p, "lookup", r);
+        PQclear(r);
+        return -1;
+    }
+    for (i = 0; i < PQntuples(r); i++) {
+        const char *n = PQgetvalue(r, i, 0), *t = PQgetvalue(r, i, 1);
+        int nn = strcmp(PQgetvalue(r, i, 2), "t") == 0, det = strcmp(PQgetvalue(r, i, 3), "t") == 0;
+        if (strcmp(n, "resource") == 0 && strcmp(t, "text") == 0 && det) seen |= 1;
+        else if (strcmp(n, "fence") == 0 && strcmp(t, "bigint") == 0 && nn) seen |= 2;
+        else ok = 0;
+    }
+    if (PQntuples(r) != 2 || seen != 3) ok = 0;
+    PQclear(r);
+    if (!ok) {
+        ldl__pg_err(p, "table", "fence table columns are not exactly resource text "
+                    "(deterministic collation) and fence bigint NOT NULL");
+        return -1;
+    }
+    r = PQexecParams(p->_conn,
+        "SELECT co.contype::pg_catalog.text, pg_catalog.pg_get_constraintdef(co.oid) "
+        "FROM pg_catalog.pg_constraint co WHERE co.conrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
+        1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 2) {
+        ldl__pg_err_res(p, "lookup", r);
+        PQclear(r);
+        return -1;
+    }
+    for (i = 0; i < PQntuples(r); i++) {
+        const char *k = PQgetvalue(r, i, 0);
+        if (strcmp(k, "p") == 0 && strcmp(PQgetvalue(r, i, 1), "PRIMARY KEY (resource)") == 0) pk++;
+        else if (strcmp(k, "c") != 0 && strcmp(k, "n") != 0) ok = 0;
+    }
+    PQclear(r);
+    if (!ok || pk != 1) {
+        ldl__pg_err(p, "table", "fence table keys are not the adapter's: want PRIMARY KEY "
+                    "(resource) and no UNIQUE, FOREIGN KEY or EXCLUDE constraint");
+        return -1;
+    }
+    return 0;
+}
+
+/* init with LDL_PG_FENCE: p->_ident holds the quoted lease name ("t" or
+   "s"."t"); the fence table is the same with "_fence" appended to the
+   table's name, created when missing, resolved once and checked as the
+   lease table is. The lease table is not touched. */
+static int ldl__pg_fence_init(ldl_pg *p) {
+    char sql[LDL__PG_SQL_MAX], oid[24];
+    size_t n = strlen(p->_ident), rel;
+    const char *dot = strstr(p->_ident, "\".\"");
+    int i, found = 0;
+    rel = dot ? n - (size_t)(dot + 3 - p->_ident) - 1 : n - 2;   /* the table name's bytes */
+    if (rel + 6 > 63 || n + 7 > sizeof p->_ident) {
+        ldl__pg_err(p, "init", "LDL_PG_FENCE: the table name must be at most 57 bytes "
+                    "(the fence table's name is it + \"_fence\")");
+        return LDL_EINVAL;
+    }
+    memcpy(p->_ident + n - 1, "_fence\"", 8);
+    for (i = 0; i < 3; i++) {            /* as the lease table: races on CREATE look again */
+        PGresult *r;
+        int ok;
+        found = ldl__pg_resolve(p, oid, sizeof oid);
+        if (found != 0) break;
+        snprintf(sql, sizeof sql,
+            "CREATE TABLE %s (resource pg_catalog.text PRIMARY KEY, "
+            "fence pg_catalog.int8 NOT NULL CHECK (fence OPERATOR(pg_catalog.>=) 1::pg_catalog.int8))",
+            p->_ident);
+        r = PQexec(p->_conn, sql);
+        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok) ldl__pg_err_res(p, "create", r);
+        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
+            && !ldl__pg_sqlstate_is(r, "42710")) {
+            PQclear(r);
+            return LDL_ESTORE;
+        }
+        PQclear(r);
+    }
+    if (found != 1) {
+        if (found == 0) ldl__pg_err(p, "init", "fence table could not be created");
+        return LDL_ESTORE;
+    }
+    if (ldl__pg_fence_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
+    n = (size_t)snprintf(p->_sql[LDL__PG_FEN], sizeof p->_sql[LDL__PG_FEN],
+        "INSERT INTO %s AS f (resource, fence) VALUES ($1::pg_catalog.text, $2::pg_catalog.int8) "
+        "ON CONFLICT (resource) DO UPDATE SET fence = EXCLUDED.fence "
+        "WHERE f.fence OPERATOR(pg_catalog.<=) EXCLUDED.fence RETURNING f.fence", p->_ident);
+    if (n >= sizeof p->_sql[LDL__PG_FEN]) {
+        ldl__pg_err(p, "init", "statement text too long");
+        return LDL_ESTORE;
+    }
+    ldl__pg_stmt_name(p->_sql[LDL__PG_FEN], p->_stmt[LDL__PG_FEN], sizeof p->_stmt[LDL__PG_FEN]);
+    p->_nstmt = 1;
+    if (!(p->_flags & LDL_PG_UNNAMED)) {
+        if (ldl__pg_prepare_one(p, LDL__PG_FEN) != 0) return LDL_ESTORE;
+        p->_pid = PQbackendPID(p->_conn);
+    }
+    p->_err[0] = '\0';
+    p->_fence = 1;                       /* _ok stays 0: the lease calls refuse */
+    return LDL_OK;
+}
+
+/* named mode, inside the caller's transaction, on a backend that may lack
+   the statement (PQreset, server restart): an error here would abort the
+   caller's transaction, so look before preparing (no 42P05 possible).
+   0 ready, -1 error (why set) */
+static int ldl__pg_fence_ready(ldl_pg *p) {
+    const char *vals[1];
+    PGresult *r;
+    int have;
+    if (p->_pid == PQbackendPID(p->_conn) && (p->_prepared & 1u)) return 0;
+    vals[0] = p->_stmt[LDL__PG_FEN];
+    r = PQexecParams(p->_conn,
+        "SELECT s.statement FROM pg_catalog.pg_prepared_statements s "
+        "WHERE s.name OPERATOR(pg_catalog.=) $1::pg_catalog.text", 1, NULL, vals, NULL, NULL, 0);
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 1 || PQntuples(r) > 1) {
+        ldl__pg_err_res(p, "fence", r);
+        PQclear(r);
+        return -1;
+    }
+    have = PQntuples(r) == 1;
+    if (have && (PQgetisnull(r, 0, 0) || strcmp(PQgetvalue(r, 0, 0), p->_sql[LDL__PG_FEN]) != 0)) {
+        PQclear(r);
+        ldl__pg_err(p, "fence", "a foreign prepared statement holds the adapter's name");
+        return -1;
+    }
+    PQclear(r);
+    if (!have) {
+        r = PQprepare(p->_conn, p->_stmt[LDL__PG_FEN], p->_sql[LDL__PG_FEN], 0, NULL);
+        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+            ldl__pg_err_res(p, "fence", r);
+            PQclear(r);
+            return -1;
+        }
+        PQclear(r);
+    }
+    p->_prepared = 1u;
+    p->_pid = PQbackendPID(p->_conn);
+    return 0;
+}
+
+LDL_PG_API int ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence) {
+    char num[24];
+    const char *vals[2];
+    PGresult *r;
+    PGTransactionStatusType ts;
+    int64_t got = 0;
+    size_t n;
+    int rc;
+    if (!p) return LDL_EINVAL;
+    if (!p->_fence) {
+        ldl__pg_err(p, "fence", "ldl_pg not initialised with LDL_PG_FENCE");
+        return LDL_EINVAL;
+    }
+    if (!resource || (n = strlen(resource)) == 0 || n >= LDL_PG_RESOURCE_MAX) {
+        ldl__pg_err(p, "fence", "resource: want 1..LDL_PG_RESOURCE_MAX-1 bytes");
+        return LDL_EINVAL;
+    }
+    if (fence < 1) {
+        ldl__pg_err(p, "fence", "fence: want 1..INT64_MAX");
+        return LDL_EINVAL;
+    }
+    if (PQstatus(p->_conn) != CONNECTION_OK) {
+        ldl__pg_err(p, "connection", PQerrorMessage(p->_conn));
+        return LDL_ESTORE;
+    }
+#ifdef LIBPQ_HAS_PIPELINING
+    if (PQpipelineStatus(p->_conn) != PQ_PIPELINE_OFF) {
+        ldl__pg_err(p, "fence", "connection in pipeline mode: send ldl_pg_fence_sql(p) in your "
+                    "pipeline instead");
+        return LDL_ESTORE;
+    }
+#endif
+    ts = PQtransactionStatus(p->_conn);
+    if (ts != PQTRANS_INTRANS) {
+        ldl__pg_err(p, "fence", ts == PQTRANS_IDLE ? "outside a transaction block: BEGIN first "
+                    "(the check and the protected write must commit together)"
+                    : ts == PQTRANS_INERROR ? "the transaction has already failed: ROLLBACK"
+                    : "connection busy or in an unknown state");
+        return LDL_ESTORE;
+    }
+    snprintf(num, sizeof num, "%lld", (long long)fence);
+    vals[0] = resource; vals[1] = num;
+    if (p->_flags & LDL_PG_UNNAMED) {
+        r = PQexecParams(p->_conn, p->_sql[LDL__PG_FEN], 2, NULL, vals, NULL, NULL, 0);
+    } else {
+        if (ldl__pg_fence_ready(p) != 0) return LDL_ESTORE;
+        r = PQexecPrepared(p->_conn, p->_stmt[LDL__PG_FEN], 2, vals, NULL, NULL, 0);
+    }
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+        const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+        char what[32];
+        if (ldl__pg_sqlstate_is(r, "26000")) p->_pid = 0;      /* prepare again next time */
+        /* the SQLSTATE in the why: 40001 / 40P01 mean "retry the transaction" */
+        snprintf(what, sizeof what, "fence (SQLSTATE %.5s)", state ? state : "none");
+        ldl__pg_err_res(p, what, r);
+        PQclear(r);
+        return LDL_ESTORE;
+    }
+    rc = ldl__pg_one_token(p, r, &got);
+    PQclear(r);
+    if (rc < 0) return LDL_ESTORE;
+    if (rc == 0) {
+        ldl__pg_err(p, "fence", "stale: a higher fence has written this resource (roll back)");
+        return 0;
+    }
+    if (got != fence) {
+        ldl__pg_err(p, "reply", "fence mismatch");
+        return LDL_ESTORE;
+    }
+    p->_err[0] = '\0';
+    return 1;
+}
+
+LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
+    return p && p->_fence ? p->_sql[LDL__PG_FEN] : "";
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* the fenced-write protocol */
 
 /*
 ------------------------------------------------------------------------------

@@ -322,6 +322,7 @@ struct ldl_redis_req {              /* one queued request; private */
     uint64_t  _nonce;
     char      _key[LDL_KEY_MAX];
     char      _owner[LDL_OWNER_MAX];  /* an owned acquire's owner (copied at submit) */
+    void     *_fx;                  /* a fenced write's request (malloc), else NULL */
 };
 
 typedef struct ldl_redis_stats {    /* counters of a non-blocking adapter, since init */
@@ -349,6 +350,8 @@ struct ldl_redis_async {            /* private: complete so the caller owns the 
     ldl_redis_stats _stats;
     void          (*_on_error)(void *ctx, ldl_op *op, const ldl_redis_error *e);
     void           *_on_error_ctx;
+    uint64_t        _fx_gen;        /* fenced writes: link_failures + 1 of the link the
+                                       script was sent on as EVAL; 0 = not yet */
 };
 
 #endif /* LDL_NO_ASYNC */
@@ -445,6 +448,106 @@ LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
                                             void *ctx);
 #endif /* LDL_NO_ASYNC */
 
+/* --- fenced writes (issue 19; decision 0110) ------------------------------
+   A high-water MARK per resource name, compared, raised and the caller's
+   write command run in ONE script, atomically on the server:
+
+       1. GET the mark (a key of another type: the script's WRONGTYPE error,
+          nothing changed; a value that is not a fence: an error, nothing
+          changed);
+       2. mark > fence: answer 0 (stale); nothing runs, nothing changes;
+       3. the ACL check (Redis 7): the user may SET the mark, else an error
+          and nothing runs;
+       4. the command runs with redis.pcall; if it answers an error, the
+          script answers that error and the mark is NOT raised (Redis does
+          not roll a script back; this order means a failing command can
+          never leave a raised mark behind);
+       5. only then the mark is SET to the fence (skipped when equal);
+          answer 1 with the command's reply.
+   Equal fence passes (one holder writes many times), a lower one fails, the
+   first fence for a new resource passes. Fences of different lock keys are
+   not comparable: guard one resource with one lock key's fences.
+
+   THE MARK'S NAME for resource R under prefix P is "{R}:P:mark" (one string
+   key holding the decimal fence; never expires, never deleted). R is 1 to
+   LDL_REDIS_FENCE_NAME_MAX-1 bytes, any byte but NUL (quotes, braces,
+   spaces, UTF-8 and binary are fine: sent as a binary-safe argument). The
+   mapping is injective (P has no ':', '{' or '}'), and never meets the lock's
+   own keys ("{P:K}:lease" / ":fence" / ":owner"). In Redis Cluster the
+   mark's hash tag is R when R has no '}': put "{R}" in the names of the keys
+   the command writes ("{report:42}:body") and they share the mark's slot.
+   ldl_redis_fence_mark() writes the name out.
+
+   THE COMMAND: argv[0..argc-1] (argv[0] the command name; argvlen NULL =
+   strlen of each), 1 to LDL_REDIS_FENCE_ARGS arguments. Its keys are DECLARED
+   to the script (KEYS): keyidx[0..nkeys-1] are the indices in argv of the
+   arguments that are key names (keyidx NULL: argv[1..nkeys], right for SET,
+   HSET, INCR, DEL k1 k2, LPUSH...; MSET k1 v1 k2 v2 needs keyidx {1, 3}).
+   A declared key equal to the mark's name is refused (LDL_EINVAL).
+
+   ANSWERS: 1 the command ran and the mark is now `fence`: *reply_out is the
+   command's reply exactly as the server gave it (type included: status,
+   integer, bulk, nil, array); 0 stale: nothing ran, nothing changed,
+   *reply_out NULL; negative:
+     LDL_EINVAL  bad argument, nothing sent: NULL, resource empty or too long,
+                 fence < 1, argc outside 1..LDL_REDIS_FENCE_ARGS, nkeys < 0
+                 or an index outside 1..argc-1, a key equal to the mark
+                 (Cluster: a key in another slot than the mark's);
+     LDL_ESTORE  everything else, why says what: the link (as every call;
+                 after a timeout the write's fate is unknown), an error reply
+                 of the script (WRONGTYPE at the mark's name, a mark that
+                 holds no fence, NOPERM, MOVED...: nothing changed), a reply
+                 of the wrong shape or nonce (the connection is dropped), and
+                 THE COMMAND'S OWN ERROR (WRONGTYPE on your key, an unknown
+                 command...): then ldl_redis_last_error()->kind is
+                 LDL_REDIS_ERR_COMMAND, the mark did not move, and *reply_out
+                 is that error reply (REDIS_REPLY_ERROR, its text as the server
+                 wrote it).
+   *reply_out, when not NULL, is YOURS: freeReplyObject() it. reply_out may be
+   NULL (the reply is then freed here). The reply must fit the adapter's
+   reply bounds (REPLY SIZE: arrays of at most 16 elements, strings of at
+   most LDL_REDIS_REPLY_MAX bytes), else LDL_ESTORE and the connection is
+   dropped -- the write may have happened, as after any lost reply.
+   The per-call nonce rule holds: the script answers { nonce, 1, reply },
+   { nonce, 0 } or { nonce, -1, error }, and an answer with another nonce is
+   never taken (LDL_ESTORE, connection dropped).
+   ACL: the user needs the script's own commands (+eval +evalsha +get +set)
+   on the mark (~{*}:P:mark, or ~* ), and the command's own rights on its
+   keys. */
+#ifndef LDL_REDIS_FENCE_NAME_MAX
+#define LDL_REDIS_FENCE_NAME_MAX 1025     /* bytes of a resource name, including the NUL */
+#endif
+#ifndef LDL_REDIS_FENCE_ARGS
+#define LDL_REDIS_FENCE_ARGS 64           /* most arguments of a fenced command, its name included */
+#endif
+#define LDL_REDIS_ERR_COMMAND 10          /* the fenced command itself answered an error (mark unmoved) */
+
+/* the completion of one non-blocking fenced write: rc and reply as
+   ldl_redis_fence answers them (reply non-NULL only for 1 and for the
+   command's own error; yours to freeReplyObject). Called from inside a pump
+   (or _fail / _drop / _rebind / _reconnect, with LDL_ESTORE), exactly once
+   per accepted submit; it may submit again, never pump or free. */
+typedef void (*ldl_redis_fence_fn)(void *ctx, int rc, redisReply *reply);
+
+/* the mark's name "{R}:P:mark" into buf[n] (NUL-terminated); its length, 0 on
+   a bad resource or a buffer too small (needs strlen(R) + prefix + 9) */
+LDL_REDIS_API size_t ldl_redis_fence_mark(const ldl_redis *r, const char *resource, char *buf, size_t n);
+/* the fenced write, synchronous view: one round trip (EVALSHA; EVAL once on
+   NOSCRIPT), bounded as every call; answers above */
+LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
+                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                  const size_t *argvlen, redisReply **reply_out);
+#ifndef LDL_NO_ASYNC
+/* the fenced write, non-blocking view: queued in the same in-order pipeline as
+   the locks' requests (one pool slot until answered; the arguments are copied,
+   so they need not outlive the call). LDL_OK: done(ctx, rc, reply) follows
+   exactly once; negative (LDL_EINVAL, LDL_ESTORE link failed, LDL_ENOSPC pool
+   full): nothing queued, done is not called. done must not be NULL. */
+LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resource, int64_t fence,
+                                        int nkeys, const int *keyidx, int argc, const char **argv,
+                                        const size_t *argvlen, ldl_redis_fence_fn done, void *ctx);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
@@ -457,6 +560,7 @@ LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -1305,6 +1409,11 @@ static void ldl__redis_tell_error(ldl_redis_async *ra, ldl_redis_req *q) {
     if (q->_op && ra->_on_error) ra->_on_error(ra->_on_error_ctx, q->_op, &ra->_r._err);
 }
 
+/* fenced writes (issue 19): their request kind and the two hooks below */
+#define LDL__REDIS_FENCE 6
+static void ldl__redis_fence_end(ldl_redis_async *ra, size_t i, int rc, redisReply *cmd);
+static int ldl__redis_fence_match(ldl_redis_async *ra, size_t i, redisReply *rep);
+
 /* fail the link: every live request answered LDL_ESTORE, the context marked
    failed; answers how many requests of locks were answered */
 static int ldl__redis_fail(ldl_redis_async *ra, int kind, const char *why) {
@@ -1316,6 +1425,7 @@ static int ldl__redis_fail(ldl_redis_async *ra, int kind, const char *why) {
     ldl__redis_break(&ra->_r, kind, why);
     while ((i = ldl__redis_fifo_pop(ra)) != 0) {
         ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+        if (q->_kind == LDL__REDIS_FENCE) { ldl__redis_fence_end(ra, i, LDL_ESTORE, NULL); n++; continue; }
         if (q->_op) {
             ldl__redis_tell_error(ra, q);
             ldl_op_complete(q->_op, LDL_ESTORE, 0);
@@ -1464,6 +1574,7 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
     int rc;
     if (!i) { ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "a reply nobody asked for: link dropped", NULL); return -1; }
     q = LDL__REDIS_REQ(ra, i);
+    if (q->_kind == LDL__REDIS_FENCE) return ldl__redis_fence_match(ra, i, rep);
     if (rep->type == REDIS_REPLY_ERROR) {
         if (!q->_eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
             ldl__redis_fifo_pop(ra);     /* the same request again, as EVAL, at the tail */
@@ -1678,6 +1789,443 @@ LDL_REDIS_API int ldl_redis_async_reconnect(ldl_redis_async *ra) {
 
 LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra) {
     return ra ? &ra->_stats : NULL;
+}
+#endif /* LDL_NO_ASYNC */
+
+/* ------------------------------------------------------------ fenced writes (issue 19, decision 0110)
+   KEYS[1] the mark, KEYS[2..] the command's keys; ARGV[1] the nonce, ARGV[2]
+   the fence (canonical decimal), ARGV[3..] the command. Fences are compared
+   as decimal text (length, then bytes): Lua numbers are doubles and would
+   round fences above 2^53. The order is the point: compare, then the
+   command under pcall, and the mark is raised only after the command
+   succeeded -- a failing command can never leave a raised mark (a script is
+   not rolled back). The ACL check comes before the command, so that the
+   final SET cannot be refused after the command has written. */
+static const char ldl__redis_fence_lua[] =
+    "local n, f = ARGV[1], ARGV[2]\n"
+    "local m = redis.call('GET', KEYS[1])\n"
+    "if m then\n"
+    "  if #m > 19 or not string.match(m, '^[1-9][0-9]*$') then\n"
+    "    return redis.error_reply('ERR ldl: the fence mark holds no fence value')\n"
+    "  end\n"
+    "  if #m > #f or (#m == #f and m > f) then return {n, 0} end\n"
+    "end\n"
+    "if m ~= f and redis.acl_check_cmd and not redis.acl_check_cmd('SET', KEYS[1], f) then\n"
+    "  return redis.error_reply('NOPERM ldl: this user may not SET the fence mark')\n"
+    "end\n"
+    "local r = redis.pcall(unpack(ARGV, 3))\n"
+    "if type(r) == 'table' and r.err then return {n, -1, r} end\n"
+    "if m ~= f then redis.call('SET', KEYS[1], f) end\n"
+    "return {n, 1, r}\n";
+static const char ldl__redis_fence_sha[] = "bc268c462934721e080799d7eff5309cd9a294bb";
+
+#define LDL__REDIS_MARKBUF (LDL_REDIS_FENCE_NAME_MAX + LDL_REDIS_PREFIX_MAX + 9)
+/* room in front of a request's tail for its header (the EVAL form is the longest) */
+#define LDL__REDIS_FX_HEAD (sizeof ldl__redis_fence_lua + 64)
+
+/* one fenced write's request: everything after the script name, RESP-formatted
+   once at submit, kept until answered (the NOSCRIPT retry sends it again) */
+typedef struct ldl__redis_fx {
+    ldl_redis_fence_fn fn;          /* non-blocking view: the completion */
+    void              *ctx;
+    uint64_t           nonce;
+    size_t             argc;        /* arguments of the whole EVAL / EVALSHA command */
+    size_t             len;         /* bytes of the tail */
+    char              *buf;         /* LDL__REDIS_FX_HEAD bytes of room, then the tail */
+} ldl__redis_fx;
+
+/* the length of a resource name, 0 when it is not one (NULL, empty, too long) */
+static size_t ldl__redis_resource(const char *res) {
+    size_t k = 0;
+    if (!res) return 0;
+    while (k < LDL_REDIS_FENCE_NAME_MAX && res[k]) k++;
+    return k < LDL_REDIS_FENCE_NAME_MAX ? k : 0;
+}
+
+/* "{R}:P:mark" into buf[cap]; its length, 0 on a bad resource or a buffer too small */
+static size_t ldl__redis_mark(const ldl_redis *r, const char *res, char *buf, size_t cap) {
+    size_t k = ldl__redis_resource(res), n = 0;
+    if (!k || !buf || cap < k + r->_plen + 9) return 0;
+    buf[n++] = '{';
+    memcpy(buf + n, res, k); n += k;
+    buf[n++] = '}'; buf[n++] = ':';
+    memcpy(buf + n, r->_prefix, r->_plen); n += r->_plen;
+    memcpy(buf + n, ":mark", 5); n += 5;
+    buf[n] = 0;
+    return n;
+}
+
+LDL_REDIS_API size_t ldl_redis_fence_mark(const ldl_redis *r, const char *resource, char *buf, size_t n) {
+    size_t k;
+    if (buf && n) buf[0] = 0;
+    if (!r) return 0;
+    k = ldl__redis_mark(r, resource, buf, n);
+    if (!k && buf && n) buf[0] = 0;
+    return k;
+}
+
+/* one RESP bulk string into out; its length */
+static size_t ldl__redis_bulk(char *out, const char *s, size_t len) {
+    size_t n = 0;
+    out[n++] = '$';
+    n += ldl__redis_u64((uint64_t)len, out + n);
+    out[n++] = '\r'; out[n++] = '\n';
+    if (len) memcpy(out + n, s, len);
+    n += len;
+    out[n++] = '\r'; out[n++] = '\n';
+    return n;
+}
+
+/* the command's k-th key index (keyidx NULL: k + 1) */
+static int ldl__redis_keyidx(const int *keyidx, int k) { return keyidx ? keyidx[k] : k + 1; }
+
+/* Check the arguments and format the request's tail (numkeys, the mark, the
+   keys, nonce, fence, the command) into a new ldl__redis_fx (malloc). 0, or
+   LDL_EINVAL (why set, nothing allocated) or LDL_ESTORE (out of memory). */
+static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence, int nkeys,
+                               const int *keyidx, int argc, const char **argv, const size_t *argvlen,
+                               uint64_t nonce, ldl__redis_fx **out) {
+    char mark[LDL__REDIS_MARKBUF], fen[24], hex[17], *p;
+    size_t mlen, total, lens[LDL_REDIS_FENCE_ARGS], fl;
+    ldl__redis_fx *fx;
+    int a, k;
+    *out = NULL;
+    if (!(mlen = ldl__redis_mark(r, resource, mark, sizeof mark))) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: the resource name must be 1 to "
+                       "LDL_REDIS_FENCE_NAME_MAX-1 bytes (nothing sent)", NULL);
+        return LDL_EINVAL;
+    }
+    if (fence < 1) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: the fence must be >= 1 (a token; nothing sent)", NULL);
+        return LDL_EINVAL;
+    }
+    if (!argv || argc < 1 || argc > LDL_REDIS_FENCE_ARGS || nkeys < 0 || nkeys > argc - 1) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: argc must be 1 to LDL_REDIS_FENCE_ARGS and nkeys 0 to "
+                       "argc-1 (nothing sent)", NULL);
+        return LDL_EINVAL;
+    }
+    total = 0;
+    for (a = 0; a < argc; a++) {
+        if (!argv[a]) {
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: a NULL argument (nothing sent)", NULL);
+            return LDL_EINVAL;
+        }
+        lens[a] = argvlen ? argvlen[a] : strlen(argv[a]);
+        if (lens[a] > ((size_t)1 << 29) || (a == 0 && lens[a] == 0)) {
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: an empty command name or an argument over 512 MiB "
+                           "(nothing sent)", NULL);
+            return LDL_EINVAL;
+        }
+        total += lens[a] + 32;
+    }
+    for (k = 0; k < nkeys; k++) {
+        int i = ldl__redis_keyidx(keyidx, k);
+        if (i < 1 || i >= argc) {
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: a key index outside 1..argc-1 (nothing sent)", NULL);
+            return LDL_EINVAL;
+        }
+        if (lens[i] == mlen && memcmp(argv[i], mark, mlen) == 0) {
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: the command names the fence mark itself as a key "
+                           "(nothing sent)", NULL);
+            return LDL_EINVAL;
+        }
+        total += lens[i] + 32;
+    }
+    total += mlen + 32 + 4 * 32;
+    fx = (ldl__redis_fx *)malloc(sizeof *fx + LDL__REDIS_FX_HEAD + total);
+    if (!fx) {
+        ldl__redis_say(r, LDL_REDIS_ERR_IO, "fence: out of memory", NULL);
+        return LDL_ESTORE;
+    }
+    fx->fn = NULL;
+    fx->ctx = NULL;
+    fx->nonce = nonce;
+    fx->argc = (size_t)(2 + 1 + 1 + nkeys + 2 + argc);
+    fx->buf = (char *)(fx + 1);
+    p = fx->buf + LDL__REDIS_FX_HEAD;
+    fl = ldl__redis_u64((uint64_t)(1 + nkeys), fen);
+    p += ldl__redis_bulk(p, fen, fl);
+    p += ldl__redis_bulk(p, mark, mlen);
+    for (k = 0; k < nkeys; k++) {
+        int i = ldl__redis_keyidx(keyidx, k);
+        p += ldl__redis_bulk(p, argv[i], lens[i]);
+    }
+    ldl__redis_hex(nonce, hex);
+    p += ldl__redis_bulk(p, hex, 16);
+    fl = ldl__redis_u64((uint64_t)fence, fen);
+    p += ldl__redis_bulk(p, fen, fl);
+    for (a = 0; a < argc; a++) p += ldl__redis_bulk(p, argv[a], lens[a]);
+    fx->len = (size_t)(p - (fx->buf + LDL__REDIS_FX_HEAD));
+    *out = fx;
+    return 0;
+}
+
+/* the header (EVALSHA sha, or EVAL script) written just in front of the tail;
+   answers where the whole command starts, its length in *n */
+static const char *ldl__redis_fx_text(ldl__redis_fx *fx, int eval, size_t *n) {
+    char head[LDL__REDIS_FX_HEAD];
+    size_t h = 0;
+    head[h++] = '*';
+    h += ldl__redis_u64((uint64_t)fx->argc, head + h);
+    head[h++] = '\r'; head[h++] = '\n';
+    if (eval) {
+        h += ldl__redis_bulk(head + h, "EVAL", 4);
+        h += ldl__redis_bulk(head + h, ldl__redis_fence_lua, sizeof ldl__redis_fence_lua - 1);
+    } else {
+        h += ldl__redis_bulk(head + h, "EVALSHA", 7);
+        h += ldl__redis_bulk(head + h, ldl__redis_fence_sha, 40);
+    }
+    memcpy(fx->buf + LDL__REDIS_FX_HEAD - h, head, h);
+    *n = h + fx->len;
+    return fx->buf + LDL__REDIS_FX_HEAD - h;
+}
+
+/* Judge a fenced write's script reply (not an error reply): 1 (*cmd = the
+   command's reply, detached from rep), 0 stale, -1 the command's own error
+   (*cmd = that error reply), LDL__REDIS_OOS (shape or nonce: out of step),
+   LDL_ESTORE (ours, but malformed). */
+static int ldl__redis_fx_judge(redisReply *rep, uint64_t nonce, redisReply **cmd) {
+    char want[17];
+    const redisReply *v;
+    *cmd = NULL;
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 2 || rep->elements > 3) return LDL__REDIS_OOS;
+    ldl__redis_hex(nonce, want);
+    if (rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != 16 ||
+        memcmp(rep->element[0]->str, want, 16) != 0) return LDL__REDIS_OOS;
+    v = rep->element[1];
+    if (v->type != REDIS_REPLY_INTEGER) return LDL_ESTORE;
+    if (rep->elements == 2) return v->integer == 0 ? 0 : LDL_ESTORE;
+    if (v->integer == 1 || (v->integer == -1 && rep->element[2]->type == REDIS_REPLY_ERROR)) {
+        *cmd = rep->element[2];
+        rep->element[2] = NULL;                 /* detached: freeReplyObject skips NULL */
+        return v->integer == 1 ? 1 : -1;
+    }
+    return LDL_ESTORE;
+}
+
+/* the command failed inside the script: its text as the why, kind COMMAND */
+static void ldl__redis_fx_cmd_error(ldl_redis *r, const redisReply *cmd) {
+    ldl__redis_say(r, LDL_REDIS_ERR_COMMAND, "fence: the command failed, the mark did not move: ",
+                   cmd && cmd->str ? cmd->str : "");
+}
+
+/* the synchronous view's exchange of one fenced write: as ldl__redis_exchange
+   (bounded by the context's timeout, each read waits at most for what is
+   left), with the text formatted here (it may be longer than that one's
+   stack buffer); NULL on failure (why set) */
+static redisReply *ldl__redis_fx_exchange(ldl_redis *r, const char *text, size_t n) {
+    redisContext *c = r->_c;
+    ldl__redis_hooked h;
+    void *rep = NULL;
+    uint64_t t0, limit = 0, spent;
+    int done = 0;
+    struct timeval tv;
+    socklen_t tl = sizeof tv;
+    if (!c) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "no connection", NULL); return NULL; }
+    if (c->err) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
+    if (!(c->flags & REDIS_BLOCK)) {
+        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "the synchronous view needs a blocking redisContext", NULL);
+        return NULL;
+    }
+    if (ldl__redis_foreign(r)) return NULL;
+    r->_refused = 0;
+    r->_left = 0;
+    if (redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
+        ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
+        return NULL;
+    }
+    if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
+        limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
+    t0 = ldl__redis_now_ms(r);
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK) {
+            ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed: ", c->errstr);
+            return NULL;
+        }
+    } while (!done);
+    ldl__redis_hook(r, &h);
+    for (;;) {
+        if (redisGetReplyFromReader(c, &rep) != REDIS_OK) { ldl__redis_reader_why(r, c->errstr); break; }
+        if (rep) break;
+        if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
+            ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply larger than LDL_REDIS_REPLY_MAX: connection dropped");
+            break;
+        }
+        spent = ldl__redis_now_ms(r) - t0;
+        if (limit) {
+            struct pollfd pf;
+            int pr = 0;
+            if (spent < limit) {
+                pf.fd = c->fd; pf.events = POLLIN; pf.revents = 0;
+                pr = poll(&pf, 1, (int)(limit - spent > 60000u ? 60000u : limit - spent));
+                if (pr < 0 && errno == EINTR) continue;
+            }
+            if (pr == 0) {
+                ldl__redis_break(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
+                                 "(the write's fate is unknown): connection dropped");
+                break;
+            }
+        }
+        if (redisBufferRead(c) != REDIS_OK) { ldl__redis_reader_why(r, c->errstr); break; }
+    }
+    ldl__redis_unhook(&h);
+    return (redisReply *)rep;
+}
+
+LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
+                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                  const size_t *argvlen, redisReply **reply_out) {
+    ldl__redis_fx *fx = NULL;
+    redisReply *rep, *cmd = NULL;
+    int eval, rc = LDL_ESTORE;
+    if (reply_out) *reply_out = NULL;
+    if (!r) return LDL_EINVAL;
+    r->_err.kind = LDL_REDIS_ERR_NONE;
+    rc = ldl__redis_fx_build(r, resource, fence, nkeys, keyidx, argc, argv, argvlen, ++r->_nonce, &fx);
+    if (rc != 0) return rc;
+    rc = LDL_ESTORE;
+    for (eval = 0; eval < 2; eval++) {
+        size_t n;
+        const char *text = ldl__redis_fx_text(fx, eval, &n);
+        if (r->_asking && ldl__redis_asking(r) != 0) break;       /* Cluster view under ASK */
+        rep = ldl__redis_fx_exchange(r, text, n);
+        if (!rep) break;
+        if (rep->type == REDIS_REPLY_ERROR) {
+            int noscript = !eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0;
+            if (!noscript) ldl__redis_server_error(r, rep->str);
+            freeReplyObject(rep);
+            if (noscript) continue;                                /* it did not run: send as EVAL */
+            break;
+        }
+        rc = ldl__redis_fx_judge(rep, fx->nonce, &cmd);
+        freeReplyObject(rep);
+        if (rc == LDL__REDIS_OOS) {
+            ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce: someone else's "
+                             "reply?): connection dropped");
+            rc = LDL_ESTORE;
+        } else if (rc == -1) {
+            ldl__redis_fx_cmd_error(r, cmd);
+            rc = LDL_ESTORE;
+        } else if (rc == LDL_ESTORE) {
+            ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "fence: malformed answer", NULL);
+        }
+        break;
+    }
+    free(fx);
+    if (cmd) {
+        if (reply_out) *reply_out = cmd;
+        else freeReplyObject(cmd);
+    }
+    return rc;
+}
+
+#ifndef LDL_NO_ASYNC
+/* format request i (a fenced write) into the output buffer and append it to the FIFO */
+static int ldl__redis_fx_queue(ldl_redis_async *ra, size_t i) {
+    ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+    size_t n;
+    const char *text = ldl__redis_fx_text((ldl__redis_fx *)q->_fx, q->_eval, &n);
+    if (redisAppendFormattedCommand(ra->_r._c, text, n) != REDIS_OK) {
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "could not queue the command (out of memory?)", NULL);
+        return LDL_ESTORE;
+    }
+    ldl__redis_fifo_push(ra, i);
+    ra->_stats.submitted++;
+    return 0;
+}
+
+/* request i (a fenced write, already out of the FIFO) is done: free its slot,
+   then tell its owner (which may submit again) */
+static void ldl__redis_fence_end(ldl_redis_async *ra, size_t i, int rc, redisReply *cmd) {
+    ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+    ldl__redis_fx *fx = (ldl__redis_fx *)q->_fx;
+    ldl_redis_fence_fn fn = fx ? fx->fn : NULL;
+    void *ctx = fx ? fx->ctx : NULL;
+    q->_fx = NULL;
+    free(fx);
+    ldl__redis_req_free(ra, i);
+    if (fn) fn(ctx, rc, cmd);
+    else if (cmd) freeReplyObject(cmd);
+}
+
+/* the reply for the head of the FIFO, a fenced write: 1 answered, -1 out of
+   step (the caller fails the link, which answers this request too). A
+   NOSCRIPT is an answer (LDL_ESTORE: it did not run): sending it again now
+   would put it behind writes submitted after it; the next submit goes as EVAL. */
+static int ldl__redis_fence_match(ldl_redis_async *ra, size_t i, redisReply *rep) {
+    ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
+    redisReply *cmd = NULL;
+    int rc;
+    if (rep->type == REDIS_REPLY_ERROR) {
+        if (rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
+            ra->_fx_gen = 0;
+            ra->_stats.noscript++;
+            ldl__redis_say(&ra->_r, LDL_REDIS_ERR_SERVER, "fence: NOSCRIPT (the server's script cache was emptied): "
+                           "this write did not run, nothing changed; submit it again", NULL);
+        } else {
+            ldl__redis_server_error(&ra->_r, rep->str);
+        }
+        rc = LDL_ESTORE;
+    } else {
+        rc = ldl__redis_fx_judge(rep, q->_nonce, &cmd);
+        if (rc == LDL__REDIS_OOS) {
+            ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce): link dropped", NULL);
+            return -1;
+        }
+        if (rc == -1) { ldl__redis_fx_cmd_error(&ra->_r, cmd); rc = LDL_ESTORE; }
+        else if (rc == LDL_ESTORE) ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "fence: malformed answer", NULL);
+    }
+    ldl__redis_fifo_pop(ra);
+    ra->_stats.answered++;
+    ldl__redis_fence_end(ra, i, rc, cmd);
+    return 1;
+}
+
+LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resource, int64_t fence,
+                                        int nkeys, const int *keyidx, int argc, const char **argv,
+                                        const size_t *argvlen, ldl_redis_fence_fn done, void *ctx) {
+    ldl__redis_fx *fx = NULL;
+    ldl_redis_req *q;
+    size_t i;
+    int rc;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    if (!done) {
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_ARG, "fence: NULL completion (nothing sent)", NULL);
+        return LDL_EINVAL;
+    }
+    rc = ldl__redis_fx_build(&ra->_r, resource, fence, nkeys, keyidx, argc, argv, argvlen, ra->_r._nonce + 1, &fx);
+    if (rc != 0) return rc;
+    if (ra->_link == LDL__REDIS_FAILED || ra->_r._c->err) {
+        free(fx);
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "link failed (reconnect it): ", ra->_r._c->errstr);
+        return LDL_ESTORE;
+    }
+    if (!(i = ra->_free)) {
+        free(fx);
+        ra->_stats.refused_full++;
+        ldl__redis_say(&ra->_r, LDL_REDIS_ERR_FULL, "request pool full (size it at 2 x locks + a margin)", NULL);
+        return LDL_ENOSPC;
+    }
+    ra->_r._nonce++;
+    fx->fn = done;
+    fx->ctx = ctx;
+    q = LDL__REDIS_REQ(ra, i);
+    ra->_free = q->_next;
+    q->_op = NULL;
+    q->_kind = LDL__REDIS_FENCE;
+    q->_nonce = fx->nonce;
+    q->_fx = fx;
+    /* the first fenced write on each link goes as EVAL (caching the script
+       before the EVALSHAs pipelined behind it run) */
+    q->_eval = ra->_fx_gen != ra->_stats.link_failures + 1;
+    if (ldl__redis_fx_queue(ra, i) != 0) {
+        q->_fx = NULL;
+        free(fx);
+        ldl__redis_req_free(ra, i);
+        return LDL_ESTORE;
+    }
+    if (q->_eval) ra->_fx_gen = ra->_stats.link_failures + 1;
+    return LDL_OK;
 }
 #endif /* LDL_NO_ASYNC */
 

@@ -289,6 +289,23 @@ LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_sta
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
 #endif /* LDL_NO_ASYNC */
 
+/* --- fenced writes (issue 19; decision 0110; FENCED WRITES in
+   lite_di_lock_redis.h: the script, the mark's name, the answers) ----------
+   Synchronous view. The call goes to the master of the MARK's slot (the
+   slot of "{R}:P:mark": its hash tag is R when R has no '}'). Every declared
+   key must hash to that same slot -- put "{R}" in your key names -- else the
+   call answers LDL_EINVAL with a why naming the key's index and both slots,
+   BEFORE anything is sent. Routing as every call of this view: MOVED reads
+   the map again and sends once more to the new owner, ASK sends once to the
+   target with ASKING first, TRYAGAIN is LDL_ESTORE (a redirect means the
+   script did not run, so the second send cannot write twice). *reply_out as
+   ldl_redis_fence: yours to freeReplyObject. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const char *resource, int64_t fence,
+                                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                                  const size_t *argvlen, redisReply **reply_out);
+/* the slot of resource R's mark under this adapter's prefix; -1 on a bad name */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence_slot(const ldl_redis_cluster *rc, const char *resource);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1355,6 +1372,140 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
     ra->_ctl = NULL;
 }
 #endif /* LDL_NO_ASYNC */
+
+/* ------------------------------------------------------------ fenced writes (issue 19, decision 0110)
+   The mark's name "{R}:P:mark" is the Redis adapter's rule (ldl_redis_fence_mark);
+   built here from the map's prefix so that the slot is known before any node is. */
+#define LDL__RC_MARKBUF (LDL_REDIS_FENCE_NAME_MAX + LDL_REDIS_PREFIX_MAX + 9)
+static size_t ldl__rc_mark(const ldl__rc_map *m, const char *res, char *buf) {
+    size_t k = 0, p = strlen(m->_prefix), n = 0;
+    if (!res) return 0;
+    while (k < LDL_REDIS_FENCE_NAME_MAX && res[k]) k++;
+    if (k == 0 || k >= LDL_REDIS_FENCE_NAME_MAX) return 0;
+    buf[n++] = '{';
+    memcpy(buf + n, res, k); n += k;
+    buf[n++] = '}'; buf[n++] = ':';
+    memcpy(buf + n, m->_prefix, p); n += p;
+    memcpy(buf + n, ":mark", 5); n += 5;
+    buf[n] = 0;
+    return n;
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence_slot(const ldl_redis_cluster *rc, const char *resource) {
+    char mark[LDL__RC_MARKBUF];
+    size_t n;
+    if (!rc || !(n = ldl__rc_mark(&rc->_m, resource, mark))) return -1;
+    return ldl_redis_cluster_keyslot(mark, n);
+}
+
+/* the slot every key of the call must share; -1 (why set, nothing sent) when the
+   resource is bad, an argument is malformed (the Redis adapter says which) or a
+   declared key hashes elsewhere */
+static int ldl__rc_fence_slot(ldl__rc_map *m, const char *res, int nkeys, const int *keyidx, int argc,
+                              const char **argv, const size_t *argvlen) {
+    char mark[LDL__RC_MARKBUF], a[24], b[24], ix[24];
+    size_t n = ldl__rc_mark(m, res, mark);
+    int slot, k;
+    if (!n) { ldl__rc_say(m, "fence: the resource name must be 1 to LDL_REDIS_FENCE_NAME_MAX-1 bytes", NULL, NULL); return -1; }
+    slot = ldl_redis_cluster_keyslot(mark, n);
+    if (!argv || argc < 1 || argc > LDL_REDIS_FENCE_ARGS || nkeys < 0 || nkeys > argc - 1) {
+        ldl__rc_say(m, "fence: argc must be 1 to LDL_REDIS_FENCE_ARGS and nkeys 0 to argc-1 (nothing sent)", NULL, NULL);
+        return -1;
+    }
+    for (k = 0; k < nkeys; k++) {
+        int i = keyidx ? keyidx[k] : k + 1, ks;
+        if (i < 1 || i >= argc || !argv[i]) {
+            ldl__rc_say(m, "fence: a key index outside 1..argc-1 or a NULL key (nothing sent)", NULL, NULL);
+            return -1;
+        }
+        ks = ldl_redis_cluster_keyslot(argv[i], argvlen ? argvlen[i] : strlen(argv[i]));
+        if (ks != slot) {
+            snprintf(ix, sizeof ix, "%d", i);
+            snprintf(a, sizeof a, "%d", ks);
+            snprintf(b, sizeof b, "%d", slot);
+            ldl__rc_say4(m, "fence: refused before sending: argv[", ix, "] hashes to slot ", a);
+            {
+                size_t w = strlen(m->_why);
+                snprintf(m->_why + w, sizeof m->_why - w, ", the resource's mark to slot %s: put {resource} "
+                         "(the mark's hash tag) in the key's name", b);
+            }
+            return -1;
+        }
+    }
+    return slot;
+}
+
+/* one fenced write routed: MOVED refreshes and retries once, ASK follows once
+   (a redirect means the script did not run there) */
+static int ldl__rc_fence2(ldl_redis_cluster *rc, const char *res, int64_t fence, int nkeys, const int *keyidx,
+                          int argc, const char **argv, const size_t *argvlen, redisReply **reply_out) {
+    ldl__rc_map *m = &rc->_m;
+    int slot = ldl__rc_fence_slot(m, res, nkeys, keyidx, argc, argv, argvlen), node, moved = 0, asked = 0, asking = 0;
+    if (slot < 0) return LDL_EINVAL;
+    if (fence < 1) { ldl__rc_say(m, "fence: the fence must be >= 1 (nothing sent)", NULL, NULL); return LDL_EINVAL; }
+    if (!m->_slot[slot] || (m->_stale && ldl__rc_now_ms(m) - m->_refresh_ms >= 1000))
+        ldl__rc_refresh(m, -1);
+    node = m->_slot[slot] - 1;
+    for (;;) {
+        ldl_redis *r;
+        const ldl_redis_error *e;
+        size_t hl;
+        int rc_, port, fresh, ek;
+        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8], addr[LDL_REDIS_ADDR_MAX];
+        if (node < 0) { ldl__rc_say(m, "no master known for the slot", NULL, NULL); return LDL_ESTORE; }
+        r = ldl__rc_sync_node(m, node);
+        if (!r) { m->_stale = 1; return LDL_ESTORE; }
+        ldl_redis_set_asking(r, asking);
+        rc_ = ldl_redis_fence(r, res, fence, nkeys, keyidx, argc, argv, argvlen, reply_out);
+        ldl_redis_set_asking(r, 0);
+        if (rc_ >= 0 || rc_ == LDL_EINVAL) {
+            if (rc_ == LDL_EINVAL) ldl__rc_say(m, ldl_redis_why(r), NULL, NULL);
+            return rc_;
+        }
+        ldl__rc_addr(&m->_n[node], where, sizeof where);
+        ldl__rc_say(m, where, " ", ldl_redis_why(r));
+        if (m->_n[node]._c->err) { m->_stale = 1; return rc_; }
+        e = ldl_redis_last_error(r);
+        ek = e->kind;
+        memcpy(addr, e->addr, sizeof addr);
+        if (ek == LDL_REDIS_ERR_TRYAGAIN) { m->_stats.tryagain++; return rc_; }
+        if (ek != LDL_REDIS_ERR_MOVED && ek != LDL_REDIS_ERR_ASK) return rc_;
+        if (!ldl__rc_hostport(addr, strlen(addr), &hl, &port)) return rc_;
+        if (!ldl__rc_numeric(addr, hl)) {
+            ldl__rc_say(m, "redirect to a host name refused (numeric addresses only): ", addr, NULL);
+            return rc_;
+        }
+        fresh = ldl__rc_find(m, addr, hl, port) < 0;
+        if (ek == LDL_REDIS_ERR_MOVED) {
+            m->_stats.moved++;
+            if (moved++) return rc_;
+            if (ldl__rc_refresh(m, node) == LDL_OK && m->_slot[slot] - 1 != node) node = m->_slot[slot] - 1;
+            else node = ldl__rc_add(m, addr, hl, port);
+            asking = 0;
+        } else {
+            m->_stats.ask++;
+            if (asked++) return rc_;
+            node = ldl__rc_add(m, addr, hl, port);
+            if (fresh && node >= 0) m->_ask_node = node;
+            asking = 1;
+        }
+        m->_stats.retries++;
+    }
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const char *resource, int64_t fence,
+                                                  int nkeys, const int *keyidx, int argc, const char **argv,
+                                                  const size_t *argvlen, redisReply **reply_out) {
+    ldl__rc_map *m;
+    int rc_;
+    if (reply_out) *reply_out = NULL;
+    if (!rc) return LDL_EINVAL;
+    m = &rc->_m;
+    rc_ = ldl__rc_fence2(rc, resource, fence, nkeys, keyidx, argc, argv, argvlen, reply_out);
+    if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
+    m->_ask_node = -1;
+    return rc_;
+}
 
 #ifdef __cplusplus
 }

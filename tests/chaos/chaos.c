@@ -10,10 +10,14 @@
  *             to the resource while ldl_lock_poll() == 1 and ldl_lock_valid_ms() > 0.
  *   resource  one process on a unix datagram socket: per key it keeps the highest fence and
  *             rejects lower ones; it logs every write it accepted or rejected.
+ *   the real resource (issue 19): beside it, some writes go into the store under test itself,
+ *             through the adapter's fenced-write helper, each accepted one appended to a log in
+ *             the same transaction / script call; after the run the orchestrator dumps that
+ *             log into DIR/X/real.log (see "the real resource" below).
  *   nemesis   the orchestrator itself: ROUNDS faults at random times from a seeded PRNG.
  * Every client appends its history (one write(2) per record, so a SIGKILL loses nothing) to
- * DIR/main/h-<pid>.log; tests/chaos/check.py judges it. The controls write DIR/ctl-X (X = l, c, r, k) and
- * must be flagged by the checker. Times are CLOCK_MONOTONIC milliseconds (one host).
+ * DIR/main/h-<pid>.log; tests/chaos/check.py judges it. The controls write DIR/ctl-X (X = l, c, r, k,
+ * u) and must be flagged by the checker. Times are CLOCK_MONOTONIC milliseconds (one host).
  * Run through tests/chaos/run.sh (temp dir, pid files, cleanup trap). */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -37,6 +41,12 @@
 #define PG_OPTS "connect_timeout=2 tcp_user_timeout=1000 keepalives=1 " \
                 "options='-c statement_timeout=1000 -c lock_timeout=500'"
 #define PG_TABLE "ldl_chaos"
+/* the real resource's connection: a fenced writer waits at most this long for the fence row a
+   stopped writer holds locked, so its client's locks keep their heartbeats */
+#define PG_WOPTS "connect_timeout=2 tcp_user_timeout=1000 keepalives=1 " \
+                 "options='-c statement_timeout=1000 -c lock_timeout=150'"
+#define REAL_ONE_IN 3                /* one write in REAL_ONE_IN (and every late one) also goes to
+                                        the real resource */
 
 enum { ST_REDIS = 0, ST_PG = 1 };
 enum { K_SYNC = 0, K_ASYNC = 1, K_TIMER = 2 };
@@ -149,6 +159,17 @@ typedef struct cl_lock {
     uint64_t dl;                    /* the lock's deadline last logged (lock clock) */
 } cl_lock;
 
+typedef struct wreq {               /* one write to the real resource */
+    struct client *c;
+    int      used;                  /* a non-blocking one in flight */
+    int      idx, fenced;
+    int64_t  tok;
+    uint64_t t0;                    /* decided at (real ms) */
+    long long seq;
+    char     holder[64], res[128], payload[160];
+} wreq;
+#define NWPEND 8                    /* non-blocking real writes in flight, per client */
+
 struct client {
     int      store, kind, id;
     uint32_t ttl, hb, drift;
@@ -171,6 +192,15 @@ struct client {
     ldl_pg_req      preq[64];
     ldl_store       real;
     ldl_async_store areal;
+    /* the real resource: a connection of its own (the PostgreSQL lock refuses to run inside a
+       transaction, and the non-blocking views own theirs) */
+    redisContext   *wrc;
+    ldl_redis       wr;
+    PGconn         *wpc;
+    ldl_pg          wpg;
+    uint64_t        wnext_reconn;
+    char            tag[32];        /* resources are named TAG/KEY; TAG = the history dir's name */
+    wreq            wpend[NWPEND];
     uint64_t        next_reconn;
     tmr             timers[2 * NKEYS];
     cl_lock         L[NKEYS];
@@ -406,6 +436,286 @@ static void store_service(client *c)
     }
 }
 
+/* ------------------------------------------------------------ the real resource (issue 19)
+ * Beside the datagram resource, writes into the store under test itself, through the
+ * adapter's fenced-write helper, on a connection of the client's own (Redis, non-blocking
+ * clients: ldl_redis_async_fence, in their lock connection's pipeline). Resource R is named
+ * TAG/KEY (TAG = the history dir's name, KEY = the lock key that guards it). Each accepted
+ * write stores its payload "HOLDER WSEQ T0" and appends "FENCE HOLDER WSEQ T0" to R's log
+ * in the SAME transaction / script call, so the log holds exactly what the store accepted,
+ * in the store's own order; real_dump() writes it into the run dir for check.py (6).
+ *   PostgreSQL  public.ldl_chaos_data (resource, payload) and public.ldl_chaos_wlog (id
+ *               bigserial, resource, fence, payload): BEGIN; ldl_pg_fence; one statement
+ *               that upserts the data row and inserts the log row; COMMIT.
+ *   Redis       ldl_redis_fence running RPUSH on the list "chaos:{R}:log" (the script runs
+ *               one command: the written key is the log itself).
+ * Everything store-specific is in the switches of real_setup, real_open, real_close,
+ * real_link, real_write and real_dump: a third store adds one case to each. fenced = 0 is the planted
+ * control's broken helper: the same write without the fence check. */
+#define PG_DATA "public.ldl_chaos_data"
+#define PG_WLOG "public.ldl_chaos_wlog"
+
+/* Redis: the adapter's script runs ONE caller command, so the written key IS the log: the
+   list "chaos:{R}:log", hash-tagged on R like the mark "{R}:chaos:mark" (one slot), and each
+   write RPUSHes "FENCE HOLDER WSEQ T0" to it; what R holds is the list's last entry */
+static void rkey(char *out, size_t n, const char *res, const char *what)
+{
+    snprintf(out, n, "chaos:{%s}:%s", res, what);
+}
+
+static void real_log(client *c, const wreq *w, int rc);
+static int real_link(client *c);
+
+/* the script's answer and the RPUSH's reply as real_write answers */
+static int redis_answer(int rc, redisReply *rp)
+{
+    int ok = rc == 1 && rp && rp->type == REDIS_REPLY_INTEGER && rp->integer >= 1;
+    if (rp) freeReplyObject(rp);
+    return rc == 1 ? (ok ? 1 : -1) : rc == 0 ? 0 : -1;
+}
+
+static void redis_fence_done(void *ctx, int rc, redisReply *reply)
+{
+    wreq *w = (wreq *)ctx;
+    real_log(w->c, w, redis_answer(rc, reply));
+    w->used = 0;
+}
+
+static int real_write_redis(client *c, const wreq *w)
+{
+    char key[200], entry[200];
+    const char *argv[3];
+    redisReply *rp = NULL;
+    int rc, i;
+    rkey(key, sizeof key, w->res, "log");
+    snprintf(entry, sizeof entry, "%lld %s", (long long)w->tok, w->payload);
+    argv[0] = "RPUSH"; argv[1] = key; argv[2] = entry;
+    if (c->kind == K_ASYNC && w->fenced) {
+        /* the non-blocking view: queued in the lock connection's own pipeline, answered
+           from a later pump (logged then) */
+        for (i = 0; i < NWPEND && c->wpend[i].used; i++) {}
+        if (i == NWPEND) return -1;
+        c->wpend[i] = *w;
+        c->wpend[i].c = c;
+        c->wpend[i].used = 1;
+        if (ldl_redis_async_fence(&c->ra, w->res, w->tok, 1, NULL, 3, argv, NULL, redis_fence_done,
+                                  &c->wpend[i]) == LDL_OK) return 2;
+        c->wpend[i].used = 0;
+        return -1;
+    }
+    if (real_link(c) != 0) return -1;
+    if (w->fenced) rc = ldl_redis_fence(&c->wr, w->res, w->tok, 1, NULL, 3, argv, NULL, &rp);
+    else rc = (rp = rs_cmd(c->wrc, "RPUSH", key, entry, NULL)) != NULL ? 1 : -1;   /* no check */
+    return redis_answer(rc, rp);
+}
+
+static int real_dump_redis(redisContext *radm, const char *res, FILE *lf)
+{
+    char key[200];
+    redisReply *rp;
+    size_t j;
+    int ok;
+    rkey(key, sizeof key, res, "log");
+    rp = rs_cmd(radm, "LRANGE", key, "0", "-1", NULL);
+    ok = rp && rp->type == REDIS_REPLY_ARRAY;
+    for (j = 0; ok && j < rp->elements; j++) {
+        ok = rp->element[j]->type == REDIS_REPLY_STRING;
+        if (ok) fprintf(lf, "%s %lu %s\n", res, (unsigned long)j, rp->element[j]->str);
+    }
+    if (rp) freeReplyObject(rp);
+    return ok;
+}
+
+/* a PQexec whose command tag must be `want` (a failed transaction's COMMIT answers ROLLBACK) */
+static int pg_cmd(PGconn *pc, const char *sql, const char *want)
+{
+    PGresult *r = PQexec(pc, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), want) == 0;
+    PQclear(r);
+    return ok;
+}
+
+/* once per server, by the orchestrator: the tables the writes need */
+static int real_setup(int store, redisContext *radm, PGconn *padm)
+{
+    (void)radm;
+    switch (store) {
+    case ST_REDIS:
+        return 0;                           /* keys need no set-up */
+    case ST_PG: {
+        ldl_pg fp;
+        if (!pg_cmd(padm, "CREATE TABLE IF NOT EXISTS " PG_DATA
+                    " (resource text PRIMARY KEY, payload text NOT NULL)", "CREATE TABLE") ||
+            !pg_cmd(padm, "CREATE TABLE IF NOT EXISTS " PG_WLOG " (id bigserial PRIMARY KEY, "
+                    "resource text NOT NULL, fence bigint NOT NULL, payload text NOT NULL)", "CREATE TABLE"))
+            return -1;
+        /* the fence table, created once here rather than by five clients at once */
+        if (ldl_pg_init_ex(&fp, padm, PG_TABLE, LDL_PG_FENCE) != LDL_OK) {
+            fprintf(stderr, "chaos: fence table: %s\n", ldl_pg_why(&fp));
+            return -1;
+        }
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+static int real_open(client *c)
+{
+    switch (c->store) {
+    case ST_REDIS:
+        c->wrc = rs_connect_port(atoi(getenv("CHAOS_REDIS_PORT")), 150);
+        return c->wrc && ldl_redis_init(&c->wr, c->wrc, "chaos") == LDL_OK ? 0 : -1;
+    case ST_PG:
+        c->wpc = pgt_connect(PG_WOPTS);
+        PQsetNoticeProcessor(c->wpc, quiet_notices, NULL);
+        if (PQstatus(c->wpc) != CONNECTION_OK) return -1;
+        if (ldl_pg_init_ex(&c->wpg, c->wpc, PG_TABLE, LDL_PG_FENCE) != LDL_OK) {
+            fprintf(stderr, "chaos: fenced writer: %s\n", ldl_pg_why(&c->wpg));
+            return -1;
+        }
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static void real_close(client *c)
+{
+    if (c->wrc) { redisFree(c->wrc); c->wrc = NULL; }
+    if (c->wpc) { PQfinish(c->wpc); c->wpc = NULL; }
+}
+
+/* a link the nemesis broke is mended before the next write (at most every 100 ms);
+   0 when the link is usable */
+static int real_link(client *c)
+{
+    uint64_t now = st_now_ms();
+    switch (c->store) {
+    case ST_REDIS:
+        if (!c->wrc->err) return 0;
+        if (now < c->wnext_reconn) return -1;
+        c->wnext_reconn = now + 100;
+        return rs_reconnect(c->wrc, 150) == REDIS_OK ? 0 : -1;
+    case ST_PG:
+        if (PQstatus(c->wpc) == CONNECTION_OK) return 0;
+        if (now < c->wnext_reconn) return -1;
+        c->wnext_reconn = now + 100;
+        PQreset(c->wpc);
+        return PQstatus(c->wpc) == CONNECTION_OK ? 0 : -1;
+    default:
+        return -1;
+    }
+}
+
+/* one write w: 1 accepted (committed), 0 refused as stale by the fence check, -1 no
+   (certain) answer: an error, a lost link; 2 submitted, real_log()ged when answered */
+static int real_write(client *c, const wreq *w)
+{
+    switch (c->store) {
+    case ST_REDIS:
+        return real_write_redis(c, w);
+    case ST_PG: {
+        char ftxt[24];
+        const char *v[3];
+        PGresult *r;
+        int ok, f = 1;
+        if (real_link(c) != 0 || !pg_cmd(c->wpc, "BEGIN", "BEGIN")) return -1;
+        if (w->fenced) f = ldl_pg_fence(&c->wpg, w->res, w->tok);     /* the row stays locked */
+        if (f == 1) {
+            snprintf(ftxt, sizeof ftxt, "%lld", (long long)w->tok);
+            v[0] = w->res; v[1] = ftxt; v[2] = w->payload;
+            r = PQexecParams(c->wpc,
+                "WITH d AS (INSERT INTO " PG_DATA " AS d (resource, payload) VALUES ($1, $3) "
+                "ON CONFLICT (resource) DO UPDATE SET payload = EXCLUDED.payload RETURNING 1) "
+                "INSERT INTO " PG_WLOG " (resource, fence, payload) SELECT $1, $2::bigint, $3 FROM d",
+                3, NULL, v, NULL, NULL, 0);
+            ok = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdTuples(r), "1") == 0;
+            PQclear(r);
+            if (ok) return pg_cmd(c->wpc, "COMMIT", "COMMIT") ? 1 : -1;
+            f = -1;
+        }
+        (void)pg_cmd(c->wpc, "ROLLBACK", "ROLLBACK");
+        return f == 0 ? 0 : -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* "F IDX HOLDER TOKEN T0 WSEQ FENCED RC" in the history, when the answer is known */
+static void real_log(client *c, const wreq *w, int rc)
+{
+    hlog(c, "F %d %s %lld %llu %lld %d %d", w->idx, w->holder, (long long)w->tok,
+         (unsigned long long)w->t0, w->seq, w->fenced, rc);
+}
+
+/* a write to the real resource of lock l with token tok, decided at t0 (real ms): as
+   real_write answers */
+static int real_put(client *c, cl_lock *l, int64_t tok, uint64_t t0, int fenced)
+{
+    wreq w;
+    int rc;
+    memset(&w, 0, sizeof w);
+    w.idx = l->idx; w.fenced = fenced; w.tok = tok; w.t0 = t0; w.seq = ++c->wseq;
+    snprintf(w.res, sizeof w.res, "%s/%s", c->tag, l->key);
+    snprintf(w.holder, sizeof w.holder, "%d:%d:%d:%d", (int)getpid(), c->id, l->idx, l->gseq);
+    snprintf(w.payload, sizeof w.payload, "%s %lld %llu", w.holder, w.seq, (unsigned long long)t0);
+    rc = real_write(c, &w);
+    if (rc != 2) real_log(c, &w, rc);
+    return rc;
+}
+
+/* after a run, by the orchestrator: what the store accepted for TAG/KEY, each key of keys[],
+   into DIR/real.log ("RESOURCE ORDER FENCE HOLDER WSEQ T0", the store's order) and, where
+   the data lives apart from the log (PostgreSQL), what it holds into DIR/real-data.log
+   ("RESOURCE HOLDER WSEQ T0"). 0 when done */
+static int real_dump(int store, redisContext *radm, PGconn *padm, const char *dir, const char *tag,
+                     const char *const *keys, int nkeys)
+{
+    char path[480], res[128];
+    FILE *lf, *df = NULL;
+    int i, ok = 1;
+    snprintf(path, sizeof path, "%s/real.log", dir);
+    if ((lf = fopen(path, "w")) == NULL) return -1;
+    snprintf(path, sizeof path, "%s/real-data.log", dir);
+    if (store == ST_PG && (df = fopen(path, "w")) == NULL) { fclose(lf); return -1; }
+    for (i = 0; i < nkeys && ok; i++) {
+        snprintf(res, sizeof res, "%s/%s", tag, keys[i]);
+        switch (store) {
+        case ST_REDIS:
+            ok = real_dump_redis(radm, res, lf);
+            break;
+        case ST_PG: {
+            const char *v[1];
+            PGresult *r;
+            int j;
+            v[0] = res;
+            r = PQexecParams(padm, "SELECT id, fence, payload FROM " PG_WLOG
+                             " WHERE resource = $1 ORDER BY id", 1, NULL, v, NULL, NULL, 0);
+            ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 3;
+            for (j = 0; ok && j < PQntuples(r); j++)
+                fprintf(lf, "%s %s %s %s\n", res, PQgetvalue(r, j, 0), PQgetvalue(r, j, 1), PQgetvalue(r, j, 2));
+            PQclear(r);
+            if (!ok) break;
+            r = PQexecParams(padm, "SELECT payload FROM " PG_DATA " WHERE resource = $1",
+                             1, NULL, v, NULL, NULL, 0);
+            ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 1 && PQntuples(r) <= 1;
+            if (ok && PQntuples(r) == 1) fprintf(df, "%s %s\n", res, PQgetvalue(r, 0, 0));
+            PQclear(r);
+            break;
+        }
+        default:
+            ok = 0;
+        }
+    }
+    if (fclose(lf) != 0) ok = 0;
+    if (df && fclose(df) != 0) ok = 0;
+    if (!ok) fprintf(stderr, "chaos: could not dump the real resource of %s\n", dir);
+    return ok ? 0 : -1;
+}
+
 static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
 static int nop_shutdown(void *s) { (void)s; return 0; }
 static int g_scope_token;
@@ -453,6 +763,7 @@ static int client_open(client *c, int store, int kind, int id, const char *dir, 
     memset(c, 0, sizeof *c);
     c->store = store; c->kind = kind; c->id = id; c->dir = dir; c->rng = seed; c->ctl = ctl;
     c->ttl = ttl; c->hb = hb; c->drift = drift;
+    snprintf(c->tag, sizeof c->tag, "%s", strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
     snprintf(path, sizeof path, "%s/h-%d-%d.log", dir, (int)getpid(), id);
     c->hfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (c->hfd < 0) return -1;
@@ -471,9 +782,10 @@ static int client_open(client *c, int store, int kind, int id, const char *dir, 
     snprintf(c->res.sun_path, sizeof c->res.sun_path, "%s/res.sock", dir);
     {   /* a client respawned while the nemesis has the server down waits for it */
         uint64_t end = st_now_ms() + 30000;
-        while (store_open(c) != 0) {
+        while (store_open(c) != 0 || real_open(c) != 0) {
             if (c->rc) { redisFree(c->rc); c->rc = NULL; }
             if (c->pc) { PQfinish(c->pc); c->pc = NULL; }
+            real_close(c);
             if (st_now_ms() > end) return -1;
             st_sleep_ms(100);
         }
@@ -552,9 +864,13 @@ static void lock_step(client *c, cl_lock *l)
         }
         if (note_valid(c, l) > 0 && t0 >= l->next_write) {
             /* one write in SLOW_ONE_IN is decided now but delivered late (a slow network):
-               the resource must reject it once a newer holder wrote */
-            if (rnd_in(&c->rng, 1, SLOW_ONE_IN) == 1) st_sleep_ms((uint32_t)rnd_in(&c->rng, TTL / 2, 2 * TTL));
+               the resource must reject it once a newer holder wrote. That one, and one other
+               write in REAL_ONE_IN, also goes to the real resource, decided at the same t0 */
+            int slow = rnd_in(&c->rng, 1, SLOW_ONE_IN) == 1;
+            if (slow) st_sleep_ms((uint32_t)rnd_in(&c->rng, TTL / 2, 2 * TTL));
             (void)res_write(c, l, ldl_lock_fencing_token(&l->lk), t0);
+            if (slow || rnd_in(&c->rng, 1, REAL_ONE_IN) == 1)
+                (void)real_put(c, l, ldl_lock_fencing_token(&l->lk), t0, 1);
             l->next_write = st_now_ms() + rnd_in(&c->rng, 2, 15);
         }
         return;
@@ -1036,6 +1352,36 @@ static int control_leak(int store, const char *dir)
     return 0;
 }
 
+/* 'u': a fenced-write helper that skips the check. A holds (token t1) and writes through the
+   real helper (accepted), releases; B is granted (t2 > t1) and writes (accepted: the mark is
+   t2); A's fenced write with t1 is refused -- the staging checks that, so the helper works --
+   then A writes with t1 through the broken helper, which the store accepts after t2: a stale
+   write in the store's own log, on every run, whatever the timing (each step waits for the
+   previous one's answer) */
+static int control_unfenced(int store, const char *dir)
+{
+    client *a = &g_ctl.a, *b = &g_ctl.b;
+    int64_t t1;
+    if (client_open(a, store, K_SYNC, 100, dir, 1, -1, TTL, HB, DRIFT) != 0 ||
+        client_open(b, store, K_SYNC, 101, dir, 2, -1, TTL, HB, DRIFT) != 0) return 3;
+    if (lock_open(a, &a->L[0], 0, "ctl-u") != 0 || lock_open(b, &b->L[0], 0, "ctl-u") != 0) return 4;
+    if (!ctl_grant(a, &a->L[0], 5000)) return 5;
+    t1 = a->L[0].held;
+    if (real_put(a, &a->L[0], t1, st_now_ms(), 1) != 1) return 10;
+    hlog(a, "E 0 %lld", (long long)t1);
+    a->L[0].held = 0;
+    (void)ldl_lock_release(&a->L[0].lk);
+    if (!ctl_grant(b, &b->L[0], 5000)) return 6;
+    if (b->L[0].held <= t1 || real_put(b, &b->L[0], b->L[0].held, st_now_ms(), 1) != 1) return 11;
+    if (real_put(a, &a->L[0], t1, st_now_ms(), 1) != 0) return 12;   /* the real helper refuses */
+    if (real_put(a, &a->L[0], t1, st_now_ms(), 0) != 1) return 13;   /* the broken one does not */
+    ldl_lock_dispose(&a->L[0].lk);
+    ldl_lock_dispose(&b->L[0].lk);
+    hlog(a, "Z");
+    hlog(b, "Z");
+    return 0;
+}
+
 static int control_main(int store, int which, const char *dir)
 {
     client *a = &g_ctl.a, *b = &g_ctl.b;
@@ -1093,10 +1439,16 @@ static int run_control(campaign *k, int which)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        _exit(which == 'k' ? control_leak(k->store, dir) : control_main(k->store, which, dir));
+        _exit(which == 'k' ? control_leak(k->store, dir) :
+              which == 'u' ? control_unfenced(k->store, dir) : control_main(k->store, which, dir));
     }
     waitpid(pid, &status, 0);
     stop_res(res);
+    if (which == 'u') {
+        static const char *const keys[] = { "ctl-u" };
+        admin_reconnect(k, 1);     /* the server may have restarted unseen */
+        if (real_dump(k->store, k->radm, k->padm, dir, "ctl-u", keys, 1) != 0) return -1;
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "chaos: control %c could not be staged (status %d)\n", which, status);
         return -1;
@@ -1161,6 +1513,7 @@ int main(int argc, char **argv)
         PQsetNoticeProcessor(k->padm, quiet_notices, NULL);
         if (PQstatus(k->padm) != CONNECTION_OK || ldl_pg_init(&pg, k->padm, PG_TABLE) != LDL_OK) return 2;
     }
+    if (real_setup(k->store, k->radm, k->padm) != 0) return 2;
     nlog(k, "meta %s %llu %d %u %u %u %d", argv[1], (unsigned long long)k->seed, rounds, TTL, HB, DRIFT, NCLIENT);
     snprintf(path, sizeof path, "%s/main", k->dir);
     res = res_start(path);
@@ -1174,6 +1527,15 @@ int main(int argc, char **argv)
     wait_until(k, st_now_ms() + 2500);                /* pending SIGCONTs; the last losses and (5) settle */
     stop_clients(k);
     stop_res(res);
+    {   /* what the real resource accepted, from the store itself */
+        static const char *const keys[NKEYS] = { "k0", "k1", "k2" };
+        admin_reconnect(k, 1);     /* the server may have restarted unseen */
+        snprintf(path, sizeof path, "%s/main", k->dir);
+        if (real_dump(k->store, k->radm, k->padm, path, "main", keys, NKEYS) != 0) {
+            if (k->store == ST_REDIS) rs_stop(&k->srv);
+            return 1;
+        }
+    }
     printf("chaos %s: seed %llu, %d rounds in %.1f s, %d client processes; faults:", argv[1],
            (unsigned long long)k->seed, rounds, (double)(st_now_ms() - t_start) / 1000.0, k->spawned);
     for (i = 0; i < NFAULT; i++) if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
@@ -1181,7 +1543,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     /* the planted controls, on the same server */
     if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0 ||
-        run_control(k, 'k') != 0) {
+        run_control(k, 'k') != 0 || run_control(k, 'u') != 0) {
         if (k->store == ST_REDIS) rs_stop(&k->srv);
         return 1;
     }

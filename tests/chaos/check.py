@@ -3,6 +3,8 @@
 
     check.py DIR                  judge DIR (h-*.log, res.log, nemesis.log); exit 1 on a violation
     check.py --expect 1,3 DIR     a planted control: exit 0 only if every listed check is violated
+    check.py --probe DIR          as the first, and (6) must catch each of a few damaged copies of
+                                  the real store's dump (see probe_real)
 
 Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds of one host:
   (1) no stale write accepted: per key the resource accepted fences in order and never one token
@@ -15,6 +17,8 @@ Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds 
   (4) every loss reported with the right reason, and on_lost exactly once
   (5) no key stays blocked past one TTL + SLACK_MS after its holder died or froze, plus what the
       nemesis did meanwhile (see the comment at the check)
+  (6) the real store (issue 19): what the store under test itself accepted, dumped from it after
+      the run (real.log, real-data.log), holds no stale write -- see check_real()
 """
 import glob
 import os
@@ -56,6 +60,7 @@ class Client:
         self.pid = self.id = self.kind = None
         self.ttl = self.drift = None
         self.death = None             # t of the nemesis' SIGKILL
+        self.fwrites = []             # (t, idx, holder, tok, t0, wseq, fenced, rc, line)
 
     def real_end(self, d, sr):
         """the last real ms (exclusive) at which this client's lock clock, offset steps included,
@@ -90,6 +95,9 @@ def load(d):
                 cl.offs.append((t, int(a[0])))
             elif k == "K":
                 cl.keys[int(a[0])] = a[1]
+            elif k == "F":
+                cl.fwrites.append((t, int(a[0]), a[1], int(a[2]), int(a[3]), int(a[4]), int(a[5]),
+                                   int(a[6]), ln))
             elif k == "G":
                 idx = int(a[0])
                 g = Grant(cl, idx, int(a[1]), t, int(a[2]), int(a[3]), int(a[4]), n)
@@ -154,12 +162,13 @@ def compute_ends(clients, nem):
 
 
 class Report:
-    def __init__(self):
+    def __init__(self, quiet=False):
         self.v = defaultdict(list)
+        self.quiet = quiet
 
     def fail(self, check, what, slices):
         self.v[check].append(what)
-        if len(self.v[check]) <= 3:
+        if len(self.v[check]) <= 3 and not self.quiet:
             print("VIOLATION (%d) %s" % (check, what))
             for s in slices:
                 print("    " + s)
@@ -181,7 +190,158 @@ def nem_slice(nem, t0, t1):
     return ["  nemesis: " + " ".join(e) for e in nem if e[1] not in ("round",) and t0 <= int(e[0]) <= t1][:12]
 
 
-def check(d, quiet=False):
+def load_real(d):
+    """the real store's own record, dumped from it after the run by chaos.c (real_dump):
+    real.log       one line per accepted write: RESOURCE ORDER FENCE HOLDER WSEQ T0, where ORDER
+                   is the store's own order of the writes of RESOURCE (PostgreSQL: the log row's
+                   bigserial id; Redis: the position in the log list)
+    real-data.log  RESOURCE HOLDER WSEQ T0 -- what the written row holds at the end, where the
+                   data lives apart from the log (PostgreSQL; on Redis the written key IS the log)
+    None when the run wrote nothing there (a history from before issue 19)"""
+    p = os.path.join(d, "real.log")
+    if not os.path.exists(p):
+        return None, None, []
+    log, data, bad = defaultdict(list), None, []
+    with open(p) as f:
+        for ln in f:
+            x = ln.split()
+            if len(x) != 6:
+                bad.append(ln.rstrip("\n"))
+                continue
+            log[x[0]].append((int(x[1]), int(x[2]), x[3], int(x[4]), int(x[5]), ln.rstrip("\n")))
+    p = os.path.join(d, "real-data.log")
+    if os.path.exists(p):
+        data = {}
+        with open(p) as f:
+            for ln in f:
+                x = ln.split()
+                if len(x) != 4:
+                    bad.append(ln.rstrip("\n"))
+                    continue
+                data[x[0]] = (x[1], int(x[2]), int(x[3]))
+    return log, data, bad
+
+
+def check_real(real, clients, by_holder, rep):
+    """(6) no stale write accepted by the real store.
+
+    The judge is the store's own log, written in the same transaction (PostgreSQL) or script call
+    (Redis) as the protected write, so an entry exists exactly when the store accepted the
+    write. "Stale" is therefore defined over the STORE'S order of acceptance, not over anybody's
+    clock: per resource, an accepted write is stale when its fence is LOWER than the fence of a
+    write the store accepted BEFORE it (earlier log position; PostgreSQL's ids follow the order in
+    which the fence row's lock was taken, because the fence check keeps that row locked until
+    commit and the log row is inserted after it). An EQUAL fence is not stale: one holder writes
+    many times. A write decided early but delivered late is stale only if a higher fence got in
+    first -- which is exactly what the fence protocol promises to refuse.
+    The log is only a judge if it is the whole truth, so (6) also fails when:
+      - a write the client was told was accepted (F ... 1) is missing from the log (the store lost
+        an acknowledged write: a lower fence could then pass unseen), or a write it was told was
+        refused (F ... 0) is in it;
+      - one fence was accepted from two different holders (two grants with one token);
+      - an entry matches no grant of that token, or a grant of another lock key (fences of
+        different keys are not comparable);
+      - the row written holds at the end anything but the last accepted write (the write and its
+        log entry did not land together; PostgreSQL, where data and log are two tables)."""
+    log, data, bad = real
+    if log is None:
+        return None
+    for ln in bad:
+        rep.fail(6, "unreadable line in the real store's dump: %r" % ln, [])
+    logged = {}
+    nacc = 0
+    for res, ents in sorted(log.items()):
+        ents.sort()
+        key = res.split("/", 1)[1] if "/" in res else res
+        high, high_ln, tok_holder = 0, None, {}
+        for order, fence, holder, wseq, t0, ln in ents:
+            nacc += 1
+            logged[(holder, wseq)] = ln
+            g = by_holder.get(holder)
+            if fence < high:
+                rep.fail(6, "%s: the store accepted fence %d after it had accepted fence %d (stale)" %
+                         (res, fence, high), ["  real: " + high_ln, "  real: " + ln] + (grant_slice(g) if g else []))
+            elif fence < 1:
+                rep.fail(6, "%s: the store accepted fence %d" % (res, fence), ["  real: " + ln])
+            if fence > high:
+                high, high_ln = fence, ln
+            h0 = tok_holder.setdefault(fence, holder)
+            if h0 != holder:
+                other = by_holder.get(h0)
+                rep.fail(6, "%s: fence %d accepted from two holders (%s, then %s)" % (res, fence, h0, holder),
+                         ["  real: " + ln] + (grant_slice(other) if other else []) + (grant_slice(g) if g else []))
+            if g is None or g.tok != fence or g.key != key:
+                rep.fail(6, "%s: accepted write of fence %d by %s matches no grant of key %s" %
+                         (res, fence, holder, key), ["  real: " + ln])
+        last = ents[-1]
+        if data is not None and data.get(res) != (last[2], last[3], last[4]):
+            rep.fail(6, "%s: the written key holds %s, the last accepted write is %s" %
+                     (res, data.get(res), last[2:5]), ["  real: " + last[5]])
+    nref = nunk = 0
+    for cl in clients:
+        for t, idx, holder, tok, t0, wseq, fenced, rc, ln in cl.fwrites:
+            if rc == 1 and (holder, wseq) not in logged:
+                rep.fail(6, "a write the store acknowledged is not in its log: %s" % ln,
+                         ["  " + os.path.basename(cl.path) + ": " + ln])
+            elif rc == 0:
+                nref += 1
+                if (holder, wseq) in logged:
+                    rep.fail(6, "a write the store refused is in its log: %s" % ln,
+                             ["  real: " + logged[(holder, wseq)], "  " + os.path.basename(cl.path) + ": " + ln])
+            elif rc < 0:
+                nunk += 1
+    return nacc, nref, nunk
+
+
+def probe_real(loaded, clients, by_holder):
+    """--probe: (6) must be able to fail on THIS run's record. Each probe damages a copy of the
+    dump in one way and requires a (6) violation; the planted control ctl-u covers the stale
+    write itself, these the rules that keep the log honest as a judge."""
+    import copy
+    log, data, bad = loaded
+    acked = {(h, w) for cl in clients for (_, _, h, _, _, w, _, rc, _) in cl.fwrites if rc == 1}
+    refused = [f for cl in clients for f in cl.fwrites if f[7] == 0]
+    probes = []
+    for res, ents in sorted(log.items()):
+        ents = sorted(ents)
+        drop = [i for i, e in enumerate(ents) if (e[2], e[3]) in acked]
+        if drop:
+            lg = copy.deepcopy(log)
+            del lg[res][drop[len(drop) // 2]]
+            probes.append(("an acknowledged write dropped from the log", "not in its log", (lg, data, bad)))
+        if len(ents) >= 2:
+            lg = copy.deepcopy(log)
+            e = sorted(lg[res])[0]
+            lg[res].remove(e)
+            lg[res].append((e[0], max(x[1] for x in ents) + 1) + e[2:])
+            probes.append(("the first entry's fence raised above every later one", "(stale)", (lg, data, bad)))
+        if data is not None and res in data:
+            dt = dict(data)
+            dt[res] = (dt[res][0], dt[res][1] + 1, dt[res][2])
+            probes.append(("the written row changed without its log entry", "the written key holds", (log, dt, bad)))
+        break
+    if refused:
+        t, idx, h, tok, t0, w, fenced, rc, ln = refused[0]
+        lg = copy.deepcopy(log)
+        key = [r for r in lg if r.endswith("/" + by_holder[h].key)] if h in by_holder else []
+        if key:
+            lg[key[0]].append((max(e[0] for e in lg[key[0]]) + 1, tok, h, w, t0, "probe"))
+            probes.append(("a refused write put into the log", "refused is in its log", (lg, data, bad)))
+    for what, want, real in probes:
+        rep = Report(quiet=True)
+        check_real(real, clients, by_holder, rep)
+        ok = any(want in v for v in rep.v.get(6, []))
+        print("probe of (6), %s: %s" % (what, "caught" if ok else "NOT CAUGHT"))
+        if not ok:
+            PROBE_MISSED.append(what)
+    if not probes:
+        PROBE_MISSED.append("no probe could be made")
+
+
+PROBE_MISSED = []
+
+
+def check(d, quiet=False, probe=False):
     clients, nem, res = load(d)
     compute_ends(clients, nem)
     rep = Report()
@@ -349,6 +509,11 @@ def check(d, quiet=False):
                 rep.fail(5, "key %s blocked: holder %d gone at %d, lease free by %d, next grant %s (limit %d)" %
                          (g.key, cl.pid, ev, f, first, hi), grant_slice(g) + nem_slice(nem, ev - 200, hi))
 
+    loaded = load_real(d)
+    real = check_real(loaded, clients, by_holder, rep)
+    if probe and loaded[0] is not None:
+        probe_real(loaded, clients, by_holder)
+
     ngrants = sum(len(cl.grants) for cl in clients)
     rounds = sum(1 for e in nem if e[1] == "round")
     faults = defaultdict(int)
@@ -357,11 +522,12 @@ def check(d, quiet=False):
             faults[e[3]] += 1
     if not quiet:
         print("checker %s: %d client processes, %d rounds (%s), %d grants, %d renews, writes %d accepted "
-              "%d rejected, losses %s, %d dead-holder liveness checks, violations %d" %
+              "%d rejected, real store writes %s, losses %s, %d dead-holder liveness checks, violations %d" %
               (d, len(clients), rounds, ", ".join("%s %d" % kv for kv in sorted(faults.items())), ngrants,
-               sum(len(g.renews) for cl in clients for g in cl.grants), acc, rej, dict(reasons), checked,
-               sum(len(v) for v in rep.v.values())))
-    return rep, ngrants, acc
+               sum(len(g.renews) for cl in clients for g in cl.grants), acc, rej,
+               "%d accepted %d refused %d unanswered" % real if real else "none",
+               dict(reasons), checked, sum(len(v) for v in rep.v.values())))
+    return rep, ngrants, acc, real
 
 
 def main():
@@ -370,13 +536,22 @@ def main():
     if len(args) == 3 and args[0] == "--expect":
         expect = [int(x) for x in args[1].split(",")]
         args = args[2:]
+    probe = len(args) == 2 and args[0] == "--probe"
+    if probe:
+        args = args[1:]
     if len(args) != 1:
         print(__doc__)
         return 64
-    rep, ngrants, acc = check(args[0], quiet=expect is not None)
+    rep, ngrants, acc, real = check(args[0], quiet=expect is not None, probe=probe)
+    if PROBE_MISSED:
+        print("checker: (6) missed its probes: %s" % PROBE_MISSED)
+        return 1
     if expect is None:
         if ngrants == 0 or acc == 0:
             print("checker: nothing was granted or written: the campaign did not run")
+            return 1
+        if not real or real[0] == 0:
+            print("checker: the real store accepted no write: (6) judged nothing")
             return 1
         return 1 if rep.v else 0
     missed = [c for c in expect if not rep.v.get(c)]

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/chaos/run.sh STORE ROUNDS [SEED] -- one chaos campaign against a real STORE (redis|pg),
-# then the checker over its history, then the four planted controls, which the checker MUST
-# flag. SEED defaults to $CHAOS_SEED, else a fresh random one; it is printed first so any run
+# then the checker over its history (and over what the store itself accepted: real.log), then
+# the five planted controls, which the checker MUST flag. SEED defaults to $CHAOS_SEED, else a fresh random one; it is printed first so any run
 # can be replayed with CHAOS_SEED=... Exit 0 only when the campaign has no violation AND every
 # control was caught.
 #
@@ -45,11 +45,12 @@ failed=0
 if [ $rc != 0 ]; then
   echo "chaos $store: the campaign itself failed ($rc; 124 = over the ${limit} s bound)"; failed=1
 else
-  python3 "$here/tests/chaos/check.py" "$dir/main" || failed=1
+  python3 "$here/tests/chaos/check.py" --probe "$dir/main" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 1 "$dir/ctl-l" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 1,3 "$dir/ctl-c" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 1,2 "$dir/ctl-r" || failed=1
   python3 "$here/tests/chaos/check.py" --expect 5 "$dir/ctl-k" || failed=1
+  python3 "$here/tests/chaos/check.py" --expect 6 "$dir/ctl-u" || failed=1
 fi
 echo "chaos $store: seed $seed, wall time $(( $(date +%s) - start )) s"
 if [ $failed != 0 ] || [ -n "${CHAOS_KEEP:-}" ]; then

@@ -1,0 +1,303 @@
+/* tests/store/redis_fence_cluster.c -- fenced writes (issue 19) through the Redis Cluster
+ * view, against a real 6-node cluster (3 masters + 1 replica each) this program creates:
+ *   slots        the mark's slot (ldl_redis_cluster_fence_slot) is CLUSTER KEYSLOT of its
+ *                name, and "{R}..." keys share it, hostile names (braces, quotes) included
+ *   protocol     first / equal / lower / higher fences on the master that owns the slot;
+ *                the reply's type passes through (status, nil, integer)
+ *   cross-slot   a key in another slot than the mark's: LDL_EINVAL with a why, and no node
+ *                ran a script (INFO commandstats of every master unchanged)
+ *   command err  a command failing inside the script leaves the mark where it was
+ *   migration    the slot moving: ASK followed (ASKING), then MOVED followed; the mark moved
+ *                along keeps refusing a stale fence on the new master
+ *   SIGSTOP      a holder (lock through the Cluster view) paused past its lease, continued
+ *                after its successor wrote: its fenced write is refused, the key holds the
+ *                successor's data
+ * Run through tests/store/with_redis_cluster.sh. */
+#define _POSIX_C_SOURCE 200809L
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#define LDL_REDIS_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis.h"
+#define LDL_REDIS_CLUSTER_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis_cluster.h"
+#include "tests/store/redis_server.h"
+#include "tests/store/redis_cluster_server.h"
+
+/* ------------------------------------------------------------ helpers */
+static long evals_everywhere(void)
+{
+    long n = 0;
+    int i;
+    for (i = 0; i < NN; i++) {
+        redisContext *c = conn(i);
+        if (c) { n += rs_cmd_calls(c, "eval") + rs_cmd_calls(c, "evalsha"); redisFree(c); }
+    }
+    return n;
+}
+
+/* a reply of node i to a command (caller frees) */
+static redisReply *on_node(int i, const char *a0, const char *a1, const char *a2)
+{
+    redisContext *c = conn(i);
+    redisReply *r = c ? rs_cmd(c, a0, a1, a2, NULL) : NULL;
+    if (c) redisFree(c);
+    return r;
+}
+
+/* GET key on the master of its slot */
+static int get_is(ldl_redis_cluster *rc, const char *key, const char *want)
+{
+    (void)rc;
+    return rs_is(on_node(master_of_slot(ldl_redis_cluster_keyslot(key, strlen(key))), "GET", key, NULL), want);
+}
+
+static int fence3(ldl_redis_cluster *rc, const char *res, int64_t f, int nkeys, redisReply **out, const char *a0, ...)
+{
+    const char *argv[16];
+    int argc = 0;
+    va_list ap;
+    const char *s = a0;
+    va_start(ap, a0);
+    while (s && argc < 16) { argv[argc++] = s; s = va_arg(ap, const char *); }
+    va_end(ap);
+    return ldl_redis_cluster_fence(rc, res, f, nkeys, NULL, argc, argv, NULL, out);
+}
+
+static int keyslot_of(const char *name)
+{
+    redisReply *r = on_node(0, "CLUSTER", "KEYSLOT", name);
+    int s = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -2;
+    if (r) freeReplyObject(r);
+    return s;
+}
+
+/* ------------------------------------------------------------ slots */
+static void test_slots(ldl_redis_cluster *rc)
+{
+    static const char *names[] = { "report:42", "it's \"q\"", "{x}y", "}lead", "a}b", "tail{" };
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char mark[256], data[256];
+        int s = ldl_redis_cluster_fence_slot(rc, names[i]);
+        snprintf(mark, sizeof mark, "{%s}:fc:mark", names[i]);
+        snprintf(data, sizeof data, "{%s}:data", names[i]);
+        ST_CHECK(s >= 0 && s == keyslot_of(mark), "mark slot of \"%s\": %d, server %d", names[i], s, keyslot_of(mark));
+        if (!strchr(names[i], '}'))
+            ST_CHECK(s == keyslot_of(data), "\"{R}:data\" shares the mark's slot for \"%s\"", names[i]);
+    }
+    ST_CHECK(ldl_redis_cluster_fence_slot(rc, "") == -1 && ldl_redis_cluster_fence_slot(rc, NULL) == -1 &&
+             ldl_redis_cluster_fence_slot(NULL, "x") == -1, "%s", "bad names: -1");
+}
+
+/* ------------------------------------------------------------ the protocol */
+static void test_protocol(ldl_redis_cluster *rc)
+{
+    redisReply *rep = NULL;
+    int rc_;
+    rc_ = fence3(rc, "cp", 5, 1, &rep, "SET", "{cp}:data", "five", NULL);
+    ST_CHECK(rc_ == 1 && rep && rep->type == REDIS_REPLY_STATUS, "first fence: %d %s", rc_, ldl_redis_cluster_why(rc));
+    if (rep) freeReplyObject(rep);
+    rep = NULL;
+    rc_ = fence3(rc, "cp", 5, 1, &rep, "SET", "{cp}:data", "five-b", "GET", NULL);
+    ST_CHECK(rc_ == 1 && rep && rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "five") == 0,
+             "equal fence, bulk reply: %d", rc_);
+    if (rep) freeReplyObject(rep);
+    rep = NULL;
+    rc_ = fence3(rc, "cp", 5, 1, &rep, "SET", "{cp}:new", "x", "GET", NULL);
+    ST_CHECK(rc_ == 1 && rep && rep->type == REDIS_REPLY_NIL, "nil reply: %d", rc_);
+    if (rep) freeReplyObject(rep);
+    rep = NULL;
+    rc_ = fence3(rc, "cp", 4, 1, &rep, "SET", "{cp}:data", "four", NULL);
+    ST_CHECK(rc_ == 0 && rep == NULL && get_is(rc, "{cp}:data", "five-b"), "lower refused: %d", rc_);
+    rc_ = fence3(rc, "cp", 6, 1, &rep, "INCR", "{cp}:n", NULL);
+    ST_CHECK(rc_ == 1 && rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1, "higher, integer reply: %d", rc_);
+    if (rep) freeReplyObject(rep);
+    ST_CHECK(get_is(rc, "{cp}:fc:mark", "6"), "%s", "the mark on the slot's master is 6");
+    /* two keys, both tagged */
+    rc_ = fence3(rc, "cp", 6, 2, NULL, "DEL", "{cp}:new", "{cp}:n", NULL);
+    ST_CHECK(rc_ == 1, "two tagged keys: %d %s", rc_, ldl_redis_cluster_why(rc));
+    /* the command fails inside: the mark stays */
+    rep = NULL;
+    rc_ = fence3(rc, "cp", 9, 1, &rep, "INCR", "{cp}:data", NULL);
+    ST_CHECK(rc_ == LDL_ESTORE && rep && rep->type == REDIS_REPLY_ERROR && get_is(rc, "{cp}:fc:mark", "6"),
+             "failing command: %d, mark unmoved", rc_);
+    if (rep) freeReplyObject(rep);
+}
+
+/* ------------------------------------------------------------ cross-slot */
+static void test_cross_slot(ldl_redis_cluster *rc)
+{
+    long before = evals_everywhere();
+    const char *argv[5];
+    int keyidx[2], rc_, s1, s2;
+    argv[0] = "SET"; argv[1] = "plain-key-elsewhere"; argv[2] = "v";
+    s1 = ldl_redis_cluster_fence_slot(rc, "xs");
+    s2 = ldl_redis_cluster_keyslot(argv[1], strlen(argv[1]));
+    ST_CHECK(s1 != s2, "%s", "the test key is in another slot");
+    rc_ = ldl_redis_cluster_fence(rc, "xs", 1, 1, NULL, 3, argv, NULL, NULL);
+    ST_CHECK(rc_ == LDL_EINVAL && strstr(ldl_redis_cluster_why(rc), "slot") && strstr(ldl_redis_cluster_why(rc), "refused"),
+             "key in another slot refused: %d %s", rc_, ldl_redis_cluster_why(rc));
+    /* the second key of two is the foreign one */
+    argv[0] = "MSET"; argv[1] = "{xs}:a"; argv[2] = "1"; argv[3] = "{other}:b"; argv[4] = "2";
+    keyidx[0] = 1; keyidx[1] = 3;
+    rc_ = ldl_redis_cluster_fence(rc, "xs", 1, 2, keyidx, 5, argv, NULL, NULL);
+    ST_CHECK(rc_ == LDL_EINVAL && strstr(ldl_redis_cluster_why(rc), "argv[3]"), "second key foreign: %d %s", rc_,
+             ldl_redis_cluster_why(rc));
+    ST_CHECK(ldl_redis_cluster_fence(rc, "xs", 0, 0, NULL, 1, argv, NULL, NULL) == LDL_EINVAL, "%s", "fence 0");
+    ST_CHECK(ldl_redis_cluster_fence(rc, "", 1, 0, NULL, 1, argv, NULL, NULL) == LDL_EINVAL, "%s", "empty resource");
+    ST_CHECK(ldl_redis_cluster_fence(rc, "xs", 1, 5, NULL, 5, argv, NULL, NULL) == LDL_EINVAL, "%s", "nkeys too big");
+    ST_CHECK(evals_everywhere() == before, "nothing was sent to any node (%ld scripts run, %ld before)",
+             evals_everywhere(), before);
+    ST_CHECK(rs_int(on_node(master_of_slot(s1), "EXISTS", "{xs}:fc:mark", NULL), -1) == 0, "%s", "no mark created");
+    /* the same write with tagged keys goes through */
+    argv[3] = "{xs}:b";
+    ST_CHECK(ldl_redis_cluster_fence(rc, "xs", 1, 2, keyidx, 5, argv, NULL, NULL) == 1, "tagged MSET: %s",
+             ldl_redis_cluster_why(rc));
+}
+
+/* ------------------------------------------------------------ migration */
+static int cmd_ok(int node, const char *a0, const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    redisContext *c = conn(node);
+    redisReply *r = c ? rs_cmd(c, a0, a1, a2, a3, a4, NULL) : NULL;
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (r && !ok) fprintf(stderr, "  node %d: %s %s: %s\n", node, a0, a1, r->str);
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return ok;
+}
+
+static void test_migration(ldl_redis_cluster *rc)
+{
+    int slot = ldl_redis_cluster_fence_slot(rc, "mv"), a = master_of_slot(slot), b = -1, s, i, rc_;
+    char ss[16];
+    const ldl_redis_cluster_stats *st;
+    uint64_t ask0, moved0;
+    for (s = 0; s < 16384 && b < 0; s += 1000) { int m = master_of_slot(s); if (m >= 0 && m != a) b = m; }
+    ST_CHECK(a >= 0 && b >= 0, "%s", "two masters");
+    if (a < 0 || b < 0) return;
+    ST_CHECK(fence3(rc, "mv", 10, 1, NULL, "SET", "{mv}:data", "ten", NULL) == 1, "%s", "written before the move");
+    snprintf(ss, sizeof ss, "%d", slot);
+    ST_CHECK(cmd_ok(b, "CLUSTER", "SETSLOT", ss, "IMPORTING", g_n[a].id) &&
+             cmd_ok(a, "CLUSTER", "SETSLOT", ss, "MIGRATING", g_n[b].id), "%s", "slot migrating");
+    {
+        redisContext *c = conn(a);
+        redisReply *r = c ? rs_cmd(c, "MIGRATE", "127.0.0.1", g_n[b].portstr, "", "0", "5000", "KEYS",
+                                   "{mv}:fc:mark", "{mv}:data", NULL) : NULL;
+        ST_CHECK(r && r->type == REDIS_REPLY_STATUS, "MIGRATE: %s", r && r->str ? r->str : "?");
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+    }
+    st = ldl_redis_cluster_stats_get(rc);
+    ask0 = st->ask;
+    rc_ = fence3(rc, "mv", 11, 1, NULL, "SET", "{mv}:data", "eleven", NULL);
+    ST_CHECK(rc_ == 1 && st->ask > ask0, "in the ASK window: %d (ask %llu) %s", rc_, (unsigned long long)st->ask,
+             ldl_redis_cluster_why(rc));
+    rc_ = fence3(rc, "mv", 10, 1, NULL, "SET", "{mv}:data", "stale", NULL);
+    ST_CHECK(rc_ == 0, "stale in the ASK window, judged by the moved mark: %d %s", rc_, ldl_redis_cluster_why(rc));
+    ST_CHECK(cmd_ok(b, "CLUSTER", "SETSLOT", ss, "NODE", g_n[b].id), "%s", "slot handed over");
+    for (i = 0; i < NN; i++)
+        if (i != b && node_info_has(i, "NODES", "myself,master")) cmd_ok(i, "CLUSTER", "SETSLOT", ss, "NODE", g_n[b].id);
+    moved0 = st->moved;
+    rc_ = fence3(rc, "mv", 12, 1, NULL, "SET", "{mv}:data", "twelve", NULL);
+    ST_CHECK(rc_ == 1 && st->moved > moved0, "MOVED followed: %d (moved %llu) %s", rc_, (unsigned long long)st->moved,
+             ldl_redis_cluster_why(rc));
+    ST_CHECK(rs_is(on_node(b, "GET", "{mv}:data", NULL), "twelve") && rs_is(on_node(b, "GET", "{mv}:fc:mark", NULL), "12"),
+             "%s", "data and mark on the new master");
+    ST_CHECK(fence3(rc, "mv", 11, 1, NULL, "SET", "{mv}:data", "stale", NULL) == 0, "%s", "stale after the move");
+}
+
+/* ------------------------------------------------------------ SIGSTOP */
+static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
+static int nop_shutdown(void *s) { (void)s; return 0; }
+static int g_scope_token;
+static void *nop_scope(void *self) { (void)self; return &g_scope_token; }
+
+#define PAUSE_TTL 500
+
+static int lock_open(ldl_lock *lk, ldl_store *s)
+{
+    ldl_lock_desc d;
+    memset(&d, 0, sizeof d);
+    d.container.scope = nop_scope;
+    d.container.value = nop_value;
+    d.container.shutdown = nop_shutdown;
+    d.key = "fence-paused";
+    d.ttl_ms = PAUSE_TTL;
+    d.store = s;
+    return ldl_lock_init(lk, &d) == LDL_OK ? 0 : -1;
+}
+
+static int acquire_within(ldl_lock *lk, uint32_t ms)
+{
+    uint64_t end = st_now_ms() + ms;
+    for (;;) {
+        if (ldl_lock_acquire(lk) == 1) return 1;
+        if (st_now_ms() >= end) return 0;
+        st_sleep_ms(5);
+    }
+}
+
+static int paused_worker(void *arg, int in, int out)
+{
+    static ldl_redis_cluster rc;
+    ldl_store s;
+    ldl_lock lk;
+    int64_t f;
+    int rc_;
+    (void)arg;
+    if (ldl_redis_cluster_init(&rc, g_seeds, "fc", 2000) != LDL_OK) return 100;
+    s = ldl_redis_cluster_store(&rc);
+    if (lock_open(&lk, &s) != 0 || !acquire_within(&lk, 10000)) return 101;
+    f = ldl_lock_fencing_token(&lk);
+    st_send(out, 'r');
+    if (st_recv(in, 60000) != 'g') return 102;
+    rc_ = fence3(&rc, "paused", f, 1, NULL, "SET", "{paused}:data", "old-holder", NULL);
+    ldl_lock_dispose(&lk);
+    ldl_redis_cluster_free(&rc);
+    return rc_ == 0 ? 0 : 10 + (rc_ < 0 ? 1 : 2);
+}
+
+static void test_sigstop(ldl_redis_cluster *rc)
+{
+    st_child ch;
+    ldl_store s = ldl_redis_cluster_store(rc);
+    ldl_lock lk;
+    int64_t f2;
+    int rc_;
+    ST_CHECK(lock_open(&lk, &s) == 0, "%s", "successor lock");
+    ST_CHECK(st_fork(&ch, paused_worker, NULL) == 0, "%s", "fork");
+    ST_CHECK(st_recv(ch.from_child, 20000) == 'r', "%s", "holder ready");
+    kill(ch.pid, SIGSTOP);
+    st_sleep_ms(PAUSE_TTL + PAUSE_TTL / 2);
+    ST_CHECK(acquire_within(&lk, 10000) == 1, "%s", "successor takes over");
+    f2 = ldl_lock_fencing_token(&lk);
+    rc_ = fence3(rc, "paused", f2, 1, NULL, "SET", "{paused}:data", "successor", NULL);
+    ST_CHECK(rc_ == 1, "successor's write: %d %s", rc_, ldl_redis_cluster_why(rc));
+    st_send(ch.to_child, 'g');
+    kill(ch.pid, SIGCONT);
+    rc_ = st_join(&ch, 30000);
+    ST_CHECK(rc_ == 0, "paused holder's late fenced write: exit %d (0 = refused as stale)", rc_);
+    ST_CHECK(get_is(rc, "{paused}:data", "successor"), "%s", "the key holds the successor's data");
+    ldl_lock_release(&lk);
+    ldl_lock_dispose(&lk);
+}
+
+int main(void)
+{
+    static ldl_redis_cluster rc;
+    st_ignore_sigpipe();
+    if (start_cluster() != 0) { ST_CHECK(0, "%s", "cluster start"); stop_cluster(); return st_report(); }
+    if (ldl_redis_cluster_init(&rc, g_seeds, "fc", 2000) != LDL_OK) {
+        ST_CHECK(0, "init: %s", ldl_redis_cluster_why(&rc));
+    } else {
+        test_slots(&rc);
+        test_protocol(&rc);
+        test_cross_slot(&rc);
+        test_migration(&rc);
+        test_sigstop(&rc);
+    }
+    ldl_redis_cluster_free(&rc);
+    stop_cluster();
+    return st_report();
+}
