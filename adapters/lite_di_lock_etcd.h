@@ -89,9 +89,10 @@
    thus skipped within the call's bound (call_ms for the whole call, all its
    exchanges included). Retrying is safe: a lease grant whose answer was lost
    runs out by itself, the acquire txn recognises its own earlier commit
-   (above), keepalive and range are idempotent; a release whose first txn
-   committed but whose answer was lost answers 0 on the retry (the key is
-   gone either way).
+   (above), keepalive and range are idempotent; a release txn retried after
+   an attempt that may have been applied answers 1 when the key is absent
+   (deleted by that attempt, or expired and not retaken: SPEC lets such a
+   release answer either) and 0 when another holder has it.
 
    BOUNDS. Every exchange: CURLOPT_CONNECTTIMEOUT_MS (connect_ms) and
    CURLOPT_TIMEOUT_MS (min(attempt_ms, time left of call_ms)); every reply
@@ -150,6 +151,9 @@
      LDL_ETCD_REPLY_MAX       bytes of one reply body (default 4096)
      LDL_ETCD_MAX_CONNS       connections of one non-blocking view (default 64;
                               more requests wait inside libcurl for one)
+     LDL_ETCD_BATCH           exchanges one pump call starts at most (default 32:
+                              a pump's work stays bounded when 1,000 renews fall
+                              due in one frame; the rest start in the next pumps)
      LDL_NO_ASYNC             (the core's switch) leaves the non-blocking view out
 
    One ldl_etcd (and one ldl_etcd_async) serves one thread at a time.
@@ -177,6 +181,12 @@
 #ifndef LDL_ETCD_MAX_CONNS
 #define LDL_ETCD_MAX_CONNS 64       /* connections the non-blocking view opens at most */
 #endif
+#ifndef LDL_ETCD_BATCH
+#define LDL_ETCD_BATCH 32           /* exchanges one pump call starts at most */
+#endif
+#if LDL_ETCD_BATCH < 1
+#error "LDL_ETCD_BATCH must be at least 1"
+#endif
 #ifndef LDL_ETCD_REPLY_MAX
 #define LDL_ETCD_REPLY_MAX 4096
 #endif
@@ -184,8 +194,8 @@
 #error "LDL_ETCD_REPLY_MAX must be at least 1024"
 #endif
 
-#define LDL_ETCD_ATTEMPT_MS 500     /* cfg.attempt_ms default: one exchange with one member */
-#define LDL_ETCD_CALL_MS    2000    /* cfg.call_ms default: one store call, every exchange */
+#define LDL_ETCD_ATTEMPT_MS 1000    /* cfg.attempt_ms default: one exchange with one member */
+#define LDL_ETCD_CALL_MS    3000    /* cfg.call_ms default: one store call, every exchange */
 #define LDL_ETCD_CONNECT_MS 250     /* cfg.connect_ms default */
 
 #define LDL__ETCD_URL_MAX 128       /* one member's base URL with the NUL */
@@ -225,6 +235,8 @@ typedef struct ldl_etcd {            /* caller-owned; fields are private */
     char        _auth[LDL__ETCD_AUTH_MAX];   /* "" = not authenticated yet */
     size_t      _rlen;
     int         _over;               /* the reply passed LDL_ETCD_REPLY_MAX */
+    int         _ambig;              /* an attempt of the last exchange failed after it
+                                        may have been applied */
     char        _reply[LDL_ETCD_REPLY_MAX];
     char        _body[LDL__ETCD_BODY_MAX];
     char        _err[LDL__ETCD_ERR_MAX];
@@ -250,10 +262,12 @@ struct ldl_etcd_req {                /* one request; caller-owned storage, priva
     int             _step;           /* which exchange of the request */
     int             _live;           /* 1 while queued or on the multi handle */
     int             _busy;           /* 1 while on the multi handle */
+    int             _queued;         /* 1 while waiting for a pump to start its exchange */
     int             _member;         /* the member of the current exchange */
     int             _tries;          /* members tried in this exchange */
     int             _rc;
     int             _over;
+    int             _ambig;          /* an attempt of this exchange may have been applied */
     int64_t         _token;          /* ACQUIRE: the granted fence; else the caller's */
     int64_t         _lease;
     uint32_t        _ttl;
@@ -283,6 +297,7 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
     ldl_etcd_req   *_reqs;
     size_t          _nreqs;
     ldl_etcd_req   *_free;
+    ldl_etcd_req   *_qhead, *_qtail; /* exchanges waiting for the next pump */
     struct curl_slist *_hdrs;        /* the headers every request sends */
     int             _ok;
     int             _again;          /* a request was (re)added during the pump */
@@ -495,12 +510,14 @@ static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *
         k64, k64, o64, (long long)lease, k64), cap);
 }
 
-/* release: create_revision == fence -> range, delete */
+/* release: create_revision == fence -> range, delete; else range (to tell "gone" from
+   "someone else's" when an earlier attempt of the same call may have deleted it) */
 static int ldl__etcd_body_del(char *b, size_t cap, const char *k64, int64_t fence) {
     return ldl__etcd_fit(snprintf(b, cap,
         "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%lld\"}],"
-        "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_delete_range\":{\"key\":\"%s\"}}]}",
-        k64, (long long)fence, k64, k64), cap);
+        "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_delete_range\":{\"key\":\"%s\"}}],"
+        "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+        k64, (long long)fence, k64, k64, k64), cap);
 }
 
 /* ------------------------------------------------------------ reading replies */
@@ -876,6 +893,7 @@ static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, json_t **root) {
     int tries = 0, authed = 0, m = e->_cur, v;
     char save[LDL__ETCD_BODY_MAX];
     *root = NULL;
+    e->_ambig = 0;
     while (tries < 2 * e->_n + 1) {
         if (e->_user[0] && !e->_auth[0]) {
             memcpy(save, e->_body, sizeof save);
@@ -905,6 +923,7 @@ static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, json_t **root) {
         }
         if (v == LDL__ETCD_X_AUTH && e->_user[0] && !authed) { e->_auth[0] = '\0'; authed = 1; continue; }
         if (v == LDL__ETCD_X_FATAL || v == LDL__ETCD_X_AUTH) break;
+        e->_ambig = 1;                     /* it may have been applied: the caller judges */
         tries++;
         m = (m + 1) % e->_n;
         if (ldl__etcd_now() >= deadline) break;
@@ -1114,11 +1133,20 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
             if (!why) why = "txn reply: the range does not show this fence, or no delete response";
             ok = -1;
         }
-    } else if (ok < 0) why = "txn reply: succeeded is not a boolean";
+    } else if (ok == 0) {
+        r = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0) {
+            if (!why) why = "txn reply: no range response";
+            ok = -1;
+        } else if (!kv.found && e->_ambig) ok = 2;   /* an earlier attempt deleted it, or it
+                                                        expired and was not retaken: 1 */
+        kv.lease = 0;
+    } else why = "txn reply: succeeded is not a boolean";
     json_decref(root);
     if (ok < 0) { LDL__ETCD_ERR(e, "release", why); return LDL_ESTORE; }
     e->_err[0] = '\0';
     if (ok == 0) return 0;
+    if (ok == 2) return 1;
     if (kv.lease > 0 && ldl__etcd_revoke(e, kv.lease, deadline) != 0) {
         /* the key is gone; the lease runs out by itself (why keeps the text) */
     }
@@ -1234,9 +1262,19 @@ static void ldl__etcd_finish(ldl_etcd_async *ea, ldl_etcd_req *r, int rc, int64_
     if (ea->_stats.live) ea->_stats.live--;
 }
 
+/* queue the current step's exchange for the next pump (no libcurl call) */
+static int ldl__etcd_launch(ldl_etcd_async *ea, ldl_etcd_req *r) {
+    r->_queued = 1;
+    r->_next = NULL;
+    if (ea->_qtail) ea->_qtail->_next = r;
+    else ea->_qhead = r;
+    ea->_qtail = r;
+    return 0;
+}
+
 /* build the body of the current step and put the exchange on the multi
    handle (no I/O). 0, or -1 (the request must end: why set) */
-static int ldl__etcd_launch(ldl_etcd_async *ea, ldl_etcd_req *r) {
+static int ldl__etcd_start(ldl_etcd_async *ea, ldl_etcd_req *r) {
     ldl_etcd *e = ea->_e;
     char k64[LDL__ETCD_K64_MAX], url[LDL__ETCD_URL_MAX + 32];
     uint64_t now = ldl__etcd_now();
@@ -1256,16 +1294,23 @@ static int ldl__etcd_launch(ldl_etcd_async *ea, ldl_etcd_req *r) {
     if (b != 0) { ldl__etcd_aerr(ea, "request", "body too long"); return -1; }
     snprintf(url, sizeof url, "%s%s", e->_ep[r->_member], ldl__etcd_path(ldl__etcd_step_x(r->_step)));
     if (!r->_easy) {
+        /* a new handle gets the options that never change (the view's ldl_etcd, headers,
+           callbacks); rebind throws the handles away, so they always match */
         r->_easy = curl_easy_init();
         if (!r->_easy) { ldl__etcd_aerr(ea, "request", "curl_easy_init failed"); return -1; }
-    } else curl_easy_reset(r->_easy);
-    if (ldl__etcd_setup(e, r->_easy, ea->_hdrs) != 0 ||
-        curl_easy_setopt(r->_easy, CURLOPT_URL, url) != CURLE_OK ||
+        if (ldl__etcd_setup(e, r->_easy, ea->_hdrs) != 0 ||
+            curl_easy_setopt(r->_easy, CURLOPT_WRITEFUNCTION, ldl__etcd_write_r) != CURLE_OK ||
+            curl_easy_setopt(r->_easy, CURLOPT_WRITEDATA, (void *)r) != CURLE_OK ||
+            curl_easy_setopt(r->_easy, CURLOPT_PRIVATE, (void *)r) != CURLE_OK) {
+            curl_easy_cleanup(r->_easy);
+            r->_easy = NULL;
+            ldl__etcd_aerr(ea, "request", "curl_easy_setopt failed");
+            return -1;
+        }
+    }
+    if (curl_easy_setopt(r->_easy, CURLOPT_URL, url) != CURLE_OK ||
         curl_easy_setopt(r->_easy, CURLOPT_POSTFIELDS, r->_body) != CURLE_OK ||
-        curl_easy_setopt(r->_easy, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
-        curl_easy_setopt(r->_easy, CURLOPT_WRITEFUNCTION, ldl__etcd_write_r) != CURLE_OK ||
-        curl_easy_setopt(r->_easy, CURLOPT_WRITEDATA, (void *)r) != CURLE_OK ||
-        curl_easy_setopt(r->_easy, CURLOPT_PRIVATE, (void *)r) != CURLE_OK) {
+        curl_easy_setopt(r->_easy, CURLOPT_TIMEOUT_MS, to) != CURLE_OK) {
         ldl__etcd_aerr(ea, "request", "curl_easy_setopt failed");
         return -1;
     }
@@ -1280,21 +1325,39 @@ static int ldl__etcd_launch(ldl_etcd_async *ea, ldl_etcd_req *r) {
     return 0;
 }
 
+static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what, const char *why);
+
+/* start up to max queued exchanges; answers how many */
+static int ldl__etcd_drain(ldl_etcd_async *ea, int max) {
+    int n = 0;
+    while (ea->_qhead && n < max) {
+        ldl_etcd_req *r = ea->_qhead;
+        ea->_qhead = r->_next;
+        if (!ea->_qhead) ea->_qtail = NULL;
+        r->_next = NULL;
+        r->_queued = 0;
+        if (!r->_op && r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_GRANT) {
+            ldl__etcd_finish(ea, r, 0, 0, 1);     /* cancelled before anything was sent */
+            continue;
+        }
+        n++;
+        if (ldl__etcd_start(ea, r) != 0) ldl__etcd_fail(ea, r, "request", ea->_err);
+    }
+    return n;
+}
+
 /* move to step `step` on the member that answered; finish on failure */
 static void ldl__etcd_next(ldl_etcd_async *ea, ldl_etcd_req *r, int step) {
     r->_step = step;
     r->_tries = 0;
+    r->_ambig = 0;
     if (step == LDL__ETCD_S_REVOKE) r->_deadline += ea->_e->_attempt_ms; /* room for the clean-up */
-    if (ldl__etcd_launch(ea, r) != 0) {
-        /* a clean-up revoke that cannot start still answers what was decided */
-        if (step == LDL__ETCD_S_REVOKE) ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
-        else ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0);
-    }
+    (void)ldl__etcd_launch(ea, r);
 }
 
 /* the request failed for good at its current step */
 static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what, const char *why) {
-    ldl__etcd_aerr(ea, what, why);
+    if (why != ea->_err) ldl__etcd_aerr(ea, what, why);
     if (r->_step == LDL__ETCD_S_REVOKE) { ldl__etcd_finish(ea, r, r->_rc, r->_token, 1); return; }
     if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT) {
         /* the put may have committed: revoke the fresh lease (removes the key) */
@@ -1333,6 +1396,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     if (v != LDL__ETCD_X_OK) {
         if (v == LDL__ETCD_X_NEXT && ldl__etcd_now() < r->_deadline && r->_tries < 2 * e->_n) {
             r->_tries++;
+            r->_ambig = 1;
             r->_member = (r->_member + 1) % e->_n;
             ea->_stats.failovers++;
             if (ldl__etcd_launch(ea, r) == 0) return;
@@ -1410,7 +1474,13 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
                 ok = -1;
                 if (!why) why = "txn reply: the range does not show this fence, or no delete response";
             }
-        } else if (ok < 0) why = "txn reply: succeeded is not a boolean";
+        } else if (ok == 0) {
+            json_t *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+            if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
+            else if (!kv.found && r->_ambig) ok = 1;   /* deleted by an earlier attempt, or
+                                                          expired and not retaken */
+            kv.lease = 0;
+        } else why = "txn reply: succeeded is not a boolean";
         json_decref(root);
         if (ok < 0) { ldl__etcd_fail(ea, r, what, why); return; }
         if (ok == 0 || kv.lease < 1) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
@@ -1449,6 +1519,7 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     r->_live = 1;
     r->_busy = 0;
     r->_tries = 0;
+    r->_ambig = 0;
     r->_member = ea->_e->_cur;
     r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     memcpy(r->_key, key, strlen(key) + 1);
@@ -1460,16 +1531,7 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     ea->_stats.submitted++;
     ea->_stats.live++;
     if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
-    if (ldl__etcd_launch(ea, r) != 0) {
-        /* nothing queued: no completion follows */
-        op->store_data = 0;
-        r->_op = NULL;
-        r->_live = 0;
-        r->_next = ea->_free;
-        ea->_free = r;
-        ea->_stats.live--;
-        return LDL_ESTORE;
-    }
+    (void)ldl__etcd_launch(ea, r);          /* started by the next pump */
     return LDL_OK;
 }
 
@@ -1553,9 +1615,11 @@ LDL_ETCD_API int ldl_etcd_async_drop(ldl_etcd_async *ea) {
         ldl_etcd_req *r = &ea->_reqs[i];
         if (!r->_live) continue;
         if (r->_busy && ea->_multi) curl_multi_remove_handle(ea->_multi, r->_easy);
+        r->_queued = 0;
         ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0);
         n++;
     }
+    ea->_qhead = ea->_qtail = NULL;
     if (n) ldl__etcd_aerr(ea, "drop", "every live request answered LDL_ESTORE");
     return n;
 }
@@ -1580,6 +1644,13 @@ LDL_ETCD_API int ldl_etcd_async_rebind(ldl_etcd_async *ea, ldl_etcd *e) {
     if (!ea || !ea->_multi) return LDL_EINVAL;
     if (!e || !e->_ok) { ldl__etcd_aerr(ea, "rebind", "want an initialised ldl_etcd"); return LDL_EINVAL; }
     ldl_etcd_async_drop(ea);
+    {
+        size_t i;
+        for (i = 0; i < ea->_nreqs; i++) {   /* their fixed options name the old ldl_etcd */
+            if (ea->_reqs[i]._easy) curl_easy_cleanup(ea->_reqs[i]._easy);
+            ea->_reqs[i]._easy = NULL;
+        }
+    }
     old = ea->_e;
     ea->_e = e;
     if (ldl__etcd_a_headers(ea) != 0) { ea->_e = old; ea->_ok = 0; return LDL_ESTORE; }
@@ -1588,15 +1659,16 @@ LDL_ETCD_API int ldl_etcd_async_rebind(ldl_etcd_async *ea, ldl_etcd *e) {
 }
 
 LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
-    int running = 0, done = 0, round;
+    int running = 0, done = 0, round, left = LDL_ETCD_BATCH;
     if (!ea) return LDL_EINVAL;
     if (!ea->_multi) return LDL_ESTORE;
-    /* a second perform sends at once what the first one's answers started */
+    /* a second round starts at once the next steps the first one's answers queued;
+       both together start at most LDL_ETCD_BATCH exchanges */
     for (round = 0; round < 2; round++) {
         CURLMsg *m;
         int q;
         size_t before = (size_t)ea->_stats.answered + (size_t)ea->_stats.failed;
-        ea->_again = 0;
+        left -= ldl__etcd_drain(ea, left);
         if (curl_multi_perform(ea->_multi, &running) != CURLM_OK) {
             ldl__etcd_aerr(ea, "pump", "curl_multi_perform failed");
             return LDL_ESTORE;
@@ -1613,7 +1685,7 @@ LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
             ldl__etcd_done(ea, r, cc);
         }
         done += (int)((size_t)ea->_stats.answered + (size_t)ea->_stats.failed - before);
-        if (!ea->_again) break;
+        if (!ea->_qhead || left <= 0) break;
     }
     return done;
 }
@@ -1621,6 +1693,7 @@ LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
 LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea) {
     long ms = -1;
     if (!ea || !ea->_multi) return -1;
+    if (ea->_qhead) return 0;                      /* exchanges wait to be started */
     if (curl_multi_timeout(ea->_multi, &ms) != CURLM_OK) return -1;
     return ms;
 }
@@ -1628,6 +1701,7 @@ LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea) {
 LDL_ETCD_API int ldl_etcd_async_wait(ldl_etcd_async *ea, int max_ms) {
     int n = 0;
     if (!ea || !ea->_multi || max_ms < 0) return LDL_EINVAL;
+    if (ea->_qhead) return 0;                      /* the pump has work now */
     if (curl_multi_poll(ea->_multi, NULL, 0, max_ms, &n) != CURLM_OK) return LDL_ESTORE;
     return n;
 }
