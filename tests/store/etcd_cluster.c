@@ -170,7 +170,10 @@ static int client_init2(client *c, const char *name, int key, const char *keystr
     c->key = key;
     memset(&cfg, 0, sizeof cfg);
     cfg.endpoints = endpoints;
-    cfg.call_ms = call_ms;
+    /* bounds of their own (not the adapter's defaults): one attempt 500 ms, a call 2 s, so a
+       renew (due ttl/3 after the last) always answers inside a 4 s TTL's window */
+    cfg.attempt_ms = 500;
+    cfg.call_ms = call_ms ? call_ms : 2000;
     if (!ST_CHECK(ldl_etcd_init(&c->e, &cfg) == LDL_OK, "%s: ldl_etcd_init(%s): %s", name, endpoints,
                   ldl_etcd_why(&c->e)))
         return 0;
