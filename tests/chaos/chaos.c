@@ -1283,7 +1283,12 @@ static void fault(campaign *k, int round)
     case 3: {
         uint64_t d = pick(r_dur, 50, TTL * 3 / 2);
         if (k->store == ST_ETCD) {          /* one member paused: the leader one time in two */
-            int m = etcd_target(r_quiet >> 8, (int)(r_quiet & 1));
+            int lead = (int)(r_quiet & 1), m = etcd_target(r_quiet >> 8, lead);
+            /* the leader at most 800 ms, under etcd's election timeout: a leader stalled past it
+               and resumed can revoke leases its successor renewed (etcd-io/etcd#15247, not
+               fixed in 3.4.23; tests/store/etcd_cluster.c shows it) -- a fault of etcd, not a
+               question for the lock. Followers: any pause */
+            if (lead && d > 800) d = 50 + d % 751;
             if (etcd_ctl("pause", m) != 0) { fprintf(stderr, "chaos: etcd m%d not paused\n", m); exit(95); }
             nlog(k, "sstop %llu m%d", (unsigned long long)d, m);
             wait_until(k, st_now_ms() + d);
