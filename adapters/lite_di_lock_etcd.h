@@ -1,4 +1,4 @@
-/* lite_di_lock_etcd.h -- etcd store for lite_di_lock.h (needs libcurl and jansson).
+/* lite_di_lock_etcd.h -- etcd store for lite_di_lock.h (needs libcurl and cJSON).
 
    Lease locks with fencing tokens on etcd (v3 API, 3.4 or later), spoken
    through etcd's JSON gateway over HTTP: a Raft log under the lock, so a
@@ -41,7 +41,8 @@
        sleep at most ldl_etcd_async_timeout_ms(&ea)
        ldl_etcd_async_close(&ea);  ldl_etcd_close(&e);
 
-   Link with -lcurl -ljansson (Debian: libcurl4-openssl-dev, libjansson-dev).
+   Link with -lcurl -lcjson (Debian: libcurl4-openssl-dev, libcjson-dev;
+   decision 1002).
    Call curl_global_init(CURL_GLOBAL_DEFAULT) once at program start, before
    any thread exists (libcurl's rule; init does it too if nobody did).
 
@@ -98,7 +99,8 @@
    CURLOPT_TIMEOUT_MS (min(attempt_ms, time left of call_ms)); every reply
    body at most LDL_ETCD_REPLY_MAX bytes (the write callback refuses the
    rest: a store error). Replies are believed only when they provably answer
-   this request: HTTP 200, a JSON object (jansson, duplicate keys refused),
+   this request: HTTP 200, one JSON object (cJSON; a name twice in any
+   object is refused),
    every int64 a decimal string as the gateway writes it, the header's
    cluster_id equal to the first one this adapter saw, a range's key equal
    to the key asked for. Anything else is LDL_ESTORE, never a grant.
@@ -125,7 +127,8 @@
    (curl_multi_perform: non-blocking I/O only) sends, reads, steps each
    request through its exchanges (grant -> txn [-> revoke]; range ->
    keepalive; txn -> revoke), moves a failed exchange to the next member,
-   and completes requests. A frozen member holds only the requests sent to
+   and completes requests (a lost race is answered 0 before its revoke,
+   which finishes detached). A frozen member holds only the requests sent to
    it, each until its attempt timeout; the pump never waits for it.
    ldl_etcd_async_pump answers the number of requests completed (>= 0), or
    negative when the multi handle itself failed. A cancelled ACQUIRE that
@@ -136,7 +139,8 @@
    long the program may sleep before the pump has timed work (-1: none);
    _wait(ea, max_ms): curl_multi_poll on every socket of the view;
    _multi(ea): the CURLM, for a loop that waits on fds of its own too
-   (curl_multi_poll's extra_fds). Every socket the adapter opens is
+   (curl_multi_poll's extra_fds) -- cap that wait at _timeout_ms, which is 0
+   while submitted exchanges wait for the pump to start them. Every socket the adapter opens is
    close-on-exec, so a child process never inherits a member connection.
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: no
@@ -333,7 +337,7 @@ LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea
 #define LITE_DI_LOCK_ETCD_C
 
 #include <fcntl.h>
-#include <jansson.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -482,7 +486,7 @@ static int ldl__etcd_key64(const char *prefix, const char *key, char *out, size_
 
 /* ------------------------------------------------------------ request bodies
    Every variable part is base64 or a decimal number: nothing to escape. The
-   auth body (user and password) is built by jansson. */
+   auth body (user and password) is built by cJSON. */
 static int ldl__etcd_fit(int n, size_t cap) { return n > 0 && (size_t)n < cap ? 0 : -1; }
 
 static int ldl__etcd_body_grant(char *b, size_t cap, uint32_t ttl_ms) {
@@ -524,15 +528,15 @@ static int ldl__etcd_body_del(char *b, size_t cap, const char *k64, int64_t fenc
 /* an int64 field as the gateway writes it: absent = 0 (proto3 leaves zero
    out), else a decimal string, no leading zeros, '-' only when neg_ok.
    0 ok, -1 wrong type or form */
-static int ldl__etcd_i64(json_t *obj, const char *name, int neg_ok, int64_t *out) {
-    json_t *v = json_object_get(obj, name);
+static int ldl__etcd_i64(cJSON *obj, const char *name, int neg_ok, int64_t *out) {
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     const char *s;
     int neg = 0;
     uint64_t acc = 0, lim;
     *out = 0;
     if (!v) return 0;
-    if (!json_is_string(v)) return -1;
-    s = json_string_value(v);
+    if (!cJSON_IsString(v)) return -1;
+    s = (v)->valuestring;
     if (*s == '-') { if (!neg_ok) return -1; neg = 1; s++; }
     if (!*s || (s[0] == '0' && s[1])) return -1;
     lim = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
@@ -547,13 +551,13 @@ static int ldl__etcd_i64(json_t *obj, const char *name, int neg_ok, int64_t *out
 }
 
 /* the uint64 cluster_id */
-static int ldl__etcd_u64(json_t *obj, const char *name, uint64_t *out) {
-    json_t *v = json_object_get(obj, name);
+static int ldl__etcd_u64(cJSON *obj, const char *name, uint64_t *out) {
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     const char *s;
     uint64_t acc = 0;
     *out = 0;
-    if (!v || !json_is_string(v)) return -1;
-    s = json_string_value(v);
+    if (!v || !cJSON_IsString(v)) return -1;
+    s = (v)->valuestring;
     if (!*s || (s[0] == '0' && s[1])) return -1;
     for (; *s; s++) {
         if (*s < '0' || *s > '9') return -1;
@@ -566,10 +570,10 @@ static int ldl__etcd_u64(json_t *obj, const char *name, uint64_t *out) {
 
 /* the reply header: revision >= 1; cluster_id pinned to the first one seen.
    0 ok, -1 (why in err) */
-static int ldl__etcd_header(json_t *obj, uint64_t *cluster, int64_t *rev, const char **why) {
-    json_t *h = json_object_get(obj, "header");
+static int ldl__etcd_header(cJSON *obj, uint64_t *cluster, int64_t *rev, const char **why) {
+    cJSON *h = cJSON_GetObjectItemCaseSensitive(obj, "header");
     uint64_t cid;
-    if (!json_is_object(h)) { *why = "reply without a header"; return -1; }
+    if (!cJSON_IsObject(h)) { *why = "reply without a header"; return -1; }
     if (ldl__etcd_i64(h, "revision", 0, rev) != 0 || *rev < 1) {
         *why = "reply header: revision missing or not a decimal string >= 1";
         return -1;
@@ -593,24 +597,24 @@ typedef struct ldl__etcd_kv {
     const char *value64;            /* "" when absent */
 } ldl__etcd_kv;
 
-static int ldl__etcd_range_kv(json_t *r, const char *k64, ldl__etcd_kv *kv, const char **why) {
-    json_t *kvs = json_object_get(r, "kvs"), *one, *key, *val;
+static int ldl__etcd_range_kv(cJSON *r, const char *k64, ldl__etcd_kv *kv, const char **why) {
+    cJSON *kvs = cJSON_GetObjectItemCaseSensitive(r, "kvs"), *one, *key, *val;
     int64_t count;
     memset(kv, 0, sizeof *kv);
     kv->value64 = "";
-    if (!json_is_object(r)) { *why = "range reply is not an object"; return -1; }
+    if (!cJSON_IsObject(r)) { *why = "range reply is not an object"; return -1; }
     if (ldl__etcd_i64(r, "count", 0, &count) != 0) { *why = "range reply: malformed count"; return -1; }
     if (!kvs) {
         if (count != 0) { *why = "range reply: count without kvs"; return -1; }
         return 0;
     }
-    if (!json_is_array(kvs) || json_array_size(kvs) != 1 || count != 1) {
+    if (!cJSON_IsArray(kvs) || cJSON_GetArraySize(kvs) != 1 || count != 1) {
         *why = "range reply: want at most one key-value";
         return -1;
     }
-    one = json_array_get(kvs, 0);
-    key = json_object_get(one, "key");
-    if (!json_is_object(one) || !json_is_string(key) || strcmp(json_string_value(key), k64) != 0) {
+    one = cJSON_GetArrayItem(kvs, 0);
+    key = cJSON_GetObjectItemCaseSensitive(one, "key");
+    if (!cJSON_IsObject(one) || !cJSON_IsString(key) || strcmp((key)->valuestring, k64) != 0) {
         *why = "range reply names another key";
         return -1;
     }
@@ -619,37 +623,65 @@ static int ldl__etcd_range_kv(json_t *r, const char *k64, ldl__etcd_kv *kv, cons
         *why = "range reply: malformed create_revision or lease";
         return -1;
     }
-    val = json_object_get(one, "value");
+    val = cJSON_GetObjectItemCaseSensitive(one, "value");
     if (val) {
-        if (!json_is_string(val)) { *why = "range reply: value is not a string"; return -1; }
-        kv->value64 = json_string_value(val);
+        if (!cJSON_IsString(val)) { *why = "range reply: value is not a string"; return -1; }
+        kv->value64 = (val)->valuestring;
     }
     kv->found = 1;
     return 0;
 }
 
 /* the first response of a txn, of the kind `name` ("response_put", ...) */
-static json_t *ldl__etcd_txn_resp(json_t *root, size_t i, const char *name) {
-    json_t *rs = json_object_get(root, "responses"), *r;
-    if (!json_is_array(rs) || json_array_size(rs) <= i) return NULL;
-    r = json_object_get(json_array_get(rs, i), name);
-    return json_is_object(r) ? r : NULL;
+static cJSON *ldl__etcd_txn_resp(cJSON *root, int i, const char *name) {
+    cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "responses"), *r;
+    if (!cJSON_IsArray(rs) || cJSON_GetArraySize(rs) <= i) return NULL;
+    r = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rs, i), name);
+    return cJSON_IsObject(r) ? r : NULL;
 }
 
 /* "succeeded": absent = false (proto3); a non-boolean is malformed. 0/1, -1 */
-static int ldl__etcd_succeeded(json_t *root) {
-    json_t *v = json_object_get(root, "succeeded");
+static int ldl__etcd_succeeded(cJSON *root) {
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "succeeded");
     if (!v) return 0;
-    if (!json_is_boolean(v)) return -1;
-    return json_is_true(v) ? 1 : 0;
+    if (!cJSON_IsBool(v)) return -1;
+    return cJSON_IsTrue(v) ? 1 : 0;
+}
+
+/* no object in the tree holds a name twice (cJSON keeps both; the first would be read):
+   0 clean, -1 a duplicate. Depth is bounded by cJSON's nesting limit and the reply size. */
+static int ldl__etcd_nodup(const cJSON *j) {
+    const cJSON *a, *b;
+    for (a = j ? j->child : NULL; a; a = a->next) {
+        if (cJSON_IsObject(j) && a->string)
+            for (b = a->next; b; b = b->next)
+                if (b->string && strcmp(a->string, b->string) == 0) return -1;
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && ldl__etcd_nodup(a) != 0) return -1;
+    }
+    return 0;
+}
+
+/* parse exactly len bytes: one JSON value, then only white space; no duplicate names */
+static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end) {
+    cJSON *j;
+    if (len == 0) return NULL;
+    j = cJSON_ParseWithLengthOpts(buf, len, end, 0);
+    if (!j) return NULL;
+    if (*end) {
+        const char *p = *end;
+        for (; p < buf + len; p++)
+            if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') { cJSON_Delete(j); return NULL; }
+    }
+    if (ldl__etcd_nodup(j) != 0) { cJSON_Delete(j); return NULL; }
+    return j;
 }
 
 /* judge one finished exchange: transport result, HTTP status, body.
    LDL__ETCD_X_OK with *root (decref it), else why is set */
 static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, int over,
-                           json_t **root, const char **why, char *tmp, size_t tmpcap) {
-    json_error_t jerr;
-    json_t *j, *code;
+                           cJSON **root, const char **why, char *tmp, size_t tmpcap) {
+    const char *end = NULL;
+    cJSON *j, *code;
     *root = NULL;
     if (over) { *why = "reply larger than LDL_ETCD_REPLY_MAX"; return LDL__ETCD_X_NEXT; }
     if (cc != CURLE_OK) {
@@ -657,20 +689,21 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         *why = tmp;
         return LDL__ETCD_X_NEXT;
     }
-    j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    j = ldl__etcd_parse(buf, len, &end);
     if (http != 200) {
         /* the gateway's error body: {"error": "...", "code": N} (gRPC code) */
         int c = -1;
         const char *msg = "";
-        if (j && json_is_object(j)) {
-            json_t *m = json_object_get(j, "error");
-            code = json_object_get(j, "code");
-            if (json_is_integer(code)) c = (int)json_integer_value(code);
-            if (json_is_string(m)) msg = json_string_value(m);
+        if (j && cJSON_IsObject(j)) {
+            cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "error");
+            code = cJSON_GetObjectItemCaseSensitive(j, "code");
+            if (cJSON_IsNumber(code) && code->valuedouble >= -1e6 && code->valuedouble <= 1e6)
+                c = (int)code->valuedouble;
+            if (cJSON_IsString(m)) msg = (m)->valuestring;
         }
         snprintf(tmp, tmpcap, "HTTP %ld, gRPC code %d: %.160s", http, c, msg);
         *why = tmp;
-        if (j) json_decref(j);                      /* msg is gone from here on: read tmp */
+        if (j) cJSON_Delete(j);                      /* msg is gone from here on: read tmp */
         if (c == 16 || strstr(tmp, "invalid auth token") || strstr(tmp, "auth token is invalid"))
             return LDL__ETCD_X_AUTH;
         /* definitive: invalid argument, not found, permission denied, failed precondition */
@@ -678,16 +711,17 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
             return LDL__ETCD_X_FATAL;
         return LDL__ETCD_X_NEXT;
     }
-    if (!j || !json_is_object(j)) {
-        snprintf(tmp, tmpcap, "reply is not a JSON object%s%.120s", j ? "" : ": ", j ? "" : jerr.text);
+    if (!j || !cJSON_IsObject(j)) {
+        snprintf(tmp, tmpcap, "reply is not a JSON object%s", j ? "" :
+                 " (malformed JSON, a duplicate key, or bytes after the value)");
         *why = tmp;
-        if (j) json_decref(j);
+        if (j) cJSON_Delete(j);
         return LDL__ETCD_X_NEXT;
     }
     /* a streamed (keepalive) error arrives inside a 200 */
-    if (json_object_get(j, "error")) {
+    if (cJSON_GetObjectItemCaseSensitive(j, "error")) {
         *why = "the stream answered an error";
-        json_decref(j);
+        cJSON_Delete(j);
         return LDL__ETCD_X_NEXT;
     }
     *root = j;
@@ -846,7 +880,7 @@ LDL_ETCD_API int ldl_etcd_member(const ldl_etcd *e) { return e ? e->_cur : -1; }
 
 /* ------------------------------------------------------------ one exchange (sync) */
 /* POST e->_body to `x` on one member; the judge's verdict (root on OK) */
-static int ldl__etcd_once(ldl_etcd *e, int member, int x, uint64_t deadline, json_t **root,
+static int ldl__etcd_once(ldl_etcd *e, int member, int x, uint64_t deadline, cJSON **root,
                           const char **why, char *tmp, size_t tmpcap) {
     char url[LDL__ETCD_URL_MAX + 32];
     struct curl_slist *hdrs;
@@ -887,7 +921,7 @@ static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, co
 
 /* one exchange with failover over the members, within the deadline.
    0 with *root, or LDL_ESTORE (why set) */
-static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, json_t **root) {
+static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, cJSON **root) {
     char tmp[LDL__ETCD_ERR_MAX];
     const char *why = "no member answered";
     int tries = 0, authed = 0, m = e->_cur, v;
@@ -906,12 +940,12 @@ static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, json_t **root) {
         if (v == LDL__ETCD_X_OK) {
             const char *hw = NULL;
             int64_t rev;
-            json_t *hdr_of = *root;
-            if (x == LDL__ETCD_KEEPALIVE) hdr_of = json_object_get(*root, "result");
-            if (!json_is_object(hdr_of)) { why = "keepalive reply without a result"; json_decref(*root); *root = NULL; v = LDL__ETCD_X_NEXT; }
+            cJSON *hdr_of = *root;
+            if (x == LDL__ETCD_KEEPALIVE) hdr_of = cJSON_GetObjectItemCaseSensitive(*root, "result");
+            if (!cJSON_IsObject(hdr_of)) { why = "keepalive reply without a result"; cJSON_Delete(*root); *root = NULL; v = LDL__ETCD_X_NEXT; }
             else if (ldl__etcd_header(hdr_of, &e->_cluster, &rev, &hw) != 0) {
                 why = hw;
-                json_decref(*root);
+                cJSON_Delete(*root);
                 *root = NULL;
                 /* another cluster is not a member to fail over to quietly: fatal */
                 if (strstr(hw, "another cluster")) { v = LDL__ETCD_X_FATAL; break; }
@@ -934,40 +968,43 @@ static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, json_t **root) {
 
 static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, const char **why,
                                   char *tmp, size_t tmpcap) {
-    json_t *req = json_pack("{s:s, s:s}", "name", e->_user, "password", e->_pass), *root = NULL, *tok;
+    cJSON *req = cJSON_CreateObject(), *root = NULL, *tok;
     size_t n;
-    int v;
+    int v, ok;
     if (!req) { *why = "out of memory (auth body)"; return LDL__ETCD_X_FATAL; }
-    n = json_dumpb(req, e->_body, sizeof e->_body - 1, JSON_COMPACT);
-    json_decref(req);
-    if (n == 0 || n >= sizeof e->_body) { *why = "auth body too long"; return LDL__ETCD_X_FATAL; }
-    e->_body[n] = '\0';
+    ok = cJSON_AddStringToObject(req, "name", e->_user) != NULL &&
+         cJSON_AddStringToObject(req, "password", e->_pass) != NULL &&
+         cJSON_PrintPreallocated(req, e->_body, (int)sizeof e->_body - 8, 0);  /* cJSON's margin */
+    cJSON_Delete(req);
+    if (!ok) { *why = "auth body too long"; return LDL__ETCD_X_FATAL; }
+    n = strlen(e->_body);
+    (void)n;
     v = ldl__etcd_once(e, member, LDL__ETCD_AUTH, deadline, &root, why, tmp, tmpcap);
     if (v != LDL__ETCD_X_OK) return v == LDL__ETCD_X_AUTH ? LDL__ETCD_X_FATAL : v;
-    tok = json_object_get(root, "token");
-    if (!json_is_string(tok) || !*json_string_value(tok) ||
-        ldl__etcd_copy(e->_auth, sizeof e->_auth, json_string_value(tok)) != 0) {
-        json_decref(root);
+    tok = cJSON_GetObjectItemCaseSensitive(root, "token");
+    if (!cJSON_IsString(tok) || !*(tok)->valuestring ||
+        ldl__etcd_copy(e->_auth, sizeof e->_auth, (tok)->valuestring) != 0) {
+        cJSON_Delete(root);
         *why = "authenticate: no usable token in the reply";
         return LDL__ETCD_X_NEXT;
     }
     for (n = 0; e->_auth[n]; n++)
         if ((unsigned char)e->_auth[n] < 0x21 || (unsigned char)e->_auth[n] > 0x7E) {
             e->_auth[0] = '\0';
-            json_decref(root);
+            cJSON_Delete(root);
             *why = "authenticate: the token holds a byte a header cannot carry";
             return LDL__ETCD_X_NEXT;
         }
-    json_decref(root);
+    cJSON_Delete(root);
     return LDL__ETCD_X_OK;
 }
 
 /* ------------------------------------------------------------ the verbs (sync) */
 static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
-    json_t *root;
+    cJSON *root;
     if (ldl__etcd_body_lease(e->_body, sizeof e->_body, lease) != 0) return LDL_ESTORE;
     if (ldl__etcd_x(e, LDL__ETCD_REVOKE, deadline, &root) != 0) return LDL_ESTORE;
-    json_decref(root);
+    cJSON_Delete(root);
     return 0;
 }
 
@@ -975,7 +1012,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
                                    int64_t *token_out) {
     ldl_etcd *e = (ldl_etcd *)ctx;
     char k64[LDL__ETCD_K64_MAX];
-    json_t *root;
+    cJSON *root;
     const char *why = NULL;
     int64_t lease = 0, ttl = 0, rev = 0;
     uint64_t deadline;
@@ -992,11 +1029,11 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     if (ldl__etcd_x(e, LDL__ETCD_GRANT, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1 ||
         ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)ttl_ms + 999u) / 1000u)) {
-        json_decref(root);
+        cJSON_Delete(root);
         LDL__ETCD_ERR(e, "lease grant", "reply without a lease ID, or a TTL below the one asked for");
         return LDL_ESTORE;
     }
-    json_decref(root);
+    cJSON_Delete(root);
     /* 2. the transaction */
     if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", lease) != 0) {
         LDL__ETCD_ERR(e, "acquire", "request too long");
@@ -1013,13 +1050,13 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     ok = ldl__etcd_succeeded(root);
     if (ok == 1) {
         if (!ldl__etcd_txn_resp(root, 0, "response_put") ||
-            ldl__etcd_i64(json_object_get(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
+            ldl__etcd_i64(cJSON_GetObjectItemCaseSensitive(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
             why = "txn reply: no put response or no revision";
             ok = -1;
         }
     } else if (ok == 0) {
         ldl__etcd_kv kv;
-        json_t *r = ldl__etcd_txn_resp(root, 0, "response_range");
+        cJSON *r = ldl__etcd_txn_resp(root, 0, "response_range");
         if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0) {
             if (!why) why = "txn reply: no range response";
             ok = -1;
@@ -1028,7 +1065,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
             rev = kv.create;
         }
     } else why = "txn reply: succeeded is not a boolean";
-    json_decref(root);
+    cJSON_Delete(root);
     if (ok == 1) {
         *token_out = rev;
         e->_err[0] = '\0';
@@ -1051,24 +1088,24 @@ static int ldl__etcd_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_
 /* range the key: LDL_OK with kv, or LDL_ESTORE */
 static int ldl__etcd_get(ldl_etcd *e, const char *k64, uint64_t deadline, ldl__etcd_kv *kv,
                          char *value64, size_t vcap) {
-    json_t *root;
+    cJSON *root;
     const char *why = NULL;
     if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return LDL_ESTORE;
     if (ldl__etcd_x(e, LDL__ETCD_RANGE, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_range_kv(root, k64, kv, &why) != 0) {
-        json_decref(root);
+        cJSON_Delete(root);
         LDL__ETCD_ERR(e, "range", why);
         return LDL_ESTORE;
     }
     if (value64) {
         if (ldl__etcd_copy(value64, vcap, kv->value64) != 0) {
-            json_decref(root);
+            cJSON_Delete(root);
             LDL__ETCD_ERR(e, "range", "value too long");
             return LDL_ESTORE;
         }
     }
     kv->value64 = "";
-    json_decref(root);
+    cJSON_Delete(root);
     return LDL_OK;
 }
 
@@ -1076,7 +1113,7 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
     ldl_etcd *e = (ldl_etcd *)ctx;
     char k64[LDL__ETCD_K64_MAX];
     ldl__etcd_kv kv;
-    json_t *root, *res;
+    cJSON *root, *res;
     int64_t id = 0, ttl = 0;
     uint64_t deadline;
     if (!e) return LDL_EINVAL;
@@ -1091,13 +1128,13 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
     if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
     if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
     if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
-    res = json_object_get(root, "result");
+    res = cJSON_GetObjectItemCaseSensitive(root, "result");
     if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
-        json_decref(root);
+        cJSON_Delete(root);
         LDL__ETCD_ERR(e, "keepalive", "reply names another lease or has a malformed TTL");
         return LDL_ESTORE;
     }
-    json_decref(root);
+    cJSON_Delete(root);
     e->_err[0] = '\0';
     if (ttl <= 0) return 0;                                  /* the lease is gone */
     if ((uint64_t)ttl * 1000u < (uint64_t)ttl_ms) {
@@ -1111,7 +1148,7 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
     ldl_etcd *e = (ldl_etcd *)ctx;
     char k64[LDL__ETCD_K64_MAX];
     ldl__etcd_kv kv;
-    json_t *root, *r;
+    cJSON *root, *r;
     const char *why = NULL;
     uint64_t deadline;
     int ok;
@@ -1142,7 +1179,7 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
                                                         expired and was not retaken: 1 */
         kv.lease = 0;
     } else why = "txn reply: succeeded is not a boolean";
-    json_decref(root);
+    cJSON_Delete(root);
     if (ok < 0) { LDL__ETCD_ERR(e, "release", why); return LDL_ESTORE; }
     e->_err[0] = '\0';
     if (ok == 0) return 0;
@@ -1158,7 +1195,7 @@ static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_O64_MAX + 8];
     unsigned char raw[LDL__ETCD_O64_MAX];
     ldl__etcd_kv kv;
-    json_t *root;
+    cJSON *root;
     int64_t ttl = 0, id = 0;
     uint64_t deadline;
     long n, i;
@@ -1180,11 +1217,11 @@ static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
     if (ldl__etcd_x(e, LDL__ETCD_TTL, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(root, "TTL", 1, &ttl) != 0) {
-        json_decref(root);
+        cJSON_Delete(root);
         LDL__ETCD_ERR(e, "timetolive", "reply names another lease or has a malformed TTL");
         return LDL_ESTORE;
     }
-    json_decref(root);
+    cJSON_Delete(root);
     e->_err[0] = '\0';
     if (ttl <= 0) return 0;                                  /* expiring: free a moment from now */
     out->token = kv.create;
@@ -1374,7 +1411,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     ldl_etcd *e = ea->_e;
     char tmp[LDL__ETCD_ERR_MAX], k64[LDL__ETCD_K64_MAX];
     const char *why = NULL, *what = ldl__etcd_path(ldl__etcd_step_x(r->_step));
-    json_t *root = NULL, *hdr;
+    cJSON *root = NULL, *hdr;
     long http = 0;
     int64_t rev = 0;
     int v;
@@ -1382,11 +1419,11 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     ea->_stats.exchanges++;
     v = ldl__etcd_judge(cc, http, r->_reply, r->_rlen, r->_over, &root, &why, tmp, sizeof tmp);
     if (v == LDL__ETCD_X_OK) {
-        hdr = r->_step == LDL__ETCD_S_KEEPALIVE ? json_object_get(root, "result") : root;
-        if (!json_is_object(hdr)) { why = "keepalive reply without a result"; v = LDL__ETCD_X_NEXT; }
+        hdr = r->_step == LDL__ETCD_S_KEEPALIVE ? cJSON_GetObjectItemCaseSensitive(root, "result") : root;
+        if (!cJSON_IsObject(hdr)) { why = "keepalive reply without a result"; v = LDL__ETCD_X_NEXT; }
         else if (ldl__etcd_header(hdr, &e->_cluster, &rev, &why) != 0)
             v = strstr(why, "another cluster") ? LDL__ETCD_X_FATAL : LDL__ETCD_X_NEXT;
-        if (v != LDL__ETCD_X_OK) { json_decref(root); root = NULL; }
+        if (v != LDL__ETCD_X_OK) { cJSON_Delete(root); root = NULL; }
     }
     if (v == LDL__ETCD_X_FATAL && r->_step == LDL__ETCD_S_REVOKE) {
         /* "lease not found": already gone, which is what the revoke wanted */
@@ -1411,11 +1448,11 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         int64_t id = 0, ttl = 0;
         if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1 || ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 ||
             ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
-            json_decref(root);
+            cJSON_Delete(root);
             ldl__etcd_fail(ea, r, what, "reply without a lease ID, or a TTL below the one asked for");
             return;
         }
-        json_decref(root);
+        cJSON_Delete(root);
         r->_lease = id;
         if (!r->_op) { r->_rc = 0; ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE); return; }  /* cancelled */
         ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
@@ -1429,13 +1466,21 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
             else fence = rev;
         } else if (ok == 0) {
             ldl__etcd_kv kv;
-            json_t *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+            cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
             if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
             else if (kv.found && kv.lease == r->_lease) { ok = 1; fence = kv.create; }
         } else why = "txn reply: succeeded is not a boolean";
-        json_decref(root);
+        cJSON_Delete(root);
         if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
         if (ok == 1) ea->_stats.handed_back++;            /* cancelled: the revoke hands it back */
+        if (ok == 0 && r->_op) {
+            /* lost the race: answer now, revoke the fresh lease detached (a contender
+               does not wait for the clean-up) */
+            ldl_op *op = r->_op;
+            op->store_data = 0;
+            r->_op = NULL;
+            ldl_op_complete(op, 0, 0);
+        }
         if (ok < 0) ldl__etcd_aerr(ea, what, why);
         r->_rc = ok < 0 ? LDL_ESTORE : 0;
         r->_token = 0;
@@ -1444,22 +1489,22 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     }
     case LDL__ETCD_S_RANGE: {
         ldl__etcd_kv kv;
-        if (ldl__etcd_range_kv(root, k64, &kv, &why) != 0) { json_decref(root); ldl__etcd_fail(ea, r, what, why); return; }
-        json_decref(root);
+        if (ldl__etcd_range_kv(root, k64, &kv, &why) != 0) { cJSON_Delete(root); ldl__etcd_fail(ea, r, what, why); return; }
+        cJSON_Delete(root);
         if (!kv.found || kv.create != r->_token || kv.lease < 1) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
         r->_lease = kv.lease;
         ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
         return;
     }
     case LDL__ETCD_S_KEEPALIVE: {
-        json_t *res = json_object_get(root, "result");
+        cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "result");
         int64_t id = 0, ttl = 0;
         if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != r->_lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
-            json_decref(root);
+            cJSON_Delete(root);
             ldl__etcd_fail(ea, r, what, "reply names another lease or has a malformed TTL");
             return;
         }
-        json_decref(root);
+        cJSON_Delete(root);
         ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
         return;
     }
@@ -1468,20 +1513,20 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         ldl__etcd_kv kv;
         memset(&kv, 0, sizeof kv);
         if (ok == 1) {
-            json_t *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+            cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
             if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0 || !kv.found || kv.create != r->_token ||
                 !ldl__etcd_txn_resp(root, 1, "response_delete_range")) {
                 ok = -1;
                 if (!why) why = "txn reply: the range does not show this fence, or no delete response";
             }
         } else if (ok == 0) {
-            json_t *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+            cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
             if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
             else if (!kv.found && r->_ambig) ok = 1;   /* deleted by an earlier attempt, or
                                                           expired and not retaken */
             kv.lease = 0;
         } else why = "txn reply: succeeded is not a boolean";
-        json_decref(root);
+        cJSON_Delete(root);
         if (ok < 0) { ldl__etcd_fail(ea, r, what, why); return; }
         if (ok == 0 || kv.lease < 1) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
         r->_rc = 1;
@@ -1490,7 +1535,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         return;
     }
     default:                                              /* the revoke answered */
-        json_decref(root);
+        cJSON_Delete(root);
         ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
         return;
     }

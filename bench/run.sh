@@ -3,12 +3,13 @@
 # the command and ONE markdown table (rows 1-6), also saved to OUT_DIR/table.md.
 # BENCH_ROWS="1 2 3 4 5 6" picks rows; BENCH_REPS sets the repetitions (default 7).
 # Row 6 is callgrind's instruction count of rows 1c and 2g (needs valgrind): the
-# noise-free companion of the wall-clock figures.
+# noise-free companion of the wall-clock figures. Row 7 is the etcd adapter on a
+# throwaway single member (bench/bench_etcd.c; make bench-etcd prints it as text).
 set -u
 . "$(dirname "$0")/lib.sh"
 out=${1:-build/bench}
 hdr=${2:-.}
-rows=${BENCH_ROWS:-1 2 3 4 5 6}
+rows=${BENCH_ROWS:-1 2 3 4 5 6 7}
 export BENCH_REPS=${BENCH_REPS:-7}
 table="$out/table.md"
 has() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -49,6 +50,14 @@ has() { case " $rows " in *" $1 "*) return 0 ;; esac; return 1; }
       fi
     else
       echo "| 6 | instruction counts | not run: valgrind missing (make bench-deps) | | | | |"
+    fi
+  fi
+  if has 7; then
+    if [ -x "$out/bench_etcd" ] && command -v etcd >/dev/null 2>&1; then
+      tests/store/with_etcd.sh "$out/bench_etcd" row 2>"$out/etcd.log" | grep '^| 7' || \
+        echo "| 7 | etcd | not run: $(tail -1 "$out/etcd.log" | tr '|' ' ') | | | | |"
+    else
+      echo "| 7 | etcd | not run: $out/bench_etcd not built or etcd missing (libcurl4-openssl-dev, libcjson-dev, etcd-server) | | | | |"
     fi
   fi
 } | tee -a "$table"

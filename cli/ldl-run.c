@@ -580,8 +580,11 @@ static unsigned wait_events(run *r, int timeout_ms) {
     if (fd >= 0 && ev) { p[1].fd = fd; p[1].events = ev; p[1].revents = 0; n = 2; }
     if (timeout_ms < 0) timeout_ms = 0;
     if (r->st.kind == ST_ETCD) {
-        /* etcd's sockets are libcurl's: wait on them and the self-pipe together */
+        /* etcd's sockets are libcurl's: wait on them and the self-pipe together, no
+           longer than the view allows (0 while exchanges wait for the pump to start) */
         struct curl_waitfd w;
+        long cap = ldl_etcd_async_timeout_ms(&r->st.eta);
+        if (cap >= 0 && cap < (long)timeout_ms) timeout_ms = (int)cap;
         w.fd = sig_pipe[0]; w.events = CURL_WAIT_POLLIN; w.revents = 0;
         (void)curl_multi_poll(ldl_etcd_async_multi(&r->st.eta), &w, 1, timeout_ms, NULL);
     } else if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {

@@ -5,7 +5,7 @@
 #   make bench                   build, start throwaway redis/postgres on 127.0.0.1, print the table
 #   make bench BN_HDR_DIR=dir    the same against another copy of lite_di_lock.h (proposed diffs)
 #   make bench-deps              apt-get the anchors (root); npm installs redlock into bench/npm/
-# Knobs (environment): BENCH_REPS, BENCH_ROWS="1 2 3 4 5 6", BENCH_HUGEPAGES=1,
+# Knobs (environment): BENCH_REPS, BENCH_ROWS="1 2 3 4 5 6 7" (7: etcd), BENCH_HUGEPAGES=1,
 # BENCH_MAXKEYS=1000 (row 2 without the 1e6-key world). Row 6 needs valgrind.
 #   sh bench/ab.sh DIR [ROUNDS [BASE]]   A/B of two headers: rows 1-2, callgrind, footprint
 
@@ -23,7 +23,7 @@ DEPS_BENCH_NODE := nodejs npm
 bench: bench-build
 	sh bench/run.sh $(BN_DIR) $(BN_HDR_DIR)
 
-bench-build: $(BN_DIR)/bench_core $(BN_DIR)/bench_redis $(BN_DIR)/bench_pg
+bench-build: $(BN_DIR)/bench_core $(BN_DIR)/bench_redis $(BN_DIR)/bench_pg $(BN_DIR)/bench_etcd
 
 bench-deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "run as root: apt-get install -y $(DEPS_BENCH_PKGS)"; exit 1; fi
@@ -48,3 +48,8 @@ $(BN_DIR)/bench_redis: bench/bench_redis.c bench/bench_util.h bench/bench_store.
 $(BN_DIR)/bench_pg: bench/bench_pg.c bench/bench_util.h bench/bench_store.h adapters/lite_di_lock_pg.h $(BN_DIR)/ldl_impl.o
 	@mkdir -p $(BN_DIR)
 	-$(CC) $(BN_CFLAGS) -I. -I$(BN_PG_INC) bench/bench_pg.c $(BN_DIR)/ldl_impl.o -lpq -o $@
+
+# row 7: the etcd adapter (bench/bench_etcd.c; built only when libcurl and cJSON are there)
+$(BN_DIR)/bench_etcd: bench/bench_etcd.c bench/bench_util.h adapters/lite_di_lock_etcd.h tests/store/etcd_common.h
+	@mkdir -p $(BN_DIR)
+	-$(CC) $(BN_CFLAGS) -I. bench/bench_etcd.c -lcurl -lcjson -o $@

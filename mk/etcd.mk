@@ -1,5 +1,5 @@
 # mk/etcd.mk -- the etcd adapter (adapters/lite_di_lock_etcd.h; issue 21): libcurl to etcd's
-# v3 JSON gateway, jansson for the replies.
+# v3 JSON gateway, cJSON for the replies.
 #   make test-etcd      every etcd suite: an umbrella over ETCD_TARGETS (each etcd fragment
 #                       appends its own: test-etcd-single here, test-etcd-cluster in
 #                       mk/etcd_cluster.mk); part of make test
@@ -15,11 +15,13 @@
 
 TEST_TARGETS += test-etcd
 ETCD_TARGETS += test-etcd-single
-DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libjansson-dev python3
+DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev python3
 DEPS_CMDS    += etcd etcdctl python3
-DEPS_FILES   += /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/jansson.h
+DEPS_FILES   += /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/cjson/cJSON.h
 
-ET_LIBS   = -lcurl -ljansson
+# every program that includes the adapter links $(ET_LIBS) (other fragments too: use the
+# variable, not a copy -- the JSON library changed from jansson to cJSON, decision 1002)
+ET_LIBS   = -lcurl -lcjson
 ET_HDRS   = $(HDR) adapters/lite_di_lock_etcd.h
 ET_THDRS  = $(ET_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/etcd_common.h
 ET_BUILDS = $(B)/etcd/build_c99 $(B)/etcd/build_c11 $(B)/etcd/build_clang $(B)/etcd/build_cxx17 \

@@ -23,7 +23,7 @@
 #include "tests/store/fenced.h"
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
-#include <jansson.h>
+#include <cjson/cJSON.h>
 
 typedef struct etcdt_member {
     pid_t pid;
@@ -164,7 +164,7 @@ static ST__UNUSED long etcdt_count(const char *url, const char *prefix)
 {
     char k64[256], e64[256], end[128], body[600], out[4096];
     size_t n = strlen(prefix);
-    json_t *j;
+    cJSON *j;
     long count = -1;
     if (n == 0 || n >= sizeof end) return -1;
     memcpy(end, prefix, n + 1);
@@ -173,12 +173,12 @@ static ST__UNUSED long etcdt_count(const char *url, const char *prefix)
         ldl__etcd_b64enc((const unsigned char *)end, n, e64, sizeof e64) != 0) return -1;
     snprintf(body, sizeof body, "{\"key\":\"%s\",\"range_end\":\"%s\",\"count_only\":true}", k64, e64);
     if (etcdt_post(url, "/v3/kv/range", body, out, sizeof out) != 200) return -1;
-    j = json_loads(out, 0, NULL);
+    j = cJSON_Parse(out);
     if (j) {
-        json_t *c = json_object_get(j, "count");
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "count");
         if (!c) count = 0;
-        else if (json_is_string(c)) count = atol(json_string_value(c));
-        json_decref(j);
+        else if (cJSON_IsString(c)) count = atol(cJSON_GetStringValue(c));
+        cJSON_Delete(j);
     }
     return count;
 }
@@ -187,14 +187,14 @@ static ST__UNUSED long etcdt_count(const char *url, const char *prefix)
 static ST__UNUSED long etcdt_leases(const char *url)
 {
     char out[65536];
-    json_t *j;
+    cJSON *j;
     long n = -1;
     if (etcdt_post(url, "/v3/lease/leases", "{}", out, sizeof out) != 200) return -1;
-    j = json_loads(out, 0, NULL);
+    j = cJSON_Parse(out);
     if (j) {
-        json_t *l = json_object_get(j, "leases");
-        n = l ? (long)json_array_size(l) : 0;
-        json_decref(j);
+        cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "leases");
+        n = l ? (long)cJSON_GetArraySize(l) : 0;
+        cJSON_Delete(j);
     }
     return n;
 }
