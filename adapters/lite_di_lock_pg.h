@@ -334,7 +334,7 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
        ldl_pg_init_ex(&fp, res, NULL, LDL_PG_FENCE);  (once; the lease table
                                    name "ldl_lease" gives the fence table
                                    "ldl_lease_fence", created if missing)
-       ... the lock granted `fence` (ldl_lock_fence, $LDL_FENCE) ...
+       ... the lock granted `fence` (ldl_lock_fencing_token, $LDL_FENCE) ...
        PQexec(res, "BEGIN");
        switch (ldl_pg_fence(&fp, "orders", fence)) {
        case 1:  the protected writes; COMMIT            (the mark is now fence)
@@ -377,7 +377,13 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
                  pipeline mode: nothing is sent), a server error (e.g.
                  40001 under REPEATABLE READ / SERIALIZABLE, lock_timeout,
                  a resource not valid in the client encoding: the
-                 transaction is then aborted), a reply of the wrong shape.
+                 transaction is then aborted; the why carries the SQLSTATE),
+                 a reply of the wrong shape.
+   Under REPEATABLE READ or SERIALIZABLE a check that waited on a concurrent
+   fenced writer which then committed answers LDL_ESTORE (SQLSTATE 40001)
+   whichever fence is higher: retry the whole transaction. A writer paused
+   inside its transaction keeps the mark's row locked: set lock_timeout and
+   idle_in_transaction_session_timeout on the writing role.
    An equal fence passes (one holder writes many times), a lower one fails,
    a first fence for a new resource passes. The mark commits or rolls back
    with the caller's writes. A resource is guarded by ONE lock key: fences of

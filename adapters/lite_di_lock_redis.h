@@ -322,7 +322,6 @@ struct ldl_redis_req {              /* one queued request; private */
     uint64_t  _nonce;
     char      _key[LDL_KEY_MAX];
     char      _owner[LDL_OWNER_MAX];  /* an owned acquire's owner (copied at submit) */
-    void     *_fx;                  /* a fenced write's request (malloc), else NULL */
 };
 
 typedef struct ldl_redis_stats {    /* counters of a non-blocking adapter, since init */
@@ -511,9 +510,15 @@ LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
    The per-call nonce rule holds: the script answers { nonce, 1, reply },
    { nonce, 0 } or { nonce, -1, error }, and an answer with another nonce is
    never taken (LDL_ESTORE, connection dropped).
-   ACL: the user needs the script's own commands (+eval +evalsha +get +set)
-   on the mark (~{*}:P:mark, or ~* ), and the command's own rights on its
-   keys. */
+   ACL: +eval +evalsha +get +set, read-write access to the marks' names
+   (e.g. ~{*}:ldl:mark; a read-only %R~ pattern makes the server refuse the
+   whole EVAL), and the command's own rights on its keys. Before the command
+   runs, the script asks the ACL (Redis 7) whether this user may SET the mark:
+   if not, NOPERM and nothing ran (an equal fence, which rewrites nothing,
+   passes). The non-blocking view: the first fenced write on each link goes as
+   EVAL, the rest as EVALSHA; a NOSCRIPT (the script cache emptied under a
+   live link) answers that write LDL_ESTORE -- it did not run -- instead of
+   sending it again behind writes submitted after it. */
 #ifndef LDL_REDIS_FENCE_NAME_MAX
 #define LDL_REDIS_FENCE_NAME_MAX 1025     /* bytes of a resource name, including the NUL */
 #endif
@@ -1805,7 +1810,7 @@ static const char ldl__redis_fence_lua[] =
     "local n, f = ARGV[1], ARGV[2]\n"
     "local m = redis.call('GET', KEYS[1])\n"
     "if m then\n"
-    "  if #m > 19 or not string.match(m, '^[1-9][0-9]*$') then\n"
+    "  if #m > 19 or not string.match(m, '^[1-9][0-9]*$') or (#m == 19 and m > '9223372036854775807') then\n"
     "    return redis.error_reply('ERR ldl: the fence mark holds no fence value')\n"
     "  end\n"
     "  if #m > #f or (#m == #f and m > f) then return {n, 0} end\n"
@@ -1817,7 +1822,7 @@ static const char ldl__redis_fence_lua[] =
     "if type(r) == 'table' and r.err then return {n, -1, r} end\n"
     "if m ~= f then redis.call('SET', KEYS[1], f) end\n"
     "return {n, 1, r}\n";
-static const char ldl__redis_fence_sha[] = "bc268c462934721e080799d7eff5309cd9a294bb";
+static const char ldl__redis_fence_sha[] = "b8da3b84bd1d6f5fe7e2a2581d0121bbd82c3680";
 
 #define LDL__REDIS_MARKBUF (LDL_REDIS_FENCE_NAME_MAX + LDL_REDIS_PREFIX_MAX + 9)
 /* room in front of a request's tail for its header (the EVAL form is the longest) */
@@ -1833,6 +1838,18 @@ typedef struct ldl__redis_fx {
     size_t             len;         /* bytes of the tail */
     char              *buf;         /* LDL__REDIS_FX_HEAD bytes of room, then the tail */
 } ldl__redis_fx;
+
+#ifndef LDL_NO_ASYNC
+/* a fenced write's request lives in its pool slot's _key bytes (unused by that kind),
+   so the slot keeps its size */
+typedef char ldl__redis_check_fx[sizeof(ldl__redis_fx *) <= LDL_KEY_MAX ? 1 : -1];
+static ldl__redis_fx *ldl__redis_fx_of(const ldl_redis_req *q) {
+    ldl__redis_fx *fx;
+    memcpy(&fx, q->_key, sizeof fx);
+    return fx;
+}
+static void ldl__redis_fx_set(ldl_redis_req *q, ldl__redis_fx *fx) { memcpy(q->_key, &fx, sizeof fx); }
+#endif
 
 /* the length of a resource name, 0 when it is not one (NULL, empty, too long) */
 static size_t ldl__redis_resource(const char *res) {
@@ -1916,6 +1933,10 @@ static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence
                            "(nothing sent)", NULL);
             return LDL_EINVAL;
         }
+        if (lens[a] + 32 > ((size_t)-1 - LDL__REDIS_FX_HEAD) / 4 - total) {   /* 32-bit size_t */
+            ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: the command is too large to send (nothing sent)", NULL);
+            return LDL_EINVAL;
+        }
         total += lens[a] + 32;
     }
     for (k = 0; k < nkeys; k++) {
@@ -1931,7 +1952,7 @@ static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence
         }
         total += lens[i] + 32;
     }
-    total += mlen + 32 + 4 * 32;
+    total += mlen + 32 + 3 * 64;             /* the mark; numkeys, nonce, fence (25 bytes of framing each) */
     fx = (ldl__redis_fx *)malloc(sizeof *fx + LDL__REDIS_FX_HEAD + total);
     if (!fx) {
         ldl__redis_say(r, LDL_REDIS_ERR_IO, "fence: out of memory", NULL);
@@ -2124,7 +2145,7 @@ LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fe
 static int ldl__redis_fx_queue(ldl_redis_async *ra, size_t i) {
     ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
     size_t n;
-    const char *text = ldl__redis_fx_text((ldl__redis_fx *)q->_fx, q->_eval, &n);
+    const char *text = ldl__redis_fx_text(ldl__redis_fx_of(q), q->_eval, &n);
     if (redisAppendFormattedCommand(ra->_r._c, text, n) != REDIS_OK) {
         ldl__redis_say(&ra->_r, LDL_REDIS_ERR_IO, "could not queue the command (out of memory?)", NULL);
         return LDL_ESTORE;
@@ -2138,10 +2159,10 @@ static int ldl__redis_fx_queue(ldl_redis_async *ra, size_t i) {
    then tell its owner (which may submit again) */
 static void ldl__redis_fence_end(ldl_redis_async *ra, size_t i, int rc, redisReply *cmd) {
     ldl_redis_req *q = LDL__REDIS_REQ(ra, i);
-    ldl__redis_fx *fx = (ldl__redis_fx *)q->_fx;
+    ldl__redis_fx *fx = ldl__redis_fx_of(q);
     ldl_redis_fence_fn fn = fx ? fx->fn : NULL;
     void *ctx = fx ? fx->ctx : NULL;
-    q->_fx = NULL;
+    ldl__redis_fx_set(q, NULL);
     free(fx);
     ldl__redis_req_free(ra, i);
     if (fn) fn(ctx, rc, cmd);
@@ -2214,12 +2235,12 @@ LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resourc
     q->_op = NULL;
     q->_kind = LDL__REDIS_FENCE;
     q->_nonce = fx->nonce;
-    q->_fx = fx;
+    ldl__redis_fx_set(q, fx);
     /* the first fenced write on each link goes as EVAL (caching the script
        before the EVALSHAs pipelined behind it run) */
     q->_eval = ra->_fx_gen != ra->_stats.link_failures + 1;
     if (ldl__redis_fx_queue(ra, i) != 0) {
-        q->_fx = NULL;
+        ldl__redis_fx_set(q, NULL);
         free(fx);
         ldl__redis_req_free(ra, i);
         return LDL_ESTORE;

@@ -10,7 +10,11 @@
      frame K SECS [stop]           K locks held on one connection; the cost of one
                                    frame (one pump + K polls) over SECS seconds,
                                    prints "median_us p99_us max_us"; with "stop"
-                                   the server backend is SIGSTOPped meanwhile */
+                                   the server backend is SIGSTOPped meanwhile
+     fence SECS                    one-row UPDATE transactions: plain, with the
+                                   fence check pipelined with the write, with the
+                                   check alone (ldl_pg_fence); prints the three
+                                   rates "plain with alone" in tx/s */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -104,6 +108,91 @@ static int raw_pipe(PGconn *c, const ldl_pg *p, long k, double secs) {
     return 0;
 }
 
+/* ---- fenced writes (rows 4g-4j): one-row UPDATE transactions on c, three ways
+   interleaved in short slices so a load change hits all three alike:
+     plain  BEGIN; UPDATE; COMMIT                       3 round trips
+     with   BEGIN; [fence check + UPDATE, one pipeline,  3 round trips: the check
+            one Sync]; COMMIT or ROLLBACK by the check   goes out with the write
+     alone  BEGIN; ldl_pg_fence; UPDATE; COMMIT         4 round trips
+   The check is the protocol's own statement (ldl_pg_fence_sql), prepared once;
+   every transaction uses the same fence (one holder writing many times: the
+   mark's row is updated each time). Prints "plain with alone" in tx/s. */
+static int fz_ok(PGresult *r, ExecStatusType want) {
+    int ok = r && PQresultStatus(r) == want;
+    if (!ok) fprintf(stderr, "bench_pg fence: %s", r ? PQresultErrorMessage(r) : "no result\n");
+    PQclear(r);
+    return ok;
+}
+
+static int fz_cmd(PGconn *c, const char *sql) { return fz_ok(PQexec(c, sql), PGRES_COMMAND_OK); }
+
+static int fz_tx(PGconn *c, ldl_pg *fp, int how) {
+    static const char *const upd[1] = { "7" };
+    const char *fv[2];
+    fv[0] = "bench-resource"; fv[1] = "7";
+    if (!fz_cmd(c, "BEGIN")) return -1;
+    if (how == 2 && ldl_pg_fence(fp, "bench-resource", 7) != 1) {
+        fprintf(stderr, "bench_pg fence: %s\n", ldl_pg_why(fp));
+        return -1;
+    }
+    if (how == 1) {                       /* the check and the write in one round trip */
+        PGresult *r;
+        int pass = 0, ok = 1, syncs = 0;
+        if (PQenterPipelineMode(c) != 1 ||
+            PQsendQueryPrepared(c, "bench_fz_fence", 2, fv, NULL, NULL, 0) != 1 ||
+            PQsendQueryPrepared(c, "bench_fz_upd", 1, upd, NULL, NULL, 0) != 1 ||
+            PQpipelineSync(c) != 1) return -1;
+        while (syncs == 0) {
+            r = PQgetResult(c);
+            if (!r) continue;                 /* the end of one statement's results */
+            if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) syncs = 1;
+            else if (PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 1) pass = PQntuples(r) == 1;
+            else if (PQresultStatus(r) != PGRES_COMMAND_OK) ok = 0;
+            PQclear(r);
+        }
+        if (PQexitPipelineMode(c) != 1) return -1;
+        if (!ok || !pass) { fz_cmd(c, "ROLLBACK"); return -1; }   /* stale: never in this bench */
+    } else if (!fz_ok(PQexecPrepared(c, "bench_fz_upd", 1, upd, NULL, NULL, 0), PGRES_COMMAND_OK)) {
+        return -1;
+    }
+    return fz_cmd(c, "COMMIT") ? 0 : -1;
+}
+
+static int fence_bench(PGconn *c, double secs) {
+    ldl_pg fp;
+    double rate[3], t[3] = { 0, 0, 0 };
+    long n[3] = { 0, 0, 0 };
+    int slice, how;
+    if (ldl_pg_init_ex(&fp, c, "ldl_lease", LDL_PG_FENCE) != LDL_OK) {
+        fprintf(stderr, "bench_pg fence: init: %s\n", ldl_pg_why(&fp));
+        return 1;
+    }
+    if (!fz_cmd(c, "SET client_min_messages = warning") ||
+        !fz_cmd(c, "CREATE TABLE IF NOT EXISTS bench_fz (id int PRIMARY KEY, v bigint NOT NULL, fence bigint)") ||
+        !fz_cmd(c, "INSERT INTO bench_fz VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING") ||
+        !fz_ok(PQprepare(c, "bench_fz_upd", "UPDATE bench_fz SET v = v + 1, fence = $1::bigint WHERE id = 1",
+                         0, NULL), PGRES_COMMAND_OK) ||
+        !fz_ok(PQprepare(c, "bench_fz_fence", ldl_pg_fence_sql(&fp), 0, NULL), PGRES_COMMAND_OK))
+        return 1;
+    for (how = 0; how < 3; how++)         /* warm up: plans, the mark's row */
+        for (slice = 0; slice < 50; slice++) if (fz_tx(c, &fp, how) != 0) return 1;
+    for (slice = 0; slice < 30; slice++) {
+        how = slice % 3;
+        {
+            uint64_t t0 = bench_ns(), end = t0 + (uint64_t)(secs / 30.0 * 1e9);
+            while (bench_ns() < end) {
+                if (fz_tx(c, &fp, how) != 0) return 1;
+                n[how]++;
+            }
+            t[how] += (double)(bench_ns() - t0);
+        }
+    }
+    for (how = 0; how < 3; how++) rate[how] = (double)n[how] * 1e9 / t[how];
+    printf("%.1f %.1f %.1f\n", rate[0], rate[1], rate[2]);
+    PQfinish(c);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     PGconn *c;
     ldl_pg p;
@@ -117,6 +206,7 @@ int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: bench_pg CONNINFO acqrel|run OPS | pipe|frame K SECS [unnamed|stop]\n"); return 2; }
     c = PQconnectdb(argv[1]);
     if (PQstatus(c) != CONNECTION_OK) { fprintf(stderr, "bench_pg: connect: %s", PQerrorMessage(c)); return 1; }
+    if (strcmp(argv[2], "fence") == 0) return fence_bench(c, atof(argv[3]) > 0 ? atof(argv[3]) : 2.0);
     if (strcmp(argv[2], "acqrel") == 0 || strcmp(argv[2], "run") == 0) {
         ldl_store st;
         double rate;

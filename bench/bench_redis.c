@@ -16,7 +16,12 @@
      inflight NLOCKS OPS
                        NLOCKS locks cycling acquire -> release on their own keys, all in
                        flight at once on one connection: lifecycles per second
-     lua acquire|release   print the adapter's script (redis.sh loads it for redis-benchmark) */
+     lua acquire|release   print the adapter's script (redis.sh loads it for redis-benchmark)
+   Fenced writes (issue 19):
+     fenceset DEPTH OPS
+                       SET through the fence script (equal fence; rising fence) vs a plain
+                       SET on the same connection, DEPTH deep (1: synchronous view; more:
+                       the non-blocking view): prints "equal_rate rising_rate plain_rate" */
 #define LDL_REDIS_IMPLEMENTATION
 #include "bench_store.h"
 #include <hiredis/hiredis.h>
@@ -214,6 +219,132 @@ static int bn_mode_inflight(const char *host, int port, int n, long ops) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- fenced writes (issue 19)
+   fenceset DEPTH OPS: SET {bf}:k <16 bytes> through the fence script vs the plain SET, on
+   ONE connection, alternating 8 slices of each so that a load change hits both. DEPTH 1:
+   a blocking context, ldl_redis_fence vs redisCommandArgv, one round trip each. DEPTH > 1:
+   a non-blocking context, batches of DEPTH: ldl_redis_async_fence x DEPTH then pumps until
+   all are answered, vs DEPTH plain SETs appended to the same context, written, and their
+   DEPTH replies read. Prints "fenced_equal_rate fenced_rising_rate plain_rate": equal = the
+   same fence every time (one holder writing: the mark is not rewritten), rising = a new
+   fence per write (the mark is SET each time). */
+static const char *bf_argv[3] = { "SET", "{bf}:k", "0123456789abcdef" };
+static long bf_done;
+static void bf_cb(void *ctx, int rc, redisReply *rep) {
+    (void)ctx;
+    if (rc == 1) bf_done++;
+    else fprintf(stderr, "bench_redis: fenced SET answered %d\n", rc);
+    if (rep) freeReplyObject(rep);
+}
+
+/* DEPTH plain SETs on the non-blocking context c: append, write all, read all; 0 ok */
+static int bf_plain_batch(redisContext *c, int depth) {
+    int i, done = 0, got = 0;
+    void *rep;
+    for (i = 0; i < depth; i++) redisAppendCommandArgv(c, 3, bf_argv, NULL);
+    while (!done) {
+        struct pollfd p;
+        if (redisBufferWrite(c, &done) != REDIS_OK) return -1;
+        if (!done) { p.fd = c->fd; p.events = POLLOUT; p.revents = 0; poll(&p, 1, 1000); }
+    }
+    while (got < depth) {
+        struct pollfd p;
+        if (redisGetReplyFromReader(c, &rep) != REDIS_OK) return -1;
+        if (rep) {
+            if (((redisReply *)rep)->type != REDIS_REPLY_STATUS) return -1;
+            freeReplyObject(rep);
+            got++;
+            continue;
+        }
+        p.fd = c->fd; p.events = POLLIN; p.revents = 0;
+        poll(&p, 1, 1000);
+        if (redisBufferRead(c) != REDIS_OK) return -1;
+    }
+    return 0;
+}
+
+/* DEPTH fenced SETs through the non-blocking view; 0 ok */
+static int bf_fenced_batch(ldl_redis_async *ra, int depth, int64_t *fence, int rising) {
+    int i;
+    long want = bf_done + depth;
+    for (i = 0; i < depth; i++) {
+        if (rising) ++*fence;
+        if (ldl_redis_async_fence(ra, "bf", *fence, 1, NULL, 3, bf_argv, NULL, bf_cb, NULL) != LDL_OK) return -1;
+    }
+    while (bf_done < want) {
+        if (ldl_redis_async_stats(ra)->live == 0) return -1;
+        bn_wait_pump(ra, 1000);
+    }
+    return 0;
+}
+
+static int bn_mode_fenceset(const char *host, int port, int depth, long ops) {
+    static ldl_redis_req reqs[1100];
+    uint64_t t_eq = 0, t_ri = 0, t_pl = 0, t0;
+    int64_t fence = 1;
+    long per, k, n;
+    int slice;
+    if (depth < 1 || depth > 1000 || ops < 16 * depth) { fprintf(stderr, "bench_redis: fenceset DEPTH 1..1000, OPS >= 16 x DEPTH\n"); return 2; }
+    per = ops / 8 / depth;                       /* batches per slice */
+    {                                            /* a fresh mark: fences start at 1 */
+        redisContext *c = redisConnect(host, port);
+        redisReply *rep = c && !c->err ? (redisReply *)redisCommand(c, "DEL {bf}:ldlbench:mark") : NULL;
+        if (!rep) { fprintf(stderr, "bench_redis: connect\n"); return 1; }
+        freeReplyObject(rep);
+        redisFree(c);
+    }
+    if (depth == 1) {
+        redisContext *c = redisConnect(host, port);
+        ldl_redis r;
+        if (!c || c->err || ldl_redis_init(&r, c, "ldlbench") != LDL_OK) { fprintf(stderr, "bench_redis: connect\n"); return 1; }
+        for (k = 0; k < per / 10 + 1; k++)        /* warm-up, loads the script */
+            if (ldl_redis_fence(&r, "bf", fence, 1, NULL, 3, bf_argv, NULL, NULL) != 1) { fprintf(stderr, "bench_redis: fence: %s\n", ldl_redis_why(&r)); return 1; }
+        for (slice = 0; slice < 8; slice++) {
+            t0 = bench_ns();
+            for (k = 0; k < per; k++) {
+                redisReply *rep = (redisReply *)redisCommandArgv(c, 3, bf_argv, NULL);
+                if (!rep || rep->type != REDIS_REPLY_STATUS) { fprintf(stderr, "bench_redis: SET\n"); return 1; }
+                freeReplyObject(rep);
+            }
+            t_pl += bench_ns() - t0;
+            t0 = bench_ns();
+            for (k = 0; k < per; k++)
+                if (ldl_redis_fence(&r, "bf", fence, 1, NULL, 3, bf_argv, NULL, NULL) != 1) { fprintf(stderr, "bench_redis: fence: %s\n", ldl_redis_why(&r)); return 1; }
+            t_eq += bench_ns() - t0;
+            t0 = bench_ns();
+            for (k = 0; k < per; k++)
+                if (ldl_redis_fence(&r, "bf", ++fence, 1, NULL, 3, bf_argv, NULL, NULL) != 1) { fprintf(stderr, "bench_redis: fence: %s\n", ldl_redis_why(&r)); return 1; }
+            t_ri += bench_ns() - t0;
+        }
+        redisFree(c);
+    } else {
+        redisContext *c = redisConnectNonBlock(host, port);
+        ldl_redis_async ra;
+        if (!c || c->err || ldl_redis_async_init(&ra, c, "ldlbench", reqs, (size_t)depth + 8) != LDL_OK) { fprintf(stderr, "bench_redis: connect\n"); return 1; }
+        for (k = 0; k < per / 10 + 1; k++)        /* warm-up: the connect, the script */
+            if (bf_fenced_batch(&ra, depth, &fence, 0) != 0) { fprintf(stderr, "bench_redis: fenced batch: %s\n", ldl_redis_async_why(&ra)); return 1; }
+        for (slice = 0; slice < 8; slice++) {
+            t0 = bench_ns();
+            for (k = 0; k < per; k++)
+                if (bf_plain_batch(c, depth) != 0) { fprintf(stderr, "bench_redis: plain batch\n"); return 1; }
+            t_pl += bench_ns() - t0;
+            t0 = bench_ns();
+            for (k = 0; k < per; k++)
+                if (bf_fenced_batch(&ra, depth, &fence, 0) != 0) { fprintf(stderr, "bench_redis: fenced batch: %s\n", ldl_redis_async_why(&ra)); return 1; }
+            t_eq += bench_ns() - t0;
+            t0 = bench_ns();
+            for (k = 0; k < per; k++)
+                if (bf_fenced_batch(&ra, depth, &fence, 1) != 0) { fprintf(stderr, "bench_redis: fenced batch: %s\n", ldl_redis_async_why(&ra)); return 1; }
+            t_ri += bench_ns() - t0;
+        }
+        redisFree(c);
+    }
+    n = per * 8 * depth;
+    printf("%.1f %.1f %.1f\n", (double)n * 1e9 / (double)t_eq, (double)n * 1e9 / (double)t_ri,
+           (double)n * 1e9 / (double)t_pl);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     redisContext *c;
     ldl_redis r;
@@ -229,6 +360,8 @@ int main(int argc, char **argv) {
         return bn_mode_renew(argv[1], atoi(argv[2]), atoi(argv[4]), atoi(argv[5]));
     if (argc == 6 && strcmp(argv[3], "inflight") == 0)
         return bn_mode_inflight(argv[1], atoi(argv[2]), atoi(argv[4]), atol(argv[5]));
+    if (argc == 6 && strcmp(argv[3], "fenceset") == 0)
+        return bn_mode_fenceset(argv[1], atoi(argv[2]), atoi(argv[4]), atol(argv[5]));
     if (argc != 5) { fprintf(stderr, "usage: bench_redis HOST PORT acqrel|run|rtt OPS | frame NLOCKS S [PID] | renew NLOCKS S | inflight NLOCKS OPS\n"); return 2; }
     c = redisConnect(argv[1], atoi(argv[2]));
     if (!c || c->err) { fprintf(stderr, "bench_redis: connect: %s\n", c ? c->errstr : "oom"); return 1; }

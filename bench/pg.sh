@@ -13,6 +13,8 @@
 #                         pgbouncer in transaction pooling (LDL_PG_UNNAMED) vs direct
 #   bench_pg frame 1000   one pump + 1,000 polls with 1,000 leases held (4e), and with the
 #                         server backend SIGSTOPped (4f): median, p99, max of ~1,500 frames
+#   bench_pg fence SECS   4g-4j: a one-row UPDATE transaction with the fence check
+#                         (pipelined with the write / sent alone) vs without it
 # The anchor is plain libpq, not pgbench \startpipeline: PostgreSQL 15's pgbench cannot
 # \gset inside a pipeline (release needs acquire's token) and syncs once per pipeline, one
 # commit for all its statements, where the adapter commits each on its own (decision 0204).
@@ -82,3 +84,28 @@ v=MISSED; [ -n "$fm" ] && ge 1000 "$fm" && v=met; [ -n "$fm" ] || f="not run"
 echo "| 4e | frame: 1 pump + 1,000 ldl_lock_poll, 1,000 leases held (ttl 10 s, heartbeat 3 s) on 1 connection: median / p99 / max us | $(echo "$f" | sed 's/ / \/ /g') us | | | median <= 1,000 us | $v |" >>"$rows"
 v=MISSED; [ -n "$fsm" ] && ge 1000 "$fsm" && v=met; [ -n "$fsm" ] || fs="not run"
 echo "| 4f | the same with the server backend SIGSTOPped | $(echo "$fs" | sed 's/ / \/ /g') us | | | median <= 1,000 us | $v |" >>"$rows"
+
+# 4g-4j: fenced writes (issue 19). One-row UPDATE transactions, three ways interleaved
+# in one process (bench_pg fence SECS prints "plain with alone" in tx/s): plain
+# BEGIN; UPDATE; COMMIT -- the fence check (ldl_pg_fence_sql, prepared) sent in one
+# pipeline with the UPDATE, COMMIT only after it passed -- the check sent alone
+# (ldl_pg_fence: its own round trip). The time ratio is plain rate / fenced rate,
+# the median of the per-round ratios. 4g/4h with the server's defaults, 4i/4j with
+# synchronous_commit = off (no disk wait: the round trips and the upsert show).
+: >"$tmp/fz"; : >"$tmp/fzo"
+r=0
+while [ $r -lt "$reps" ]; do
+  r=$((r + 1))
+  "$out/bench_pg" "$LDL_PG_CONNINFO" fence "$secs" >>"$tmp/fz" || echo "0 0 0" >>"$tmp/fz"
+  "$out/bench_pg" "$off" fence "$secs" >>"$tmp/fzo" || echo "0 0 0" >>"$tmp/fzo"
+done
+fzrow() {   # fzrow FILE ROW_WITH ROW_ALONE LABEL
+  cut -d' ' -f1 "$1" >"$tmp/fz_p"; cut -d' ' -f2 "$1" >"$tmp/fz_w"; cut -d' ' -f3 "$1" >"$tmp/fz_a"
+  pl=$(median <"$tmp/fz_p"); wi=$(median <"$tmp/fz_w"); al=$(median <"$tmp/fz_a")
+  rw=$(pratio "$tmp/fz_p" "$tmp/fz_w" 1); ra=$(pratio "$tmp/fz_p" "$tmp/fz_a" 1)
+  v=MISSED; ge 1.25 "$rw" && v=met
+  echo "| $2 | fenced one-row UPDATE transaction ($4): BEGIN; [fence check + UPDATE pipelined, one Sync]; COMMIT, vs the same without the check | $(krate "$wi") | $(krate "$pl") (BEGIN; UPDATE; COMMIT) | time $(awk -v r="$rw" 'BEGIN { printf "%.2fx", r }') | <= 1.25x | $v |" >>"$rows"
+  echo "| $3 | the same with the check sent alone (ldl_pg_fence, its own round trip: 4 instead of 3) | $(krate "$al") | $(krate "$pl") | time $(awk -v r="$ra" 'BEGIN { printf "%.2fx", r }') | | |" >>"$rows"
+}
+fzrow "$tmp/fz" 4g 4h "fsync $fsync"
+fzrow "$tmp/fzo" 4i 4j "synchronous_commit = off"

@@ -166,3 +166,41 @@ fi
 rp=$(pratio "$tmp/fl" "$tmp/plim" 1)
 v=MISSED; ge "$rp" 0.8 && v=met
 echo "| 3j | Redis non-blocking: the same vs redis-benchmark -c 1 -P 100 running the adapter's own acquire (grant path: free lease, existing counter) and release (no token found) scripts (limit 1 / (1/acquire/s + 1/release/s), generous: its release deletes nothing) | $(krate "$fl") | $(krate "$plim") (acquire $(krate "$(median <"$tmp/pa")"), release $(krate "$(median <"$tmp/pr")")) | $(ppct "$rp") | >= 80 % | $v |"
+
+# ---------------------------------------------------------------- fenced writes (issue 19)
+# Rows 3k-3l: SET through the fence script (ldl_redis_fence / ldl_redis_async_fence) vs a
+# plain SET on the same connection, bench_redis fenceset DEPTH OPS (8 alternating slices
+# each; "equal" = one holder's fence again: the mark is read, not rewritten; "rising" = a
+# new fence per write: the mark is SET too). Anchor for what any script can reach:
+# redis-benchmark -c 1 -P 100 EVALSHA of a script that only runs the same SET
+# ("return redis.pcall(unpack(ARGV, 3))", the fence script's arguments).
+fence_rows() {
+  freps=${BENCH_REDIS_FENCE_REPS:-3}
+  n_f100=${BENCH_REDIS_FENCE100_OPS:-200000}
+  n_f1=${BENCH_REDIS_FENCE1_OPS:-20000}
+  : >"$tmp/f100e"; : >"$tmp/f100r"; : >"$tmp/f100p"; : >"$tmp/f1e"; : >"$tmp/f1r"; : >"$tmp/f1p"; : >"$tmp/one100"
+  sha1=$(rc SCRIPT LOAD "return redis.pcall(unpack(ARGV, 3))")
+  r=0
+  while [ $r -lt "$freps" ]; do
+    r=$((r + 1))
+    if "$out/bench_redis" 127.0.0.1 "$port" fenceset 100 "$n_f100" >"$tmp/fs" 2>>"$tmp/fs.err"; then
+      awk '{ print $1 }' "$tmp/fs" >>"$tmp/f100e"; awk '{ print $2 }' "$tmp/fs" >>"$tmp/f100r"; awk '{ print $3 }' "$tmp/fs" >>"$tmp/f100p"
+    else echo "bench_redis fenceset 100 failed: $(tail -1 "$tmp/fs.err")" >&2; fi
+    if "$out/bench_redis" 127.0.0.1 "$port" fenceset 1 "$n_f1" >"$tmp/fs" 2>>"$tmp/fs.err"; then
+      awk '{ print $1 }' "$tmp/fs" >>"$tmp/f1e"; awk '{ print $2 }' "$tmp/fs" >>"$tmp/f1r"; awk '{ print $3 }' "$tmp/fs" >>"$tmp/f1p"
+    else echo "bench_redis fenceset 1 failed: $(tail -1 "$tmp/fs.err")" >&2; fi
+    redis-benchmark -h 127.0.0.1 -p "$port" -c 1 -P 100 -n "$n_f100" --csv EVALSHA "$sha1" 2 '{bf}:ldlbench:mark' \
+      '{bf}:k' 0123456789abcdef 1 SET '{bf}:k' 0123456789abcdef 2>/dev/null |
+      tail -1 | cut -d, -f2 | tr -d '"' >>"$tmp/one100"
+  done
+  if [ ! -s "$tmp/f100p" ] || [ ! -s "$tmp/f1p" ]; then
+    echo "| 3k | Redis fenced SET | not run: bench_redis fenceset failed | | | | |"; return 0
+  fi
+  e=$(median <"$tmp/f100e"); ri=$(median <"$tmp/f100r"); p=$(median <"$tmp/f100p"); one=$(median <"$tmp/one100")
+  re=$(pratio "$tmp/f100e" "$tmp/f100p" 1)
+  v=MISSED; ge "$re" 0.8 && v=met
+  echo "| 3k | Redis fenced write: SET through the fence script, non-blocking view, pipelined 100 deep, vs a plain SET on the same connection (medians of $freps runs) | $(krate "$e") equal fence; $(krate "$ri") rising fence ($(ppct "$(pratio "$tmp/f100r" "$tmp/f100p" 1)")) | $(krate "$p") plain SET; any script's ceiling: redis-benchmark -P 100 EVALSHA of a script that only runs the SET: $(krate "$one") ($(ppct "$(pratio "$tmp/one100" "$tmp/f100p" 1)")) | $(ppct "$re") | >= 80 % | $v |"
+  e=$(median <"$tmp/f1e"); ri=$(median <"$tmp/f1r"); p=$(median <"$tmp/f1p")
+  echo "| 3l | Redis fenced write: the same at depth 1 (synchronous view, ldl_redis_fence vs redisCommandArgv SET: one round trip each) | $(krate "$e") equal; $(krate "$ri") rising ($(ppct "$(pratio "$tmp/f1r" "$tmp/f1p" 1)")) | $(krate "$p") | $(ppct "$(pratio "$tmp/f1e" "$tmp/f1p" 1)") | | |"
+}
+fence_rows

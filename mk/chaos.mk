@@ -1,5 +1,7 @@
 # mk/chaos.mk -- the randomized fault campaign (issue 14; tests/chaos/, docs/TESTING.md
-# "Chaos campaign", decision 0402). Real redis-server and PostgreSQL, started by the run.
+# "Chaos campaign", decision 0402). Real redis-server and PostgreSQL, started by the run; fenced
+# writes into them through ldl_pg_fence / ldl_redis_fence, judged from the store's own log
+# (issue 19, decision 0403).
 #   make chaos        >= 1,000 fault rounds per store (CHAOS_ROUNDS), seed printed,
 #                     replay with CHAOS_SEED=N
 #   make test-chaos   the short slice `make test` runs (CHAOS_SLICE_ROUNDS per store)

@@ -2,13 +2,39 @@
 # against a throwaway real server (tests/store/with_pg.sh), directly and through
 # a real pgbouncer in transaction pooling (tests/store/with_pgbouncer.sh tx2rr:
 # two server connections, so two fenced transactions can wait on each other),
-# plus the suite once under valgrind. Reuses PG_* from mk/pg.mk.
+# the suite once more under valgrind, and the fence section compiled in every
+# language and option the adapter claims. Reuses PG_* from mk/pg.mk.
 #   make test-fence-pg
 
 FENCE_TARGETS += test-fence-pg
 
+PGF_BUILDS = $(B)/pg/fence_build_c99 $(B)/pg/fence_build_c11 $(B)/pg/fence_build_clang \
+             $(B)/pg/fence_build_cxx17 $(B)/pg/fence_build_static $(B)/pg/fence_build_noasync
+
 .PHONY: test-fence-pg
-test-fence-pg: $(B)/pg/pg_fence $(B)/pg/pg_fence_vg
+test-fence-pg: $(PGF_BUILDS) $(B)/pg/pg_fence $(B)/pg/pg_fence_vg
+	@for b in $(PGF_BUILDS); do ./$$b || exit 1; done
 	tests/store/with_pg.sh ./$(B)/pg/pg_fence \
 	  'tests/store/with_pgbouncer.sh tx2rr ./$(B)/pg/pg_fence' \
-	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --trace-children=no ./$(B)/pg/pg_fence_vg'
+	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite ./$(B)/pg/pg_fence_vg'
+
+# (the suite itself builds through mk/pg.mk's $(B)/pg/pg_% and $(B)/pg/pg_%_vg rules)
+
+$(B)/pg/fence_build_c99: tests/store/pg_fence_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+$(B)/pg/fence_build_c11: tests/store/pg_fence_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c11 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+$(B)/pg/fence_build_clang: tests/store/pg_fence_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+$(B)/pg/fence_build_cxx17: tests/store/pg_fence_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow $(PG_CFLAGS) $< -x none $(PG_LIBS) -o $@
+$(B)/pg/fence_build_static: tests/store/pg_fence_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+$(B)/pg/fence_build_noasync: tests/store/pg_fence_build.c $(PG_HDRS)
+	@mkdir -p $(B)/pg
+	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion $(PG_CFLAGS) $< $(PG_LIBS) -o $@

@@ -259,11 +259,11 @@ def check_real(real, clients, by_holder, rep):
             nacc += 1
             logged[(holder, wseq)] = ln
             g = by_holder.get(holder)
-            if fence < high:
+            if fence < 1:
+                rep.fail(6, "%s: the store accepted fence %d" % (res, fence), ["  real: " + ln])
+            elif fence < high:
                 rep.fail(6, "%s: the store accepted fence %d after it had accepted fence %d (stale)" %
                          (res, fence, high), ["  real: " + high_ln, "  real: " + ln] + (grant_slice(g) if g else []))
-            elif fence < 1:
-                rep.fail(6, "%s: the store accepted fence %d" % (res, fence), ["  real: " + ln])
             if fence > high:
                 high, high_ln = fence, ln
             h0 = tok_holder.setdefault(fence, holder)

@@ -18,6 +18,9 @@
  *   - a writer holding a real lease on the PG store, SIGSTOPped past its
  *     lease and continued after its successor wrote: refused, the table holds
  *     the successor's data;
+ *   - a writer SIGSTOPped inside its fenced transaction (checked, not yet
+ *     committed): its successor's check waits (lock_timeout: LDL_ESTORE
+ *     55P03), the paused write commits first, the successor's retry last;
  *   - two transactions with fences 5 and 6 in either order on two connections
  *     (a barrier: the second is seen waiting on the row lock in
  *     pg_stat_activity before the first ends), READ COMMITTED, REPEATABLE
@@ -119,6 +122,13 @@ static void answers(void)
     ST_CHECK(rc == LDL_ESTORE && strstr(ldl_pg_why(&p), "failed"),
              "in a failed transaction: LDL_ESTORE (%d %s)", rc, ldl_pg_why(&p));
     pgt_exec(c, "ROLLBACK");
+
+    /* in pipeline mode (an ldl_pg_async's, or the caller's own): refused, nothing sent */
+    ST_CHECK(PQenterPipelineMode(c) == 1, "pipeline mode on");
+    rc = ldl_pg_fence(&p, "ans", 5);
+    ST_CHECK(rc == LDL_ESTORE && strstr(ldl_pg_why(&p), "pipeline"), "in pipeline mode: LDL_ESTORE (%d %s)",
+             rc, ldl_pg_why(&p));
+    ST_CHECK(PQexitPipelineMode(c) == 1 && mark_of(chk, "ans") == 0, "pipeline mode: nothing was sent");
 
     /* the answers */
     ST_CHECK(fenced_tx(c, &p, "ans", 5, 1) == 1 && mark_of(chk, "ans") == 5, "a first fence passes; mark 5");
@@ -295,6 +305,13 @@ static void hostile_tables(void)
     refused(app, su, "t11",
             "CREATE TABLE fapp.t11_fence (resource text PRIMARY KEY, fence bigint NOT NULL);"
             "GRANT UPDATE ON fapp.t11_fence TO PUBLIC", "PUBLIC");
+    if (pgt_exec(app, "CREATE COLLATION IF NOT EXISTS fapp.ci (provider = icu, locale = 'und-u-ks-level2', "
+                 "deterministic = false)"))
+        refused(app, su, "t13",
+                "CREATE TABLE fapp.t13_fence (resource text COLLATE fapp.ci PRIMARY KEY, fence bigint NOT NULL)",
+                "columns");
+    else
+        ST_CHECK(0, "an ICU collation (PostgreSQL built with ICU)");
     refused(app, su, "t12", "CREATE VIEW fapp.t12_fence AS SELECT 'r'::text AS resource, 1::bigint AS fence WHERE false",
             "not an ordinary table");
     /* the adapter's own table with an operator planted on the search_path */
@@ -391,6 +408,78 @@ static void paused_writer(void)
     snprintf(sql, sizeof sql, "SELECT fence FROM fz_data WHERE resource = '%s' AND who = 'successor'", SP_RES);
     ST_CHECK(pgt_int(chk, sql, NULL) == f && mark_of(chk, SP_RES) == f,
              "the table holds the successor's data and mark (%lld)", (long long)f);
+    ldl_lock_dispose(&lk.lock);
+    PQfinish(chk); PQfinish(lc); PQfinish(rc_);
+}
+
+/* a writer paused INSIDE its fenced transaction (after its check passed, before
+   COMMIT) keeps the mark's row locked: its successor's check waits, bounded by
+   lock_timeout (LDL_ESTORE, SQLSTATE 55P03); the paused write commits first
+   when it continues, and the successor's retry then passes and writes last */
+#define SP2_RES "sigstop-inside"
+static int paused_inside_child(void *arg, int in, int out)
+{
+    PGconn *lc = pgt_connect(""), *rc_ = pgt_connect("");
+    ldl_pg lease, fp;
+    pgt_lock lk;
+    int64_t f;
+    int rc;
+    char fs[24];
+    const char *vals[2];
+    (void)arg;
+    if (ldl_pg_init_ex(&lease, lc, LEASE_TABLE, flags) != LDL_OK || fence_init(&fp, rc_) != LDL_OK) return 20;
+    if (pgt_lock_init(&lk, &lease, "fz-key2", 1000, 0) != 0 || ldl_lock_acquire(&lk.lock) != 1) return 21;
+    f = ldl_lock_fencing_token(&lk.lock);
+    if (!pgt_exec(rc_, "BEGIN") || ldl_pg_fence(&fp, SP2_RES, f) != 1) return 22;
+    st_send(out, 'r');                          /* checked, not yet written: paused here */
+    if (st_recv(in, 120000) != 'g') return 23;
+    snprintf(fs, sizeof fs, "%lld", (long long)f);
+    vals[0] = SP2_RES; vals[1] = fs;
+    PQclear(PQexecParams(rc_, "INSERT INTO fz_data VALUES ($1, 'paused', $2) ON CONFLICT (resource) "
+                         "DO UPDATE SET who = EXCLUDED.who, fence = EXCLUDED.fence", 2, NULL, vals, NULL, NULL, 0));
+    rc = pgt_exec(rc_, "COMMIT");
+    st_send(out, rc ? 'c' : 'x');
+    ldl_lock_dispose(&lk.lock);
+    PQfinish(lc);
+    PQfinish(rc_);
+    return rc ? 0 : 24;
+}
+
+static void paused_inside(void)
+{
+    PGconn *chk = direct(), *lc = pgt_connect(""), *rc_ = pgt_connect("");
+    ldl_pg lease, fp;
+    pgt_lock lk;
+    st_child ch;
+    int64_t f;
+    int rc;
+    char sql[256];
+    if (ldl_pg_init_ex(&lease, lc, LEASE_TABLE, flags) != LDL_OK || fence_init(&fp, rc_) != LDL_OK) {
+        ST_CHECK(0, "paused inside: init");
+        return;
+    }
+    ST_CHECK(st_fork(&ch, paused_inside_child, NULL) == 0, "fork the writer");
+    ST_CHECK(st_recv(ch.from_child, 60000) == 'r', "the writer's check passed inside its transaction");
+    ST_CHECK(kill(ch.pid, SIGSTOP) == 0, "SIGSTOP it there");
+    st_sleep_ms(1600);
+    ST_CHECK(pgt_lock_init(&lk, &lease, "fz-key2", 10000, 0) == 0 && ldl_lock_acquire(&lk.lock) == 1,
+             "the successor acquires");
+    f = ldl_lock_fencing_token(&lk.lock);
+    pgt_exec(rc_, "BEGIN");
+    pgt_exec(rc_, "SET LOCAL lock_timeout = '500ms'");
+    rc = ldl_pg_fence(&fp, SP2_RES, f);
+    ST_CHECK(rc == LDL_ESTORE && strstr(ldl_pg_why(&fp), "55P03"),
+             "the successor's check waits on the paused transaction's row lock: lock_timeout, LDL_ESTORE (%d %s)",
+             rc, ldl_pg_why(&fp));
+    pgt_exec(rc_, "ROLLBACK");
+    st_send(ch.to_child, 'g');
+    ST_CHECK(kill(ch.pid, SIGCONT) == 0, "continue the writer");
+    ST_CHECK(st_recv(ch.from_child, 60000) == 'c', "the paused write commits (it was checked first)");
+    ST_CHECK(write_data(rc_, &fp, SP2_RES, "successor", f) == 1, "the successor's retry passes and writes");
+    ST_CHECK(st_join(&ch, 60000) == 0, "the writer exits");
+    snprintf(sql, sizeof sql, "SELECT fence FROM fz_data WHERE resource = '%s' AND who = 'successor'", SP2_RES);
+    ST_CHECK(pgt_int(chk, sql, NULL) == f && mark_of(chk, SP2_RES) == f,
+             "the successor's write is the last; the mark is its fence");
     ldl_lock_dispose(&lk.lock);
     PQfinish(chk); PQfinish(lc); PQfinish(rc_);
 }
@@ -606,6 +695,7 @@ int main(void)
     answers();
     if (!mode) hostile_tables();
     paused_writer();
+    paused_inside();
     two_transactions();
     interleaved();
     return st_report();

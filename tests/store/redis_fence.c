@@ -10,6 +10,8 @@
  *                mark's name; a mark holding no fence; nothing sent for a refused call
  *   command err  a command that fails inside the script: LDL_ESTORE, kind COMMAND, its error
  *                reply handed out, the mark NOT moved
+ *   ACL          the documented rights work; a user who may not SET the mark (read-only
+ *                key pattern, or no +set) is refused before the command runs
  *   NOSCRIPT     script cache flushed: the synchronous call falls back to EVAL
  *   nonce        a server (a fake of ours) answering with another nonce is never accepted,
  *                in both views; the same fake with the right nonce is (the control)
@@ -221,6 +223,28 @@ static void test_reply_types(redisContext *c, ldl_redis *r)
     if (rep) freeReplyObject(rep);
 }
 
+/* a reply over the adapter's bounds: the call fails, the connection is dropped, the write ran */
+static void test_big_reply(redisContext *c)
+{
+    static char v[5001];
+    redisContext *bc = rs_connect(&g_srv, 3000);
+    ldl_redis br;
+    redisReply *rep = NULL;
+    int rc;
+    memset(v, 'v', 5000);
+    v[5000] = 0;
+    if (!bc || ldl_redis_init(&br, bc, NULL) != LDL_OK) { ST_CHECK(0, "%s", "connect"); return; }
+    ST_CHECK(fence3(&br, "bigrep", 1, 1, NULL, "SET", "{bigrep}:s", v, NULL) == 1, "%s", "5,000-byte value written");
+    rc = fence3(&br, "bigrep", 2, 1, &rep, "SET", "{bigrep}:s", "short", "GET", NULL);
+    ST_CHECK(rc == LDL_ESTORE && rep == NULL && bc->err && ldl_redis_last_error(&br)->kind == LDL_REDIS_ERR_PROTOCOL,
+             "a 5,000-byte reply refused: %d %s", rc, ldl_redis_why(&br));
+    ST_CHECK(rs_is(rs_cmd(c, "GET", "{bigrep}:s", NULL), "short") && rs_is(rs_cmd(c, "GET", "{bigrep}:ldl:mark", NULL), "2"),
+             "%s", "the write and the mark happened all the same");
+    ST_CHECK(fence3(&br, "bigrep", 3, 1, NULL, "SET", "{bigrep}:s", "x", NULL) == LDL_ESTORE, "%s",
+             "the dropped connection answers at once");
+    redisFree(bc);
+}
+
 /* ------------------------------------------------------------ hostile input */
 static void test_hostile(redisContext *c, ldl_redis *r)
 {
@@ -317,7 +341,8 @@ static void test_hostile(redisContext *c, ldl_redis *r)
 /* ------------------------------------------------------------ the mark's own state */
 static void test_wrong_mark(redisContext *c, ldl_redis *r)
 {
-    static const char *bad[] = { "abc", "0", "-5", "012", "99999999999999999999", "1.5", "" };
+    static const char *bad[] = { "abc", "0", "-5", "012", "99999999999999999999", "9223372036854775808",
+                                 "9999999999999999999", "1.5", "" };
     size_t i;
     int rc;
     /* a key of another type at the mark's name */
@@ -375,6 +400,79 @@ static void test_command_error(redisContext *c, ldl_redis *r)
     /* and the next good write moves it */
     ST_CHECK(fence3(r, "ce", 15, 1, NULL, "SET", "{ce}:n", "1", NULL) == 1 && mark_of(c, r, "ce") == 15, "%s",
              "a good write after the failures raises the mark");
+}
+
+/* ------------------------------------------------------------ least privilege */
+/* a connection authenticated as user u */
+static redisContext *as_user(const char *u)
+{
+    redisContext *c = rs_connect(&g_srv, 3000);
+    if (c && !rs_is(rs_cmd(c, "AUTH", u, "pw", NULL), "OK")) { redisFree(c); c = NULL; }
+    return c;
+}
+
+static void test_acl(redisContext *c)
+{
+    redisContext *uc;
+    ldl_redis ur;
+    int rc;
+    /* the documented rights: the script's commands on the mark, the command's on its key */
+    ST_CHECK(rs_is(rs_cmd(c, "ACL", "SETUSER", "fw", "on", ">pw", "resetkeys", "~{*}:ldl:mark", "~app:*",
+                          "resetchannels", "-@all", "+eval", "+evalsha", "+get", "+set", "+hset", NULL), "OK"),
+             "%s", "ACL SETUSER fw");
+    uc = as_user("fw");
+    ST_CHECK(uc && ldl_redis_init(&ur, uc, NULL) == LDL_OK, "%s", "connect as fw");
+    if (uc) {
+        rc = fence3(&ur, "acl", 3, 1, NULL, "HSET", "app:h", "f", "v", NULL);
+        ST_CHECK(rc == 1, "the documented ACL works: %d %s", rc, ldl_redis_why(&ur));
+        rc = fence3(&ur, "acl", 2, 1, NULL, "HSET", "app:h", "f", "stale", NULL);
+        ST_CHECK(rc == 0, "stale under the ACL: %d", rc);
+        rc = fence3(&ur, "acl", 4, 1, NULL, "HSET", "other:h", "f", "v", NULL);
+        ST_CHECK(rc == LDL_ESTORE && ldl_redis_last_error(&ur)->kind == LDL_REDIS_ERR_SERVER &&
+                 strstr(ldl_redis_why(&ur), "NOPERM") && rs_int(rs_cmd(c, "EXISTS", "other:h", NULL), -1) == 0,
+                 "a key outside the user's patterns: refused by the server before the script ran: %d %s",
+                 rc, ldl_redis_why(&ur));
+        ST_CHECK(rs_is(rs_cmd(c, "GET", "{acl}:ldl:mark", NULL), "3"), "%s", "mark unmoved by the refusals");
+        redisFree(uc);
+    }
+    /* the mark readable but not writable, and a user without +set: the script refuses before
+       the command runs (the final SET of the mark could not be refused after the write) */
+    ST_CHECK(rs_is(rs_cmd(c, "ACL", "SETUSER", "fr", "on", ">pw", "resetkeys", "%R~{*}:ldl:mark", "~app:*",
+                          "resetchannels", "-@all", "+eval", "+evalsha", "+get", "+set", "+hset", NULL), "OK"),
+             "%s", "ACL SETUSER fr");
+    ST_CHECK(rs_is(rs_cmd(c, "ACL", "SETUSER", "fn", "on", ">pw", "resetkeys", "~{*}:ldl:mark", "~app:*",
+                          "resetchannels", "-@all", "+eval", "+evalsha", "+get", "+hset", NULL), "OK"),
+             "%s", "ACL SETUSER fn");
+    {
+        static const char *users[2] = { "fr", "fn" };
+        int k;
+        for (k = 0; k < 2; k++) {
+            uc = as_user(users[k]);
+            ST_CHECK(uc && ldl_redis_init(&ur, uc, NULL) == LDL_OK, "connect as %s", users[k]);
+            if (!uc) continue;
+            rc = fence3(&ur, "acl", 5, 1, NULL, "HSET", "app:h", "f", "by-a-user-who-cannot-raise-the-mark", NULL);
+            ST_CHECK(rc == LDL_ESTORE && strstr(ldl_redis_why(&ur), "NOPERM") &&
+                     rs_is(rs_cmd(c, "HGET", "app:h", "f", NULL), "v") &&
+                     rs_is(rs_cmd(c, "GET", "{acl}:ldl:mark", NULL), "3"),
+                     "user %s: refused, the command did not run, the mark unmoved: %d %s", users[k], rc,
+                     ldl_redis_why(&ur));
+            if (k == 1) {
+                /* fn: refused by the script's own check (EVAL itself was allowed) */
+                ST_CHECK(strstr(ldl_redis_why(&ur), "may not SET the fence mark") != NULL, "fn's refusal: %s",
+                         ldl_redis_why(&ur));
+                /* an equal fence needs no SET of the mark: it passes */
+                rc = fence3(&ur, "acl", 3, 1, NULL, "HSET", "app:h", "g", "equal", NULL);
+                ST_CHECK(rc == 1, "user fn: an equal fence (no mark write) passes: %d %s", rc, ldl_redis_why(&ur));
+            } else {
+                /* fr: EVAL declares the mark as a key it may write, so the server refuses
+                   the whole call up front, whatever the fence */
+                rc = fence3(&ur, "acl", 3, 1, NULL, "HSET", "app:h", "g", "equal", NULL);
+                ST_CHECK(rc == LDL_ESTORE && strstr(ldl_redis_why(&ur), "NOPERM"), "user fr, equal fence: %d %s", rc,
+                         ldl_redis_why(&ur));
+            }
+            redisFree(uc);
+        }
+    }
 }
 
 /* ------------------------------------------------------------ NOSCRIPT (synchronous) */
@@ -861,10 +959,12 @@ int main(void)
     test_script_and_names(c, &r);
     test_protocol(c, &r);
     test_reply_types(c, &r);
+    test_big_reply(c);
     test_hostile(c, &r);
     test_wrong_mark(c, &r);
     test_command_error(c, &r);
     test_noscript(c, &r);
+    test_acl(c);
     test_nonce();
     test_sigstop(c);
     test_many(c);

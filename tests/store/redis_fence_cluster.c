@@ -188,6 +188,7 @@ static void test_migration(ldl_redis_cluster *rc)
         if (r) freeReplyObject(r);
         if (c) redisFree(c);
     }
+    ST_CHECK(cmd_ok(b, "SCRIPT", "FLUSH", NULL, NULL, NULL), "%s", "target's script cache emptied");
     st = ldl_redis_cluster_stats_get(rc);
     ask0 = st->ask;
     rc_ = fence3(rc, "mv", 11, 1, NULL, "SET", "{mv}:data", "eleven", NULL);
