@@ -13,7 +13,7 @@ DEPS_CMDS    += python3
 CHAOS_ROUNDS       ?= 1000
 CHAOS_SLICE_ROUNDS ?= 80
 # etcd (issue 21): a 3-member cluster in network namespaces (root), TTL 2 s: a round takes longer
-DEPS_PKGS    += etcd-server etcd-client iproute2 libcurl4-openssl-dev libjansson-dev
+DEPS_PKGS    += etcd-server etcd-client iproute2 libcurl4-openssl-dev libcjson-dev
 DEPS_CMDS    += etcd etcdctl ip
 CHAOS_ETCD_SLICE_ROUNDS ?= 30
 CHAOS_BIN := $(B)/chaos/chaos
@@ -33,4 +33,4 @@ $(CHAOS_BIN): tests/chaos/chaos.c $(HDR) adapters/lite_di_lock_redis.h adapters/
               tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h \
               adapters/lite_di_lock_etcd.h
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq -lcurl -ljansson -o $@
+	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq $(ET_LIBS) -o $@

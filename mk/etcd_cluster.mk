@@ -13,7 +13,7 @@
 # Decision records: docs/decisions/1006-1008. Details: docs/etcd-cluster.md.
 
 ETCD_TARGETS += test-etcd-cluster
-DEPS_PKGS    += etcd-server etcd-client iproute2 libcurl4-openssl-dev libjansson-dev
+DEPS_PKGS    += etcd-server etcd-client iproute2 libcurl4-openssl-dev libcjson-dev
 DEPS_CMDS    += etcd etcdctl ip
 
 ETCDC_HDRS := $(HDR) adapters/lite_di_lock_etcd.h tests/store/fenced.h
@@ -29,4 +29,4 @@ test-etcd-cluster: $(B)/etcdc/etcd_cluster
 
 $(B)/etcdc/etcd_cluster: tests/store/etcd_cluster.c $(ETCDC_HDRS)
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< -lcurl -ljansson -o $@
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< $(ET_LIBS) -o $@
