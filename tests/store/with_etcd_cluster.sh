@@ -121,11 +121,14 @@ need_i() {
   case "$i" in ''|*[!0-9]*) echo "ctl: $verb needs a member index 1..$N" >&2; exit 2 ;; esac
   [ "$i" -ge 1 ] && [ "$i" -le "$N" ] || { echo "ctl: no member $i" >&2; exit 2; }
 }
-# a pid is alive when it exists and is not a zombie
+# a pid is alive when it exists and is not a zombie; a killed Go process's main thread may
+# read Z while its other threads still exit holding the sockets: alive until they are gone
 alive() {
   [ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || return 1
   st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-  [ -n "$st" ] && [ "$st" != Z ]
+  [ -n "$st" ] || return 1
+  [ "$st" != Z ] && return 0
+  [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -gt 1 ]
 }
 curpid() { p=$(cat "$D/m$1.pid" 2>/dev/null) || return 1; alive "$p" && echo "$p"; }
 ep() { eval "echo http://\$CH_$1:\$CP_$1"; }
@@ -183,10 +186,18 @@ leader() {
   return 1
 }
 case "$verb" in
-  start)   need_i; curpid "$i" >/dev/null && exit 0; launch "$i"
-           # a member that cannot bind its ports (taken meanwhile) dies at once: say so
-           sleep 0.3
-           curpid "$i" >/dev/null || { echo "ctl: member $i died at start:" >&2; tail -n 3 "$D/m$i.log" >&2; exit 1; } ;;
+  start)   need_i; curpid "$i" >/dev/null && exit 0
+           # a member that cannot bind its ports dies at once: a port another test took, or
+           # (restart) sockets of the killed process the kernel has not released yet: retry
+           # for up to ~8 s, then say so
+           n=0
+           while :; do
+             launch "$i"; sleep 0.3
+             curpid "$i" >/dev/null && exit 0
+             n=$((n + 1))
+             [ $n -ge 10 ] && { echo "ctl: member $i died at start:" >&2; tail -n 3 "$D/m$i.log" >&2; exit 1; }
+             sleep 0.5
+           done ;;
   kill)    need_i; p=$(curpid "$i") || exit 0
            kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; wait_gone "$p" 30 ;;
   stop)    need_i; p=$(curpid "$i") || exit 0
