@@ -52,7 +52,10 @@ if [ "${1:-}" = --netns ]; then netns=1; shift; fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ldl-etcdc.XXXXXX") || exit 2
 N=3
+child=
 cleanup() {
+  # the test command first (a signal to this wrapper reaches the trap while it waits)
+  if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; sleep 0.2; kill -9 "$child" 2>/dev/null; fi
   for f in "$dir"/m*.pid; do
     [ -f "$f" ] || continue
     pid=$(cat "$f" 2>/dev/null)
@@ -331,4 +334,11 @@ while [ $i -le $N ]; do
 done
 export LDL_ETCD_ENDPOINTS="$eps" LDL_ETCD_N=$N LDL_ETCD_DIR="$dir" LDL_ETCD_CTL="$dir/ctl"
 export LDL_ETCD_NETNS=$netns
-$CX "$@"
+# in the background and waited for: a shell runs its traps only between commands, and `wait`
+# is interrupted by a signal where a foreground command is not
+$CX "$@" &
+child=$!
+wait "$child"
+rc=$?
+child=
+exit $rc
