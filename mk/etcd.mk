@@ -6,7 +6,8 @@
 #   make test-etcd-single  strict builds (C99, C11, clang, C++17, LDL_STATIC, LDL_NO_ASYNC),
 #                       then against a real single member (started by the suites, free ports,
 #                       temp dirs): the conformance body sync and async (in parallel: the
-#                       body's TTL is 8 s, ~50 s), the hostile gateway (~25 s),
+#                       body's TTL is 8 s, ~60 s; beside them the hostile gateway under
+#                       valgrind), the hostile gateway with ASan+UBSan (~25 s),
 #                       `ldl-run --etcd` (tests/cli/etcd_cli.sh)
 #   make bench-etcd     the lifecycle vs plain libcurl, 1,000 leases per heartbeat, depth
 # Decision records: docs/decisions/1001-1002. Details: docs/etcd.md.
@@ -15,8 +16,8 @@
 
 TEST_TARGETS += test-etcd
 ETCD_TARGETS += test-etcd-single
-DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev python3
-DEPS_CMDS    += etcd etcdctl python3
+DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev python3 valgrind curl
+DEPS_CMDS    += etcd etcdctl python3 valgrind curl
 DEPS_FILES   += /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/cjson/cJSON.h
 
 # every program that includes the adapter links $(ET_LIBS) (other fragments too: use the
@@ -32,15 +33,20 @@ test-etcd:
 	@$(MAKE) --no-print-directory $(ETCD_TARGETS)
 	@echo "== make test-etcd: $(words $(ETCD_TARGETS)) suites passed: $(ETCD_TARGETS)"
 
-test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile $(B)/cli/ldl-run-san
+test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile $(B)/etcd/etcd_hostile_vg \
+                  $(B)/cli/ldl-run-san
 	@for b in $(ET_BUILDS); do printf '== etcd %-14s ' "$$(basename $$b):"; ./$$b || exit 1; done
 	@tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance sync > $(B)/etcd/conf_sync.log 2>&1 & p1=$$!; \
-	  tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance async > $(B)/etcd/conf_async.log 2>&1; r2=$$?; \
-	  wait $$p1; r1=$$?; \
+	  tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance async > $(B)/etcd/conf_async.log 2>&1 & p2=$$!; \
+	  tests/store/with_etcd.sh valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+	    ./$(B)/etcd/etcd_hostile_vg > $(B)/etcd/hostile_vg.log 2>&1; r3=$$?; \
+	  wait $$p1; r1=$$?; wait $$p2; r2=$$?; \
 	  printf '== etcd conformance, sync:  '; tail -n 1 $(B)/etcd/conf_sync.log; \
 	  printf '== etcd conformance, async: '; tail -n 1 $(B)/etcd/conf_async.log; \
+	  printf '== etcd hostile, valgrind:  '; tail -n 1 $(B)/etcd/hostile_vg.log; \
 	  if [ $$r1 != 0 ]; then cat $(B)/etcd/conf_sync.log; exit 1; fi; \
-	  if [ $$r2 != 0 ]; then cat $(B)/etcd/conf_async.log; exit 1; fi
+	  if [ $$r2 != 0 ]; then cat $(B)/etcd/conf_async.log; exit 1; fi; \
+	  if [ $$r3 != 0 ]; then cat $(B)/etcd/hostile_vg.log; exit 1; fi
 	@printf '== etcd hostile gateway:     '; out=$$(tests/store/with_etcd.sh ./$(B)/etcd/etcd_hostile 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
 	@printf '== ldl-run --etcd:           '; tests/store/with_etcd.sh sh tests/cli/etcd_cli.sh ./$(B)/cli/ldl-run-san
@@ -49,6 +55,11 @@ test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile
 $(B)/etcd/etcd_%: tests/store/etcd_%.c $(ET_THDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< $(ET_LIBS) -o $@
+
+# memcheck once, without the sanitizers (the hostile suite: every error path frees what it parsed)
+$(B)/etcd/etcd_%_vg: tests/store/etcd_%.c $(ET_THDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O0 -g $(WARN) -I. $< $(ET_LIBS) -o $@
 
 # the adapter in every language and option it claims (no server contacted)
 $(B)/etcd/build_c99: tests/store/etcd_build.c $(ET_HDRS)

@@ -97,7 +97,7 @@ static void extras_sync(void)
 static void frozen(void)
 {
     enum { N = 20 };
-    ldl_etcd e;
+    ldl_etcd e, ev;
     ldl_etcd_config c;
     ldl_store s;
     static ldl_etcd_req reqs[2 * N + 4];
@@ -117,7 +117,12 @@ static void frozen(void)
     c.call_ms = 800;
     ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK, "init");
     s = ldl_etcd_store(&e);
-    ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, sizeof reqs / sizeof reqs[0]) == LDL_OK, "async init");
+    /* the view's exchanges wait 2 s for the frozen member: a pump that waited for one
+       would take that long; the bound below (1 s) catches it and tolerates a loaded machine */
+    c.attempt_ms = 2000;
+    c.call_ms = 3000;
+    ST_CHECK(ldl_etcd_init(&ev, &c) == LDL_OK, "init (view)");
+    ST_CHECK(ldl_etcd_async_init(&ea, &ev, reqs, sizeof reqs / sizeof reqs[0]) == LDL_OK, "async init");
     as = ldl_etcd_async_store(&ea);
     memset(&env, 0, sizeof env);
     env.name = "frozen";
@@ -165,7 +170,7 @@ static void frozen(void)
     }
     for (held = 0, i = 0; i < N; i++) held += ldl_lock_held(&locks[i]);
     ST_CHECK(held == 0, "locks still trusting a frozen member's lease after 4 s (ttl 3 s): %d", held);
-    ST_CHECK(worst < 200, "the slowest pump while the member was frozen: %llu ms (must not wait for it)",
+    ST_CHECK(worst < 1000, "the slowest pump while the member was frozen: %llu ms (must not wait for it)",
              (unsigned long long)worst);
     kill(M.pid, SIGCONT);
     for (i = 0; i < N; i++) ldl_lock_dispose(&locks[i]);
@@ -173,6 +178,7 @@ static void frozen(void)
     while (ldl_etcd_async_stats(&ea)->live > 0 && st_now_ms() < end) { ldl_etcd_async_wait(&ea, 5); ldl_etcd_async_pump(&ea); }
     ST_CHECK(ldl_etcd_async_stats(&ea)->live == 0, "every request finished after the thaw");
     ldl_etcd_async_close(&ea);
+    ldl_etcd_close(&ev);
     ldl_etcd_close(&e);
 }
 

@@ -8,6 +8,8 @@ cluster 1), EXCEPT on the path the current mode targets, where it misbehaves.
 POST /_mode with body "MODE PATH" sets it ("ok *" = behave). Modes:
   garbage  huge  http500  nobody  array  hang  dupkey  othercluster  otherkey
   revnum  revtext  revneg  revzero  revbig  revobj  succstr  noresult  idtext
+and, not hostile, three txn answers the adapter must read right:
+  ownlease (the key carries our lease)  otherlease (another's)  gone (no key)
 It is not etcd: it only lets tests/store/etcd_hostile.c check that every reply that does
 not provably answer the request is a store error, never a grant.
 """
@@ -129,6 +131,18 @@ class H(BaseHTTPRequestHandler):
                 kv["create_revision"] = "five"
                 kv["lease"] = "seven"
             return self.reply(200, json.dumps(body))
+        if mode in ("ownlease", "otherlease") and self.path == "/v3/kv/txn":
+            # the put's compare failed; the range shows the key with our lease (an earlier
+            # attempt of the same call committed) or with another holder's
+            key = req["compare"][0]["key"]
+            kv = {"key": key, "create_revision": "4", "mod_revision": "4", "version": "1", "value": "",
+                  "lease": "7" if mode == "ownlease" else "8"}
+            return self.reply(200, json.dumps({"header": header(), "responses": [
+                {"response_range": {"header": {"revision": "5"}, "kvs": [kv], "count": "1"}}]}))
+        if mode == "gone" and self.path == "/v3/kv/txn":
+            # the release's compare failed and the key is absent
+            return self.reply(200, json.dumps({"header": header(), "responses": [
+                {"response_range": {"header": {"revision": "5"}}}]}))
         revs = {"revnum": 5, "revtext": "abc", "revneg": "-3", "revzero": "0",
                 "revbig": "99999999999999999999", "revobj": {"n": "5"}}
         if mode in revs:

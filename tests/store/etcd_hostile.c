@@ -165,6 +165,56 @@ int main(void)
             ldl_etcd_close(&e);
         }
 
+    /* the txn answers a retry can meet: the key with OUR fresh lease is our own earlier
+       commit (a grant, fence = its create_revision); with another lease it is taken (0);
+       a release finding the key gone in a first attempt answers 0 */
+    {
+        int64_t tok = 0;
+        int rc;
+        etcdt_cfg(&c, URL, NULL);
+        ldl_etcd_init(&e, &c);
+        s = ldl_etcd_store(&e);
+        mode("ownlease", "/v3/kv/txn");
+        rc = s.acquire(s.ctx, "k", 2000, &tok);
+        ST_CHECK(rc == 1 && tok == 4, "[sync] a key carrying our own lease is our grant: %d token %lld", rc, (long long)tok);
+        mode("otherlease", "/v3/kv/txn");
+        rc = s.acquire(s.ctx, "k", 2000, &tok);
+        ST_CHECK(rc == 0 && tok == 0, "[sync] a key carrying another lease is taken: %d token %lld", rc, (long long)tok);
+        mode("gone", "/v3/kv/txn");
+        rc = s.release(s.ctx, "k", 5);
+        ST_CHECK(rc == 0, "[sync] release of a key that is gone (first attempt) = %d", rc);
+        ldl_etcd_close(&e);
+        {
+            static ldl_etcd_req rq[4];
+            ldl_etcd_async ea;
+            etcdt_shim sh;
+            ldl_store ss;
+            ldl_etcd_init(&e, &c);
+            ldl_etcd_async_init(&ea, &e, rq, 4);
+            sh.ea = &ea;
+            sh.max_ms = 5000;
+            ss = etcdt_shim_store(&sh);
+            mode("ownlease", "/v3/kv/txn");
+            rc = ss.acquire(ss.ctx, "k", 2000, &tok);
+            ST_CHECK(rc == 1 && tok == 4, "[async] a key carrying our own lease is our grant: %d token %lld", rc, (long long)tok);
+            mode("otherlease", "/v3/kv/txn");
+            rc = ss.acquire(ss.ctx, "k", 2000, &tok);
+            ST_CHECK(rc == 0 && tok == 0, "[async] a key carrying another lease is taken: %d", rc);
+            mode("gone", "/v3/kv/txn");
+            ST_CHECK(ss.release(ss.ctx, "k", 5) == 0, "[async] release of a key that is gone (first attempt)");
+            {   /* the lost race's revoke finishes detached */
+                uint64_t until = st_now_ms() + 5000;
+                while (ldl_etcd_async_stats(&ea)->live > 0 && st_now_ms() < until) {
+                    ldl_etcd_async_wait(&ea, 5);
+                    ldl_etcd_async_pump(&ea);
+                }
+            }
+            ST_CHECK(ldl_etcd_async_stats(&ea)->live == 0, "[async] nothing left in flight");
+            ldl_etcd_async_close(&ea);
+            ldl_etcd_close(&e);
+        }
+    }
+
     /* the non-blocking view, through the shim */
     for (i = 0; i < NBAD; i++)
         for (j = 0; j < NPATHS; j++) {
