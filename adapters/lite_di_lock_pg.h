@@ -397,7 +397,7 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
 
 /* ldl_pg_init_ex flag: this ldl_pg is for ldl_pg_fence on the resource's
    connection (the fence table only) */
-#define LDL_PG_FENCE 2u
+#define LDL_PG_FENCE 0x100u      /* a high bit: clear of the flags other sections may add */
 #define LDL_PG_RESOURCE_MAX 1024        /* bytes of a resource name, including the NUL */
 
 #ifdef __cplusplus
@@ -1535,22 +1535,7 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
 
 #endif /* LDL_NO_ASYNC */
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* LITE_DI_LOCK_PG_C */
-#endif /* LDL_PG_IMPLEMENTATION */
-
-/* ==================================================================== */
-/* the fenced-write protocol: implementation */
-#if defined(LDL_PG_IMPLEMENTATION) && !defined(LITE_DI_LOCK_PG_FENCE_C)
-#define LITE_DI_LOCK_PG_FENCE_C
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
+/* ------------------------------------------------------------ the fenced-write protocol (issue 19) */
 #define LDL__PG_FEN 0       /* the fence statement's slot in _sql / _stmt (fence-only ldl_pg) */
 
 /* columns exactly resource text (deterministic collation) and fence bigint
@@ -1787,7 +1772,8 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
 }
 #endif
 
-#endif /* the fenced-write protocol */
+#endif /* LITE_DI_LOCK_PG_C */
+#endif /* LDL_PG_IMPLEMENTATION */
 
 /*
 ------------------------------------------------------------------------------

@@ -455,8 +455,8 @@ LDL_REDIS_API void ldl_redis_async_on_error(ldl_redis_async *ra,
           nothing changed; a value that is not a fence: an error, nothing
           changed);
        2. mark > fence: answer 0 (stale); nothing runs, nothing changes;
-       3. the ACL check (Redis 7): the user may SET the mark, else an error
-          and nothing runs;
+       3. when the mark will change, the ACL check (Redis 7): the user may
+          SET the mark, else an error and nothing runs;
        4. the command runs with redis.pcall; if it answers an error, the
           script answers that error and the mark is NOT raised (Redis does
           not roll a script back; this order means a failing command can

@@ -4,6 +4,7 @@
 #   make test-fence-redis   tests/store/redis_fence.c (one redis-server, ~5 s) and
 #                           tests/store/redis_fence_cluster.c (a 6-node cluster, ~15 s),
 #                           both C99 with ASan + UBSan; the fence script under valgrind once
+#   make mutants-fence-redis  14 mutants of the fenced writes, each must fail a suite (not in make test)
 # Part of make test-fence (FENCE_TARGETS, mk/fence.mk). This fragment is read before
 # mk/redis.mk (sorted order), so the prerequisites name the headers themselves; the
 # recipes use RD_LIBS / RD_CFLAGS, which are expanded when they run.
@@ -35,3 +36,9 @@ $(B)/fence_redis/redis_fence_vg: tests/store/redis_fence.c $(FR_THDRS)
 $(B)/fence_redis/redis_fence_cluster: tests/store/redis_fence_cluster.c $(FR_THDRS)
 	@mkdir -p $(B)/fence_redis
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< $(RD_LIBS) -o $@
+
+# mutation controls of the fenced writes: 14 mutants of the two headers, each must turn
+# redis_fence.c or redis_fence_cluster.c red (a few minutes; not part of make test)
+.PHONY: mutants-fence-redis
+mutants-fence-redis:
+	sh tests/store/redis_fence_mutants.sh

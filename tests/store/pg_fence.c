@@ -192,7 +192,7 @@ static void answers(void)
         ST_CHECK(ldl_pg_init_ex(&q, c, n57, flags | LDL_PG_FENCE) == LDL_OK, "57 bytes: fine (%s)",
                  ldl_pg_why(&q));
         ST_CHECK(fenced_tx(c, &q, "r", 1, 1) == 1, "and it fences");
-        ST_CHECK(ldl_pg_init_ex(&q, c, TABLE, flags | LDL_PG_FENCE | 8u) == LDL_EINVAL, "unknown flags refused");
+        ST_CHECK(ldl_pg_init_ex(&q, c, TABLE, flags | LDL_PG_FENCE | 8u | 2u) == LDL_EINVAL, "unknown flags refused");
     }
 
     /* a session that lost the statement (named mode only): prepared again,
@@ -430,7 +430,9 @@ static int paused_inside_child(void *arg, int in, int out)
     if (ldl_pg_init_ex(&lease, lc, LEASE_TABLE, flags) != LDL_OK || fence_init(&fp, rc_) != LDL_OK) return 20;
     if (pgt_lock_init(&lk, &lease, "fz-key2", 1000, 0) != 0 || ldl_lock_acquire(&lk.lock) != 1) return 21;
     f = ldl_lock_fencing_token(&lk.lock);
-    if (!pgt_exec(rc_, "BEGIN") || ldl_pg_fence(&fp, SP2_RES, f) != 1) return 22;
+    /* (behind the pooler the role's idle_in_transaction_session_timeout is 5 s) */
+    if (!pgt_exec(rc_, "BEGIN") || !pgt_exec(rc_, "SET LOCAL idle_in_transaction_session_timeout = '120s'") ||
+        ldl_pg_fence(&fp, SP2_RES, f) != 1) return 22;
     st_send(out, 'r');                          /* checked, not yet written: paused here */
     if (st_recv(in, 120000) != 'g') return 23;
     snprintf(fs, sizeof fs, "%lld", (long long)f);
@@ -546,6 +548,7 @@ static void two(const char *iso, int64_t first, int64_t second, int first_commit
     ST_CHECK(write_data(c, &p, res, "start", 4) == 1, "two %d: start at mark 4", n);
     snprintf(sql, sizeof sql, "BEGIN ISOLATION LEVEL %s", iso);
     pgt_exec(c, sql);
+    pgt_exec(c, "SET LOCAL idle_in_transaction_session_timeout = '120s'");
     ST_CHECK(ldl_pg_fence(&p, res, first) == 1, "two %d (%s): the first (%lld) passes", n, iso, (long long)first);
     {
         char fs[24];
@@ -619,7 +622,8 @@ static int il_child(void *arg, int in, int out)
         /* rounds < ROUNDS: fences that grow slowly with overlap; the last 10: one equal fence */
         f = round < ROUNDS ? 1 + round / 4 + (int64_t)((seed >> 16) % 5) : 1000;
         commit = round >= ROUNDS || ((seed >> 8) % 6) != 0;
-        if (!pgt_exec(c, "BEGIN") || !pgt_exec(c, "SET LOCAL lock_timeout = '60s'")) { bad++; continue; }
+        if (!pgt_exec(c, "BEGIN") || !pgt_exec(c, "SET LOCAL lock_timeout = '60s'") ||
+            !pgt_exec(c, "SET LOCAL statement_timeout = '90s'")) { bad++; continue; }
         rc = ldl_pg_fence(&p, IL_RES, f);
         snprintf(w, sizeof w, "%d", who); snprintf(r, sizeof r, "%d", round);
         snprintf(fs, sizeof fs, "%lld", (long long)f); snprintf(rcs, sizeof rcs, "%d", rc);
