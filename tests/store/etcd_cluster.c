@@ -6,8 +6,8 @@
  *     control     the planted control: a holder whose renew answers 1 without asking etcd;
  *                 once etcd lets its lease go a contender takes the key, and the exclusivity
  *                 check below must catch the two trusted holders (else the suite fails)
- *     leaderkill  two rounds: the leader SIGKILLed while 6 locks on 3 keys hold and renew
- *                 and contend; then restarted on its old data dir
+ *     leaderkill  two rounds: the leader SIGKILLed while 12 locks on 6 keys (a holder and a
+ *                 contender each) hold, renew and contend; then restarted on its old data dir
  *     pause       a follower SIGSTOPped 4 s (no lock lost: its clients move on), then the
  *                 HAZARD: the leader SIGSTOPped 2.5 s, then 9 s (a new leader is elected under
  *                 it): on etcd 3.4.23 this gave two trusted holders in some runs
@@ -21,7 +21,7 @@
  *                 again
  *   etcd_cluster partition   (with_etcd_cluster.sh --netns: members in their own namespaces)
  *     leader      a client attached only to the leader; the leader's peer cable pulled: no
- *                 renew succeeds after the cut, the lock is lost by its deadline, a client
+ *                 renew succeeds after the cut, the lock is not trusted past its deadline, a client
  *                 on the majority side takes the key with a higher fence; healed: the old
  *                 holder's release does not touch the new holder's key
  *     follower    the same with the client attached only to a follower
