@@ -12,18 +12,25 @@ DEPS_CMDS    += python3
 
 CHAOS_ROUNDS       ?= 1000
 CHAOS_SLICE_ROUNDS ?= 80
+# etcd (issue 21): a 3-member cluster in network namespaces (root), TTL 2 s: a round takes longer
+DEPS_PKGS    += etcd-server etcd-client iproute2 libcurl4-openssl-dev libcjson-dev
+DEPS_CMDS    += etcd etcdctl ip
+CHAOS_ETCD_SLICE_ROUNDS ?= 30
 CHAOS_BIN := $(B)/chaos/chaos
 
 .PHONY: chaos test-chaos
 chaos: $(CHAOS_BIN)
 	tests/chaos/run.sh redis $(CHAOS_ROUNDS) $(CHAOS_SEED)
 	tests/chaos/run.sh pg $(CHAOS_ROUNDS) $(CHAOS_SEED)
+	tests/chaos/run.sh etcd $(CHAOS_ROUNDS) $(CHAOS_SEED)
 
 test-chaos: $(CHAOS_BIN)
 	tests/chaos/run.sh redis $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
 	tests/chaos/run.sh pg $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
+	tests/chaos/run.sh etcd $(CHAOS_ETCD_SLICE_ROUNDS) $(CHAOS_SEED)
 
 $(CHAOS_BIN): tests/chaos/chaos.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h \
-              tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h
+              tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h \
+              adapters/lite_di_lock_etcd.h
 	@mkdir -p $(@D)
-	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq -o $@
+	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq $(ET_LIBS) -o $@
