@@ -1427,7 +1427,8 @@ static int control_unfenced(int store, const char *dir)
  * pg-failover: the campaign against tests/store/with_pg_standby.sh sync (a primary and a
  * synchronous streaming standby; every client connects through the multi-host conninfo
  * host=A,B target_session_attrs=read-write and reconnects as after a server kill). One round in
- * FO_EVERY is an unclean failover: every process of the primary SIGSTOPped at one instant and
+ * FO_EVERY is an unclean failover (in one of two after the primary's walsenders were paused for
+ * 50-400 ms, so the standby lags): every process of the primary SIGSTOPped at one instant and
  * SIGKILLed, the standby promoted, a new standby built from it (pg_basebackup) for the next
  * rounds. Meanwhile the clients keep running their lifecycles and fenced writes; the nemesis
  * keeps servicing them (SIGCONTs due) while the control script runs. In the nemesis log:
@@ -1472,7 +1473,14 @@ static void failover_round(campaign *k, int round)
 {
     uint64_t t0 = st_now_ms();
     int ok;
+    /* one failover in two first pauses the primary's walsenders for a while: the standby lags
+       (sync: commits wait for it, unacknowledged; async: acknowledged ones it never gets) */
+    uint64_t lag = rnd(&k->rng) % 2 ? rnd_in(&k->rng, 50, 400) : 0;
     nlog(k, "round %d failover -1", round);
+    if (lag && ha_run(k, "pause-link 2>/dev/null") == 0) {   /* no walsender right now: no lag */
+        nlog(k, "failover lag %llu", (unsigned long long)lag);
+        wait_until(k, st_now_ms() + lag);
+    }
     nlog(k, "skill failover");
     ok = ha_run(k, "kill-primary") == 0;
     nlog(k, "failover killed %d", ok);
