@@ -581,15 +581,17 @@ def check(d, quiet=False, probe=False):
         nrep = len(rep.v.get(2, []))
         nstale = (sum(1 for v in rep.v.get(1, []) if "below" in v or "two holders" in v) +
                   sum(1 for v in rep.v.get(6, []) if "(stale)" in v or "two holders" in v))
+        nlost = sum(1 for v in rep.v.get(6, []) if "not in its log" in v)
         if not quiet:
             for what in ("overlap", "late write"):
                 for v in rep.counted[what][:3]:
                     print("COUNTED (%s across a failover) %s" % (what, v))
             print("checker %s: failover rounds: %d unclean failovers, %d repeated or regressed fences "
-                  "(%.1f per 100 unclean failovers), %d stale writes accepted (resource and real store), "
-                  "%d lease overlaps across a failover counted, %d older-holder writes accepted after "
-                  "the newer holder knew, across a failover, counted" %
-                  (d, len(fos), nrep, 100.0 * nrep / len(fos), nstale, len(rep.counted["overlap"]),
+                  "(%.1f per 100 unclean failovers), %d stale writes accepted (out of fence order, or one "
+                  "token from two holders; resource and real store), %d acknowledged writes missing from "
+                  "the store's log, %d lease overlaps across a failover counted, %d older-holder writes "
+                  "accepted after the newer holder knew, across a failover, counted" %
+                  (d, len(fos), nrep, 100.0 * nrep / len(fos), nstale, nlost, len(rep.counted["overlap"]),
                    len(rep.counted["late write"])))
     return rep, ngrants, acc, real
 
