@@ -1069,8 +1069,9 @@ static long read_conn(campaign *k, pid_t pid)
     return v;
 }
 
-/* pg-failover (issue 20): the campaign runs against tests/store/with_pg_standby.sh sync, whose
-   primary moves between two nodes; see failover_round() below */
+/* pg-failover (issue 20): the PostgreSQL campaign with CHAOS_FAILOVER=1, run by run.sh pg-failover
+   under tests/store/with_pg_standby.sh sync, whose primary moves between two nodes; see
+   failover_round() below */
 static int g_failover;
 
 /* pg-failover: the current primary's postmaster.pid. with_pg_standby.sh keeps its nodes in the
@@ -1655,8 +1656,6 @@ int main(int argc, char **argv)
     char path[2048];
     pid_t res;
     uint64_t t_start;
-    static char pg_name[] = "pg";
-    if (argc == 5 && strcmp(argv[1], "pg-failover") == 0) { g_failover = 1; argv[1] = pg_name; }
     if (argc != 5 || (strcmp(argv[1], "redis") != 0 && strcmp(argv[1], "pg") != 0)) {
         fprintf(stderr, "usage: chaos redis|pg SEED ROUNDS DIR\n");
         return 64;
@@ -1669,6 +1668,8 @@ int main(int argc, char **argv)
     k->seed = k->rng = strtoull(argv[2], NULL, 10);
     rounds = atoi(argv[3]);
     snprintf(k->dir, sizeof k->dir, "%s", argv[4]);
+    /* failover rounds: run.sh pg-failover sets CHAOS_FAILOVER=1 (under with_pg_standby.sh) */
+    g_failover = k->store == ST_PG && getenv("CHAOS_FAILOVER") && strcmp(getenv("CHAOS_FAILOVER"), "1") == 0;
     snprintf(path, sizeof path, "%s/main", k->dir);
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/main/nemesis.log", k->dir);
@@ -1727,11 +1728,12 @@ int main(int argc, char **argv)
     fflush(stdout);
     /* the planted controls, on the same server */
     if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0 ||
-        run_control(k, 'k') != 0 || run_control(k, 'u') != 0 ||
-        (g_failover && (run_control(k, 'f') != 0 || run_control(k, 'o') != 0))) {
+        run_control(k, 'k') != 0 || run_control(k, 'u') != 0) {
         if (k->store == ST_REDIS) rs_stop(&k->srv);
         return 1;
     }
+    /* the failover controls (PostgreSQL: the wrapper stops its servers) */
+    if (g_failover && (run_control(k, 'f') != 0 || run_control(k, 'o') != 0)) return 1;
     if (k->store == ST_REDIS) rs_stop(&k->srv);
     return 0;
 }

@@ -5,18 +5,6 @@
     check.py --expect 1,3 DIR     a planted control: exit 0 only if every listed check is violated
     check.py --probe DIR          as the first, and (6) must catch each of a few damaged copies of
                                   the real store's dump (see probe_real)
-    check.py --counted DIR        the failover control o: exit 0 only if DIR has NO violation and
-                                  at least one overlap across a failover was counted
-
-Failover rounds (issue 20, decision 0404: run.sh pg-failover): the nemesis log brackets each
-unclean failover with "skill failover" ... "sup". Two trust windows of one key that overlap
-ACROSS a failover (the earlier grant known before the failover ended, the later one known after
-it began) are COUNTED and printed, not failed: after an unclean failover the lease may be gone
-(an asynchronous standby) and the fence is what protects the resource then. For the same
-reason a write of the older holder that the resource accepted after the newer one knew (the
-last clause of (1)) is counted when the two straddle a failover. Everything else keeps its rule:
-a repeated or regressed fence (2), a resource or real-store write accepted out of fence order
-(1, 6), an acknowledged write missing from the store's log (6) fail as always.
 
 Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds of one host:
   (1) no stale write accepted: per key the resource accepted fences in order and never one token
@@ -31,6 +19,19 @@ Checks (docs/TESTING.md, "Chaos campaign"), all in CLOCK_MONOTONIC milliseconds 
       nemesis did meanwhile (see the comment at the check)
   (6) the real store (issue 19): what the store under test itself accepted, dumped from it after
       the run (real.log, real-data.log), holds no stale write -- see check_real()
+
+Failover rounds (issue 20, decision 0404: run.sh pg-failover): the nemesis log brackets each
+unclean failover with "skill failover" ... "sup". Two trust windows of one key that overlap
+ACROSS a failover (the earlier grant known before the failover ended, the later one known after
+it began) are COUNTED and printed, not failed: after an unclean failover the lease may be gone
+(an asynchronous standby) and the fence is what protects the resource then. For the same
+reason a write of the older holder that the resource accepted after the newer one knew (the
+last clause of (1)) is counted when the two straddle a failover. Everything else keeps its rule:
+a repeated or regressed fence (2), a resource or real-store write accepted out of fence order
+(1, 6), an acknowledged write missing from the store's log (6) fail as always.
+
+    check.py --counted DIR      the failover control o: exit 0 only if DIR has NO violation and
+                                at least one overlap across a failover was counted
 """
 import glob
 import os
