@@ -15,18 +15,6 @@ CHAOS_SLICE_ROUNDS ?= 80
 CHAOS_BIN := $(B)/chaos/chaos
 
 .PHONY: chaos test-chaos
-chaos: $(CHAOS_BIN)
-	tests/chaos/run.sh redis $(CHAOS_ROUNDS) $(CHAOS_SEED)
-	tests/chaos/run.sh pg $(CHAOS_ROUNDS) $(CHAOS_SEED)
-
-test-chaos: $(CHAOS_BIN)
-	tests/chaos/run.sh redis $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
-	tests/chaos/run.sh pg $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
-
-$(CHAOS_BIN): tests/chaos/chaos.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h \
-              tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq -o $@
 
 # failover rounds (issue 20, decision 0404): the PostgreSQL campaign against a primary and a
 # synchronous standby (tests/store/with_pg_standby.sh sync), this many unclean failovers (each
@@ -42,3 +30,16 @@ chaos-failover: $(CHAOS_BIN)
 
 test-chaos-failover: $(CHAOS_BIN)
 	tests/chaos/run.sh pg-failover $(CHAOS_SLICE_FAILOVERS) $(CHAOS_SEED)
+
+chaos: $(CHAOS_BIN)
+	tests/chaos/run.sh redis $(CHAOS_ROUNDS) $(CHAOS_SEED)
+	tests/chaos/run.sh pg $(CHAOS_ROUNDS) $(CHAOS_SEED)
+
+test-chaos: $(CHAOS_BIN)
+	tests/chaos/run.sh redis $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
+	tests/chaos/run.sh pg $(CHAOS_SLICE_ROUNDS) $(CHAOS_SEED)
+
+$(CHAOS_BIN): tests/chaos/chaos.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h \
+              tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq -o $@
