@@ -1438,7 +1438,7 @@ static int control_unfenced(int store, const char *dir)
  * check.py judges the rounds with the usual rules, except that two trust windows that
  * overlap ACROSS a failover are counted and printed, not failed (decision 0404). */
 #define FO_EVERY 8                  /* one round in FO_EVERY is a failover */
-#define FO_LIMIT 180000u            /* a verb of LDL_PG_HA that takes longer fails the campaign */
+#define FO_LIMIT 180000u            /* a verb of LDL_PG_HA that takes longer is killed: it failed */
 static long g_fo_done, g_fo_restored;
 static uint64_t g_fo_ms;
 
