@@ -1722,7 +1722,7 @@ int main(int argc, char **argv)
     for (i = 0; i < NFAULT; i++) if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
     printf(" (%ld drops confirmed by the server)\n", k->drops_done);
     if (g_failover)
-        printf("chaos pg-failover: %ld unclean failovers (primary SIGKILLed, synchronous standby promoted, "
+        printf("chaos pg-failover: %ld unclean failovers (primary SIGKILLed, standby promoted, "
                "a new standby built from it), %ld restored by ensure after a failed verb, %.1f s each\n",
                g_fo_done, g_fo_restored, (double)g_fo_ms / 1000.0 / (double)(g_fo_done + g_fo_restored + !(g_fo_done + g_fo_restored)));
     fflush(stdout);
