@@ -20,6 +20,9 @@ CHAOS_BIN := $(B)/chaos/chaos
 # synchronous standby (tests/store/with_pg_standby.sh sync), this many unclean failovers (each
 # after 7 ordinary fault rounds), then the controls and two failover controls. Prerequisites of
 # chaos / test-chaos (so they run first, one at a time).
+DEPS_PKGS  += procps
+DEPS_CMDS  += ps
+DEPS_FILES += /usr/lib/postgresql/*/bin/pg_basebackup
 CHAOS_FAILOVERS       ?= 40
 CHAOS_SLICE_FAILOVERS ?= 5
 .PHONY: chaos-failover test-chaos-failover
