@@ -19,6 +19,25 @@ CHAOS_ETCD_SLICE_ROUNDS ?= 30
 CHAOS_BIN := $(B)/chaos/chaos
 
 .PHONY: chaos test-chaos
+
+# failover rounds (issue 20, decision 0404): the PostgreSQL campaign against a primary and a
+# synchronous standby (tests/store/with_pg_standby.sh sync), this many unclean failovers (each
+# after 7 ordinary fault rounds), then the controls and two failover controls. Prerequisites of
+# chaos / test-chaos (so they run first, one at a time).
+DEPS_PKGS  += procps
+DEPS_CMDS  += ps
+DEPS_FILES += /usr/lib/postgresql/*/bin/pg_basebackup
+CHAOS_FAILOVERS       ?= 40
+CHAOS_SLICE_FAILOVERS ?= 5
+.PHONY: chaos-failover test-chaos-failover
+chaos: chaos-failover
+test-chaos: test-chaos-failover
+chaos-failover: $(CHAOS_BIN)
+	tests/chaos/run.sh pg-failover $(CHAOS_FAILOVERS) $(CHAOS_SEED)
+
+test-chaos-failover: $(CHAOS_BIN)
+	tests/chaos/run.sh pg-failover $(CHAOS_SLICE_FAILOVERS) $(CHAOS_SEED)
+
 chaos: $(CHAOS_BIN)
 	tests/chaos/run.sh redis $(CHAOS_ROUNDS) $(CHAOS_SEED)
 	tests/chaos/run.sh pg $(CHAOS_ROUNDS) $(CHAOS_SEED)

@@ -1125,6 +1125,30 @@ static long read_conn(campaign *k, pid_t pid)
     return v;
 }
 
+/* pg-failover (issue 20): the PostgreSQL campaign with CHAOS_FAILOVER=1, run by run.sh pg-failover
+   under tests/store/with_pg_standby.sh sync, whose primary moves between two nodes; see
+   failover_round() below */
+static int g_failover;
+
+/* pg-failover: the current primary's postmaster.pid. with_pg_standby.sh keeps its nodes in the
+   directory of LDL_PG_HA ("DIR/ha"): DIR/state names the primary ("primary=n1"), its data is
+   DIR/n1/data. 1 when PATH was set */
+static int pg_ha_pidfile(char *path, size_t n)
+{
+    const char *ha = getenv("LDL_PG_HA"), *slash;
+    char st[600], line[64], node[8] = "";
+    FILE *f;
+    if (!g_failover || !ha || (slash = strrchr(ha, '/')) == NULL || slash - ha > 400) return 0;
+    snprintf(st, sizeof st, "%.*s/state", (int)(slash - ha), ha);
+    if ((f = fopen(st, "r")) == NULL) return 0;
+    while (fgets(line, sizeof line, f))
+        if (strcmp(line, "primary=n1\n") == 0 || strcmp(line, "primary=n2\n") == 0) { memcpy(node, line + 8, 2); node[2] = 0; }
+    fclose(f);
+    if (!node[0]) return 0;                  /* no primary right now */
+    snprintf(path, n, "%.*s/%s/data/postmaster.pid", (int)(slash - ha), ha, node);
+    return 1;
+}
+
 /* every process of the PostgreSQL server: the postmaster and its children */
 static int pg_pids(pid_t *out, int max)
 {
@@ -1137,7 +1161,8 @@ static int pg_pids(pid_t *out, int max)
     struct dirent *e;
     snprintf(path, sizeof path, "%s", ctl ? ctl : "");
     if (strrchr(path, '/')) strcpy(strrchr(path, '/'), "/data/postmaster.pid");
-    if ((f = fopen(path, "r")) == NULL) return 0;
+    if ((f = fopen(path, "r")) == NULL && (!pg_ha_pidfile(path, sizeof path) || (f = fopen(path, "r")) == NULL))
+        return 0;
     if (fscanf(f, "%ld", &pm) != 1) pm = -1;
     fclose(f);
     if (pm <= 0) return 0;
@@ -1515,12 +1540,149 @@ static int control_unfenced(int store, const char *dir)
     return 0;
 }
 
+/* ------------------------------------------------------------ failover rounds (issue 20)
+ * pg-failover: the campaign against tests/store/with_pg_standby.sh sync (a primary and a
+ * synchronous streaming standby; every client connects through the multi-host conninfo
+ * host=A,B target_session_attrs=read-write and reconnects as after a server kill). One round in
+ * FO_EVERY is an unclean failover (in one of two after the primary's walsenders were paused for
+ * 50-400 ms, so the standby lags): every process of the primary SIGSTOPped at one instant and
+ * SIGKILLed, the standby promoted, a new standby built from it (pg_basebackup) for the next
+ * rounds. Meanwhile the clients keep running their lifecycles and fenced writes; the nemesis
+ * keeps servicing them (SIGCONTs due) while the control script runs. In the nemesis log:
+ * "round N failover -1", "skill failover" (the outage starts: check.py's server span),
+ * "failover killed OK", "failover promoted OK", "sup" (a streaming sync standby again).
+ * check.py judges the rounds with the usual rules, except that two trust windows that
+ * overlap ACROSS a failover are counted and printed, not failed (decision 0404). */
+#define FO_EVERY 8                  /* one round in FO_EVERY is a failover */
+#define FO_LIMIT 180000u            /* a verb of LDL_PG_HA that takes longer is killed: it failed */
+static long g_fo_done, g_fo_restored;
+static uint64_t g_fo_ms;
+
+/* "$LDL_PG_HA VERB" in a child, the nemesis servicing its clients meanwhile; 0 on success */
+static int ha_run(campaign *k, const char *verb)
+{
+    const char *ha = getenv("LDL_PG_HA");
+    char cmd[1024];
+    pid_t pid;
+    int status;
+    uint64_t end = st_now_ms() + FO_LIMIT;
+    if (!ha || !*ha) { fprintf(stderr, "chaos: LDL_PG_HA is not set (run.sh pg-failover)\n"); return -1; }
+    snprintf(cmd, sizeof cmd, "%s %s", ha, verb);   /* unquoted, as with_pg_standby.sh says */
+    fflush(stdout); fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    for (;;) {
+        if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+        if (st_now_ms() > end) { kill(pid, SIGKILL); waitpid(pid, &status, 0); return -1; }
+        service(k);
+        st_sleep_ms(5);
+    }
+}
+
+static void failover_round(campaign *k, int round)
+{
+    uint64_t t0 = st_now_ms();
+    int ok;
+    /* one failover in two first pauses the primary's walsenders for a while: the standby lags
+       (sync: commits wait for it, unacknowledged; async: acknowledged ones it never gets) */
+    uint64_t lag = rnd(&k->rng) % 2 ? rnd_in(&k->rng, 50, 400) : 0;
+    nlog(k, "round %d failover -1", round);
+    if (lag && ha_run(k, "pause-link 2>/dev/null") == 0) {   /* no walsender right now: no lag */
+        nlog(k, "failover lag %llu", (unsigned long long)lag);
+        wait_until(k, st_now_ms() + lag);
+    }
+    nlog(k, "skill failover");
+    ok = ha_run(k, "kill-primary") == 0;
+    nlog(k, "failover killed %d", ok);
+    ok = ok && ha_run(k, "promote") == 0;
+    nlog(k, "failover promoted %d", ok);
+    ok = ok && ha_run(k, "rebuild") == 0;
+    if (!ok) {   /* counted and printed; the next rounds need a primary and a standby */
+        g_fo_restored++;
+        if (ha_run(k, "ensure") != 0) {
+            fprintf(stderr, "chaos: no primary and synchronous standby after failover round %d\n", round);
+            exit(95);
+        }
+    }
+    nlog(k, "sup");
+    admin_reconnect(k, 1);
+    g_fo_done += ok;
+    g_fo_ms += st_now_ms() - t0;
+}
+
+/* the failover controls, 'f' and 'o', each with one real failover between two holders:
+   'f' a store that repeats a token across the failover (A granted and released before it, B
+       after it, the repeat wrapper hands B A's token): the failover must not excuse a repeated
+       fence, checks (1) and (2) must flag it;
+   'o' a lease lost in the failover (what an asynchronous standby can lose: after the promotion
+       the lease row is expired by hand, the fence counter kept): A still trusts its window (TTL
+       60 s), B is granted with a higher token and writes, A's write is refused by the resource.
+       check.py --counted must find no violation and count the overlap (>= 1): overlaps across
+       a failover are reported, not hidden and not failed */
+static int control_failover(int store, int which, const char *dir)
+{
+    client *a = &g_ctl.a, *b = &g_ctl.b;
+    static int64_t rep;
+    uint32_t ttl = which == 'o' ? 60000 : TTL, hb = which == 'o' ? 20000 : HB;
+    char path[480], key[32];
+    campaign log;
+    int ok;
+    memset(&log, 0, sizeof log);
+    snprintf(key, sizeof key, "ctl-%c", which);
+    snprintf(path, sizeof path, "%s/nemesis.log", dir);
+    if ((log.nlog = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0) return 3;
+    if (client_open(a, store, K_SYNC, 100, dir, 1, -1, ttl, hb, DRIFT) != 0 ||
+        client_open(b, store, K_SYNC, 101, dir, 2, -1, ttl, hb, DRIFT) != 0) return 3;
+    if (which == 'f') a->repeat = b->repeat = &rep;
+    if (lock_open(a, &a->L[0], 0, key) != 0 || lock_open(b, &b->L[0], 0, key) != 0) return 4;
+    if (!ctl_grant(a, &a->L[0], 15000)) return 5;
+    ctl_write(a, &a->L[0]);
+    if (which == 'f') {
+        hlog(a, "E 0 %lld", (long long)a->L[0].held);
+        a->L[0].held = 0;
+        (void)ldl_lock_release(&a->L[0].lk);
+    }
+    nlog(&log, "skill failover");
+    ok = pgt_ctl("failover") == 0;
+    nlog(&log, "failover done %d", ok);
+    if (!ok) return 9;
+    nlog(&log, "sup");
+    if (which == 'o') {
+        PGconn *adm = pgt_connect("connect_timeout=3");
+        ok = PQstatus(adm) == CONNECTION_OK &&
+             pg_cmd(adm, "UPDATE public." PG_TABLE " SET expires_at = '-infinity' WHERE key = 'ctl-o'", "UPDATE 1");
+        PQfinish(adm);
+        if (!ok) return 10;
+        nlog(&log, "lease-lost ctl-o");
+    }
+    if (!ctl_grant(b, &b->L[0], 15000)) return 6;
+    if (which == 'o' && b->L[0].held <= a->L[0].held) return 11;
+    ctl_write(b, &b->L[0]);                 /* 'f': the same token, accepted again */
+    if (which == 'o') ctl_write(a, &a->L[0]);   /* still inside A's window: refused */
+    if (a->L[0].held) hlog(a, "E 0 %lld", (long long)a->L[0].held);
+    hlog(b, "E 0 %lld", (long long)b->L[0].held);
+    ldl_lock_dispose(&a->L[0].lk);
+    ldl_lock_dispose(&b->L[0].lk);
+    hlog(a, "Z");
+    hlog(b, "Z");
+    nlog(&log, "end");
+    return 0;
+}
+
 static int control_main(int store, int which, const char *dir)
 {
     client *a = &g_ctl.a, *b = &g_ctl.b;
     static int64_t rep;
     uint32_t ttl = which == 'c' ? 1000 : TTL, hb = which == 'c' ? 500 : HB;
     char key[32];
+    if (which == 'f' || which == 'o') return control_failover(store, which, dir);
     snprintf(key, sizeof key, "ctl-%c", which);
     if (client_open(a, store, K_SYNC, 100, dir, 1, -1, ttl, hb, DRIFT) != 0 ||
         client_open(b, store, K_SYNC, 101, dir, 2, -1, ttl, hb, DRIFT) != 0) return 3;
@@ -1624,6 +1786,8 @@ int main(int argc, char **argv)
     k->seed = k->rng = strtoull(argv[2], NULL, 10);
     rounds = atoi(argv[3]);
     snprintf(k->dir, sizeof k->dir, "%s", argv[4]);
+    /* failover rounds: run.sh pg-failover sets CHAOS_FAILOVER=1 (under with_pg_standby.sh) */
+    g_failover = k->store == ST_PG && getenv("CHAOS_FAILOVER") && strcmp(getenv("CHAOS_FAILOVER"), "1") == 0;
     snprintf(path, sizeof path, "%s/main", k->dir);
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/main/nemesis.log", k->dir);
@@ -1662,7 +1826,7 @@ int main(int argc, char **argv)
     for (i = 0; i < NCLIENT; i++) spawn_client(k, i);
     wait_until(k, st_now_ms() + 300);                 /* everybody connected */
     for (i = 1; i <= rounds; i++) {
-        fault(k, i);
+        if (g_failover && i % FO_EVERY == 0) failover_round(k, i); else fault(k, i);
         wait_until(k, st_now_ms() + rnd_in(&k->rng, 20, 200));
     }
     wait_until(k, st_now_ms() + 2500);                /* pending SIGCONTs; the last losses and (5) settle */
@@ -1682,6 +1846,10 @@ int main(int argc, char **argv)
     for (i = 0; i < (int)(sizeof FAULT_NAME / sizeof FAULT_NAME[0]); i++)
         if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
     printf(" (%ld drops confirmed by the server)\n", k->drops_done);
+    if (g_failover)
+        printf("chaos pg-failover: %ld unclean failovers (primary SIGKILLed, standby promoted, "
+               "a new standby built from it), %ld restored by ensure after a failed verb, %.1f s each\n",
+               g_fo_done, g_fo_restored, (double)g_fo_ms / 1000.0 / (double)(g_fo_done + g_fo_restored + !(g_fo_done + g_fo_restored)));
     fflush(stdout);
     /* the planted controls, on the same server */
     if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0 ||
@@ -1689,6 +1857,8 @@ int main(int argc, char **argv)
         if (k->store == ST_REDIS) rs_stop(&k->srv);
         return 1;
     }
+    /* the failover controls (PostgreSQL: the wrapper stops its servers) */
+    if (g_failover && (run_control(k, 'f') != 0 || run_control(k, 'o') != 0)) return 1;
     if (k->store == ST_REDIS) rs_stop(&k->srv);
     return 0;
 }

@@ -10,6 +10,13 @@
 # exit (pass, fail, crash, Ctrl-C). PostgreSQL comes from tests/store/with_pg.sh, which stops
 # its own server. A failed run keeps the histories in build/chaos/failed-STORE-SEED (any run
 # with CHAOS_KEEP=1: build/chaos/kept-STORE-SEED).
+#
+# pg-failover FAILOVERS (issue 20, decision 0404): the PostgreSQL campaign against
+# tests/store/with_pg_standby.sh sync (a primary and a synchronous streaming standby, the
+# clients on the multi-host conninfo), FAILOVERS unclean failovers, each after 7 ordinary fault
+# rounds (chaos.c FO_EVERY = 8), then the five controls and two more with a failover in each:
+# f (a token repeated across a failover: checks 1 and 2 must flag it) and o (a lease lost in a
+# failover: the overlap must be COUNTED, with no violation -- check.py --counted).
 set -u
 store=$1; rounds=$2
 seed=${3:-${CHAOS_SEED:-}}
@@ -35,7 +42,18 @@ echo "== chaos $store: CHAOS_SEED=$seed, $rounds rounds"
 start=$(date +%s)
 # bounded: a round takes well under a second; a hang is a failure, not a stuck CI job
 limit=$((rounds + 120))
+fo_every=8
 case $store in
+  pg-failover)
+    # rounds = failovers here; a failover (kill, promote, pg_basebackup) takes seconds
+    failovers=$rounds; rounds=$((failovers * fo_every)); limit=$((failovers * 90 + rounds + 600))
+    # CHAOS_PG_STANDBY=async: the same over plain streaming replication -- a measurement of what
+    # an asynchronous standby loses (checks 2 and 6 then fail), never part of make
+    sb=${CHAOS_PG_STANDBY:-sync}
+    case $sb in sync|async) ;; *) echo "CHAOS_PG_STANDBY must be sync or async" >&2; exit 64 ;; esac
+    echo "== chaos pg-failover: $failovers unclean failovers in $rounds rounds ($sb standby)"
+    LDL_TEST_DIR=$dir CHAOS_FAILOVER=1 timeout $limit "$here/tests/store/with_pg_standby.sh" "$sb" \
+      "'$bin' pg $seed $rounds '$dir'" & child=$! ;;
   redis) LDL_TEST_DIR=$dir timeout $limit "$bin" redis "$seed" "$rounds" "$dir" & child=$! ;;
   pg)    LDL_TEST_DIR=$dir timeout $limit "$here/tests/store/with_pg.sh" "'$bin' pg $seed $rounds '$dir'" & child=$! ;;
   # etcd: 3 members in network namespaces (root); the campaign runs in the client namespace.
@@ -58,6 +76,10 @@ else
   python3 "$here/tests/chaos/check.py" --expect 5 "$dir/ctl-k" || failed=1
   # etcd has no fenced-write helper (no real resource): no control u
   [ "$store" = etcd ] || python3 "$here/tests/chaos/check.py" --expect 6 "$dir/ctl-u" || failed=1
+fi
+if [ $rc = 0 ] && [ "$store" = pg-failover ]; then   # the failover controls (usage: pg-failover FAILOVERS)
+  python3 "$here/tests/chaos/check.py" --expect 1,2 "$dir/ctl-f" || failed=1
+  python3 "$here/tests/chaos/check.py" --counted "$dir/ctl-o" || failed=1
 fi
 echo "chaos $store: seed $seed, wall time $(( $(date +%s) - start )) s"
 if [ $failed != 0 ] || [ -n "${CHAOS_KEEP:-}" ]; then
