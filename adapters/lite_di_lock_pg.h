@@ -1091,11 +1091,44 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
     return 0;
 }
 
+/* resolve p->_ident into oid, creating the table (cols: the CREATE TABLE
+   body) when missing; two processes racing on CREATE may see a unique
+   violation (23505), duplicate table (42P07) or, when the loser's catalog
+   check sees the winner's row type first, duplicate object (42710, "type
+   ... already exists"): look again. (Not IF NOT EXISTS: its NOTICE would
+   reach the caller's notice processor, and it races the same way.)
+   0, or -1 (why set; nocreate is the why when three tries found nothing) */
+static int ldl__pg_create(ldl_pg *p, const char *cols, char *oid, size_t oidcap, const char *nocreate) {
+    char sql[LDL__PG_SQL_MAX];
+    int i, found = 0;
+    for (i = 0; i < 3; i++) {
+        PGresult *r;
+        int ok;
+        found = ldl__pg_resolve(p, oid, oidcap);
+        if (found != 0) break;
+        snprintf(sql, sizeof sql, "CREATE TABLE %s (%s)", p->_ident, cols);
+        r = PQexec(p->_conn, sql);
+        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok) ldl__pg_err_res(p, "create", r);
+        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
+            && !ldl__pg_sqlstate_is(r, "42710")) {
+            PQclear(r);
+            return -1;
+        }
+        PQclear(r);
+    }
+    if (found != 1) {
+        if (found == 0) ldl__pg_err(p, "init", nocreate);
+        return -1;
+    }
+    return 0;
+}
+
 static int ldl__pg_fence_init(ldl_pg *p);    /* the fenced-write protocol (below) */
 
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
-    char sql[LDL__PG_SQL_MAX], oid[24];
-    int i, found = 0;
+    char oid[24];
+    int i;
     if (!p) return LDL_EINVAL;
     memset(p, 0, sizeof *p);
     if (!table) table = "ldl_lease";
@@ -1109,35 +1142,11 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
     p->_flags = flags;
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
     if (flags & LDL_PG_FENCE) return ldl__pg_fence_init(p);   /* the fenced-write protocol */
-    /* create when missing; two processes racing on CREATE may see a unique
-       violation (23505), duplicate table (42P07) or, when the loser's catalog
-       check sees the winner's row type first, duplicate object (42710, "type
-       ... already exists"): look again. (Not IF NOT EXISTS: its NOTICE would
-       reach the caller's notice processor, and it races the same way.) */
-    for (i = 0; i < 3; i++) {
-        PGresult *r;
-        int ok;
-        found = ldl__pg_resolve(p, oid, sizeof oid);
-        if (found != 0) break;
-        snprintf(sql, sizeof sql,
-            "CREATE TABLE %s (key pg_catalog.text PRIMARY KEY, "
+    if (ldl__pg_create(p, "key pg_catalog.text PRIMARY KEY, "
             "token pg_catalog.int8 NOT NULL CHECK (token OPERATOR(pg_catalog.>=) 1::pg_catalog.int8), "
             "expires_at pg_catalog.timestamptz NOT NULL, owner pg_catalog.text, "
-            "owner_token pg_catalog.int8)", p->_ident);
-        r = PQexec(conn, sql);
-        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok) ldl__pg_err_res(p, "create", r);
-        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
-            && !ldl__pg_sqlstate_is(r, "42710")) {
-            PQclear(r);
-            return LDL_ESTORE;
-        }
-        PQclear(r);
-    }
-    if (found != 1) {
-        if (found == 0) ldl__pg_err(p, "init", "table could not be created");
+            "owner_token pg_catalog.int8", oid, sizeof oid, "table could not be created") != 0)
         return LDL_ESTORE;
-    }
     if (ldl__pg_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
     p->_nstmt = p->_owner ? 5 : 4;
     for (i = 0; i < p->_nstmt; i++) {
@@ -1601,10 +1610,9 @@ static int ldl__pg_fence_shape(ldl_pg *p, const char *oid) {
    table's name, created when missing, resolved once and checked as the
    lease table is. The lease table is not touched. */
 static int ldl__pg_fence_init(ldl_pg *p) {
-    char sql[LDL__PG_SQL_MAX], oid[24];
+    char oid[24];
     size_t n = strlen(p->_ident), rel;
     const char *dot = strstr(p->_ident, "\".\"");
-    int i, found = 0;
     rel = dot ? n - (size_t)(dot + 3 - p->_ident) - 1 : n - 2;   /* the table name's bytes */
     if (rel + 6 > 63 || n + 7 > sizeof p->_ident) {
         ldl__pg_err(p, "init", "LDL_PG_FENCE: the table name must be at most 57 bytes "
@@ -1612,29 +1620,10 @@ static int ldl__pg_fence_init(ldl_pg *p) {
         return LDL_EINVAL;
     }
     memcpy(p->_ident + n - 1, "_fence\"", 8);
-    for (i = 0; i < 3; i++) {            /* as the lease table: races on CREATE look again */
-        PGresult *r;
-        int ok;
-        found = ldl__pg_resolve(p, oid, sizeof oid);
-        if (found != 0) break;
-        snprintf(sql, sizeof sql,
-            "CREATE TABLE %s (resource pg_catalog.text PRIMARY KEY, "
-            "fence pg_catalog.int8 NOT NULL CHECK (fence OPERATOR(pg_catalog.>=) 1::pg_catalog.int8))",
-            p->_ident);
-        r = PQexec(p->_conn, sql);
-        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok) ldl__pg_err_res(p, "create", r);
-        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
-            && !ldl__pg_sqlstate_is(r, "42710")) {
-            PQclear(r);
-            return LDL_ESTORE;
-        }
-        PQclear(r);
-    }
-    if (found != 1) {
-        if (found == 0) ldl__pg_err(p, "init", "fence table could not be created");
+    if (ldl__pg_create(p, "resource pg_catalog.text PRIMARY KEY, "
+            "fence pg_catalog.int8 NOT NULL CHECK (fence OPERATOR(pg_catalog.>=) 1::pg_catalog.int8)",
+            oid, sizeof oid, "fence table could not be created") != 0)   /* as the lease table */
         return LDL_ESTORE;
-    }
     if (ldl__pg_fence_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
     n = (size_t)snprintf(p->_sql[LDL__PG_FEN], sizeof p->_sql[LDL__PG_FEN],
         "INSERT INTO %s AS f (resource, fence) VALUES ($1::pg_catalog.text, $2::pg_catalog.int8) "
