@@ -996,14 +996,21 @@ static int ldl__pg_grants(ldl_pg *p, const char *oid) {
     return out;
 }
 
-/* columns exactly the adapter's -- the v0.1 three, or those and the two
-   nullable owner columns (v0.2) -- primary key (key), no foreign constraint
-   kinds; sets p->_owner */
-static int ldl__pg_shape(ldl_pg *p, const char *oid) {
+/* one column a table check accepts: its name, format_type and what it must be */
+#define LDL__PG_DET  1      /* a deterministic collation */
+#define LDL__PG_NN   2      /* NOT NULL */
+#define LDL__PG_NULL 3      /* nullable */
+typedef struct ldl__pg_col { const char *name, *type; int must; } ldl__pg_col;
+
+/* the table's live columns, each held to the one of want[] of its name and
+   type (bit i of *seen for want[i]); returns -1 (the lookup failed, why
+   set), 0 (a column none of want[] accepts), else how many columns */
+static int ldl__pg_columns(ldl_pg *p, const char *oid, const ldl__pg_col *want, int nwant, int *seen) {
     const char *vals[1];
     PGresult *r;
-    int i, ok = 1, seen = 0, pk = 0;
+    int i, j, ok = 1, n;
     vals[0] = oid;
+    *seen = 0;
     r = PQexecParams(p->_conn,
         "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, a.atttypmod), "
         "a.attnotnull, COALESCE((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co "
@@ -1015,25 +1022,29 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
         PQclear(r);
         return -1;
     }
-    for (i = 0; i < PQntuples(r); i++) {
-        const char *n = PQgetvalue(r, i, 0), *t = PQgetvalue(r, i, 1);
+    n = PQntuples(r);
+    for (i = 0; i < n; i++) {
+        const char *cn = PQgetvalue(r, i, 0), *t = PQgetvalue(r, i, 1);
         int nn = strcmp(PQgetvalue(r, i, 2), "t") == 0, det = strcmp(PQgetvalue(r, i, 3), "t") == 0;
-        if (strcmp(n, "key") == 0 && strcmp(t, "text") == 0 && det) seen |= 1;
-        else if (strcmp(n, "token") == 0 && strcmp(t, "bigint") == 0 && nn) seen |= 2;
-        else if (strcmp(n, "expires_at") == 0 && strcmp(t, "timestamp with time zone") == 0 && nn) seen |= 4;
-        else if (strcmp(n, "owner") == 0 && strcmp(t, "text") == 0 && !nn) seen |= 8;
-        else if (strcmp(n, "owner_token") == 0 && strcmp(t, "bigint") == 0 && !nn) seen |= 16;
+        for (j = 0; j < nwant; j++) {
+            if (strcmp(cn, want[j].name) != 0 || strcmp(t, want[j].type) != 0) continue;
+            if (want[j].must == LDL__PG_DET ? det : want[j].must == LDL__PG_NN ? nn : !nn) break;
+        }
+        if (j < nwant) *seen |= 1 << j;
         else ok = 0;
     }
-    if (!((PQntuples(r) == 3 && seen == 7) || (PQntuples(r) == 5 && seen == 31))) ok = 0;
     PQclear(r);
-    if (!ok) {
-        ldl__pg_err(p, "table", "columns are not exactly key text, token bigint NOT NULL, "
-                    "expires_at timestamptz NOT NULL (deterministic key collation), and "
-                    "optionally both owner text and owner_token bigint (nullable)");
-        return -1;
-    }
-    p->_owner = seen == 31;
+    return ok ? n : 0;
+}
+
+/* the table's constraints: one PRIMARY KEY whose definition is pk, else
+   only CHECK and NOT NULL ones; returns -1 (the lookup failed, why set),
+   0 (not so), 1 */
+static int ldl__pg_keys(ldl_pg *p, const char *oid, const char *pk) {
+    const char *vals[1];
+    PGresult *r;
+    int i, ok = 1, pks = 0;
+    vals[0] = oid;
     r = PQexecParams(p->_conn,
         "SELECT co.contype::pg_catalog.text, pg_catalog.pg_get_constraintdef(co.oid) "
         "FROM pg_catalog.pg_constraint co WHERE co.conrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
@@ -1045,13 +1056,69 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
     }
     for (i = 0; i < PQntuples(r); i++) {
         const char *k = PQgetvalue(r, i, 0);
-        if (strcmp(k, "p") == 0 && strcmp(PQgetvalue(r, i, 1), "PRIMARY KEY (key)") == 0) pk++;
+        if (strcmp(k, "p") == 0 && strcmp(PQgetvalue(r, i, 1), pk) == 0) pks++;
         else if (strcmp(k, "c") != 0 && strcmp(k, "n") != 0) ok = 0;
     }
     PQclear(r);
-    if (!ok || pk != 1) {
+    return ok && pks == 1;
+}
+
+/* columns exactly the adapter's -- the v0.1 three, or those and the two
+   nullable owner columns (v0.2) -- primary key (key), no foreign constraint
+   kinds; sets p->_owner */
+static int ldl__pg_shape(ldl_pg *p, const char *oid) {
+    static const ldl__pg_col want[5] = {
+        { "key", "text", LDL__PG_DET }, { "token", "bigint", LDL__PG_NN },
+        { "expires_at", "timestamp with time zone", LDL__PG_NN },
+        { "owner", "text", LDL__PG_NULL }, { "owner_token", "bigint", LDL__PG_NULL }
+    };
+    int seen, n = ldl__pg_columns(p, oid, want, 5, &seen), k;
+    if (n < 0) return -1;
+    if (!((n == 3 && seen == 7) || (n == 5 && seen == 31))) {
+        ldl__pg_err(p, "table", "columns are not exactly key text, token bigint NOT NULL, "
+                    "expires_at timestamptz NOT NULL (deterministic key collation), and "
+                    "optionally both owner text and owner_token bigint (nullable)");
+        return -1;
+    }
+    p->_owner = seen == 31;
+    k = ldl__pg_keys(p, oid, "PRIMARY KEY (key)");
+    if (k < 0) return -1;
+    if (!k) {
         ldl__pg_err(p, "table", "keys are not the adapter's: want PRIMARY KEY (key) and no "
                     "UNIQUE, FOREIGN KEY or EXCLUDE constraint");
+        return -1;
+    }
+    return 0;
+}
+
+/* resolve p->_ident into oid, creating the table (cols: the CREATE TABLE
+   body) when missing; two processes racing on CREATE may see a unique
+   violation (23505), duplicate table (42P07) or, when the loser's catalog
+   check sees the winner's row type first, duplicate object (42710, "type
+   ... already exists"): look again. (Not IF NOT EXISTS: its NOTICE would
+   reach the caller's notice processor, and it races the same way.)
+   0, or -1 (why set; nocreate is the why when three tries found nothing) */
+static int ldl__pg_create(ldl_pg *p, const char *cols, char *oid, size_t oidcap, const char *nocreate) {
+    char sql[LDL__PG_SQL_MAX];
+    int i, found = 0;
+    for (i = 0; i < 3; i++) {
+        PGresult *r;
+        int ok;
+        found = ldl__pg_resolve(p, oid, oidcap);
+        if (found != 0) break;
+        snprintf(sql, sizeof sql, "CREATE TABLE %s (%s)", p->_ident, cols);
+        r = PQexec(p->_conn, sql);
+        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok) ldl__pg_err_res(p, "create", r);
+        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
+            && !ldl__pg_sqlstate_is(r, "42710")) {
+            PQclear(r);
+            return -1;
+        }
+        PQclear(r);
+    }
+    if (found != 1) {
+        if (found == 0) ldl__pg_err(p, "init", nocreate);
         return -1;
     }
     return 0;
@@ -1060,8 +1127,8 @@ static int ldl__pg_shape(ldl_pg *p, const char *oid) {
 static int ldl__pg_fence_init(ldl_pg *p);    /* the fenced-write protocol (below) */
 
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
-    char sql[LDL__PG_SQL_MAX], oid[24];
-    int i, found = 0;
+    char oid[24];
+    int i;
     if (!p) return LDL_EINVAL;
     memset(p, 0, sizeof *p);
     if (!table) table = "ldl_lease";
@@ -1075,35 +1142,11 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
     p->_flags = flags;
     if (!ldl__pg_usable(p)) return LDL_ESTORE;
     if (flags & LDL_PG_FENCE) return ldl__pg_fence_init(p);   /* the fenced-write protocol */
-    /* create when missing; two processes racing on CREATE may see a unique
-       violation (23505), duplicate table (42P07) or, when the loser's catalog
-       check sees the winner's row type first, duplicate object (42710, "type
-       ... already exists"): look again. (Not IF NOT EXISTS: its NOTICE would
-       reach the caller's notice processor, and it races the same way.) */
-    for (i = 0; i < 3; i++) {
-        PGresult *r;
-        int ok;
-        found = ldl__pg_resolve(p, oid, sizeof oid);
-        if (found != 0) break;
-        snprintf(sql, sizeof sql,
-            "CREATE TABLE %s (key pg_catalog.text PRIMARY KEY, "
+    if (ldl__pg_create(p, "key pg_catalog.text PRIMARY KEY, "
             "token pg_catalog.int8 NOT NULL CHECK (token OPERATOR(pg_catalog.>=) 1::pg_catalog.int8), "
             "expires_at pg_catalog.timestamptz NOT NULL, owner pg_catalog.text, "
-            "owner_token pg_catalog.int8)", p->_ident);
-        r = PQexec(conn, sql);
-        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok) ldl__pg_err_res(p, "create", r);
-        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
-            && !ldl__pg_sqlstate_is(r, "42710")) {
-            PQclear(r);
-            return LDL_ESTORE;
-        }
-        PQclear(r);
-    }
-    if (found != 1) {
-        if (found == 0) ldl__pg_err(p, "init", "table could not be created");
+            "owner_token pg_catalog.int8", oid, sizeof oid, "table could not be created") != 0)
         return LDL_ESTORE;
-    }
     if (ldl__pg_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
     p->_nstmt = p->_owner ? 5 : 4;
     for (i = 0; i < p->_nstmt; i++) {
@@ -1542,51 +1585,19 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
 /* columns exactly resource text (deterministic collation) and fence bigint
    NOT NULL; primary key (resource); no UNIQUE, FOREIGN KEY or EXCLUDE */
 static int ldl__pg_fence_shape(ldl_pg *p, const char *oid) {
-    const char *vals[1];
-    PGresult *r;
-    int i, ok = 1, seen = 0, pk = 0;
-    vals[0] = oid;
-    r = PQexecParams(p->_conn,
-        "SELECT a.attname::pg_catalog.text, pg_catalog.format_type(a.atttypid, a.atttypmod), "
-        "a.attnotnull, COALESCE((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co "
-        "WHERE co.oid OPERATOR(pg_catalog.=) a.attcollation), true) "
-        "FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
-        "AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped", 1, NULL, vals, NULL, NULL, 0);
-    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 4) {
-        ldl__pg_err_res(p, "lookup", r);
-        PQclear(r);
-        return -1;
-    }
-    for (i = 0; i < PQntuples(r); i++) {
-        const char *n = PQgetvalue(r, i, 0), *t = PQgetvalue(r, i, 1);
-        int nn = strcmp(PQgetvalue(r, i, 2), "t") == 0, det = strcmp(PQgetvalue(r, i, 3), "t") == 0;
-        if (strcmp(n, "resource") == 0 && strcmp(t, "text") == 0 && det) seen |= 1;
-        else if (strcmp(n, "fence") == 0 && strcmp(t, "bigint") == 0 && nn) seen |= 2;
-        else ok = 0;
-    }
-    if (PQntuples(r) != 2 || seen != 3) ok = 0;
-    PQclear(r);
-    if (!ok) {
+    static const ldl__pg_col want[2] = {
+        { "resource", "text", LDL__PG_DET }, { "fence", "bigint", LDL__PG_NN }
+    };
+    int seen, n = ldl__pg_columns(p, oid, want, 2, &seen), k;
+    if (n < 0) return -1;
+    if (n != 2 || seen != 3) {
         ldl__pg_err(p, "table", "fence table columns are not exactly resource text "
                     "(deterministic collation) and fence bigint NOT NULL");
         return -1;
     }
-    r = PQexecParams(p->_conn,
-        "SELECT co.contype::pg_catalog.text, pg_catalog.pg_get_constraintdef(co.oid) "
-        "FROM pg_catalog.pg_constraint co WHERE co.conrelid OPERATOR(pg_catalog.=) $1::pg_catalog.oid",
-        1, NULL, vals, NULL, NULL, 0);
-    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 2) {
-        ldl__pg_err_res(p, "lookup", r);
-        PQclear(r);
-        return -1;
-    }
-    for (i = 0; i < PQntuples(r); i++) {
-        const char *k = PQgetvalue(r, i, 0);
-        if (strcmp(k, "p") == 0 && strcmp(PQgetvalue(r, i, 1), "PRIMARY KEY (resource)") == 0) pk++;
-        else if (strcmp(k, "c") != 0 && strcmp(k, "n") != 0) ok = 0;
-    }
-    PQclear(r);
-    if (!ok || pk != 1) {
+    k = ldl__pg_keys(p, oid, "PRIMARY KEY (resource)");
+    if (k < 0) return -1;
+    if (!k) {
         ldl__pg_err(p, "table", "fence table keys are not the adapter's: want PRIMARY KEY "
                     "(resource) and no UNIQUE, FOREIGN KEY or EXCLUDE constraint");
         return -1;
@@ -1599,10 +1610,9 @@ static int ldl__pg_fence_shape(ldl_pg *p, const char *oid) {
    table's name, created when missing, resolved once and checked as the
    lease table is. The lease table is not touched. */
 static int ldl__pg_fence_init(ldl_pg *p) {
-    char sql[LDL__PG_SQL_MAX], oid[24];
+    char oid[24];
     size_t n = strlen(p->_ident), rel;
     const char *dot = strstr(p->_ident, "\".\"");
-    int i, found = 0;
     rel = dot ? n - (size_t)(dot + 3 - p->_ident) - 1 : n - 2;   /* the table name's bytes */
     if (rel + 6 > 63 || n + 7 > sizeof p->_ident) {
         ldl__pg_err(p, "init", "LDL_PG_FENCE: the table name must be at most 57 bytes "
@@ -1610,29 +1620,10 @@ static int ldl__pg_fence_init(ldl_pg *p) {
         return LDL_EINVAL;
     }
     memcpy(p->_ident + n - 1, "_fence\"", 8);
-    for (i = 0; i < 3; i++) {            /* as the lease table: races on CREATE look again */
-        PGresult *r;
-        int ok;
-        found = ldl__pg_resolve(p, oid, sizeof oid);
-        if (found != 0) break;
-        snprintf(sql, sizeof sql,
-            "CREATE TABLE %s (resource pg_catalog.text PRIMARY KEY, "
-            "fence pg_catalog.int8 NOT NULL CHECK (fence OPERATOR(pg_catalog.>=) 1::pg_catalog.int8))",
-            p->_ident);
-        r = PQexec(p->_conn, sql);
-        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok) ldl__pg_err_res(p, "create", r);
-        if (!ok && !ldl__pg_sqlstate_is(r, "23505") && !ldl__pg_sqlstate_is(r, "42P07")
-            && !ldl__pg_sqlstate_is(r, "42710")) {
-            PQclear(r);
-            return LDL_ESTORE;
-        }
-        PQclear(r);
-    }
-    if (found != 1) {
-        if (found == 0) ldl__pg_err(p, "init", "fence table could not be created");
+    if (ldl__pg_create(p, "resource pg_catalog.text PRIMARY KEY, "
+            "fence pg_catalog.int8 NOT NULL CHECK (fence OPERATOR(pg_catalog.>=) 1::pg_catalog.int8)",
+            oid, sizeof oid, "fence table could not be created") != 0)   /* as the lease table */
         return LDL_ESTORE;
-    }
     if (ldl__pg_fence_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
     n = (size_t)snprintf(p->_sql[LDL__PG_FEN], sizeof p->_sql[LDL__PG_FEN],
         "INSERT INTO %s AS f (resource, fence) VALUES ($1::pg_catalog.text, $2::pg_catalog.int8) "

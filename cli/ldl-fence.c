@@ -64,6 +64,10 @@
 #define EXIT_STALE     77   /* stale fence: a higher fence has written; nothing written (EX_NOPERM) */
 #define EXIT_TIMEOUT   124  /* no answer within the bound (timeout(1)'s code) */
 
+#define CLI_NAME "ldl-fence"
+#define CLI_WATCHDOG_EXIT EXIT_TIMEOUT
+#include "cli/ldl_cli.h"   /* esc, say, usage_error, parse_*, the watchdog */
+
 #define SQL_MAX (16u * 1024u * 1024u)   /* FILE.sql: at most 16 MiB */
 #define ARG_MAX_BYTES (16u * 1024u * 1024u) /* the Redis command's arguments: 16 MiB in all */
 
@@ -140,73 +144,13 @@ static const char usage_more[] =
 
 static int verbose;
 
-/* ------------------------------------------------------------------ output */
-/* s (n bytes) for a terminal: printable ASCII (0x20..0x7E) as it is, every other
-   byte and the backslash as \xHH, cut with "..." at cap; trailing newlines dropped
-   (server texts end in one). As ldl-run prints what comes from outside. */
-static const char *escn(const char *s, size_t len, char *buf, size_t cap) {
-    static const char hex[] = "0123456789abcdef";
-    size_t n = 0;
-    if (!s) { s = ""; len = 0; }
-    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r')) len--;
-    for (; len > 0; s++, len--) {
-        unsigned char c = (unsigned char)*s;
-        if (n + 8 >= cap) { memcpy(buf + n, "...", 4); return buf; }
-        if (c >= 0x20 && c <= 0x7E && c != '\\') {
-            buf[n++] = (char)c;
-        } else {
-            buf[n++] = '\\'; buf[n++] = 'x';
-            buf[n++] = hex[c >> 4]; buf[n++] = hex[c & 15];
-        }
-    }
-    buf[n] = 0;
-    return buf;
-}
-
-static const char *esc(const char *s, char *buf, size_t cap) {
-    return escn(s, s ? strlen(s) : 0, buf, cap);
-}
-
-/* one line on stderr; a and b (names, server texts) are escaped */
-static void say(const char *fmt, const char *a, const char *b) {
-    char ea[1024], eb[1024];
-    fprintf(stderr, "ldl-fence: ");
-    fprintf(stderr, fmt, esc(a, ea, sizeof ea), esc(b, eb, sizeof eb));
-    fputc('\n', stderr);
-}
-
-static int usage_error(const char *a, const char *b) {
-    say("%s%s", a, b);
-    fprintf(stderr, "Try 'ldl-fence --help'.\n");
-    return EXIT_USAGE;
-}
-
-/* ------------------------------------------------------------------ watchdog */
-static char watchdog_msg[256];
-
-static void on_watchdog(int sig) {
-    ssize_t n = write(2, watchdog_msg, strlen(watchdog_msg));
-    (void)n; (void)sig;
-    _exit(EXIT_TIMEOUT);
-}
-
 /* bound the next synchronous step to ms (0: disarm); past it the process exits
    124 saying what went unanswered and what that means */
 static void watchdog(uint64_t ms, const char *what, const char *outcome) {
-    struct itimerval it;
-    struct sigaction sa;
-    memset(&it, 0, sizeof it);
-    if (ms) {
+    if (ms)
         snprintf(watchdog_msg, sizeof watchdog_msg, "ldl-fence: no answer within %llu ms %s: %s\n",
                  (unsigned long long)ms, what, outcome);
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_watchdog;
-        sigemptyset(&sa.sa_mask);
-        (void)sigaction(SIGALRM, &sa, NULL);
-        it.it_value.tv_sec = (time_t)(ms / 1000u);
-        it.it_value.tv_usec = (suseconds_t)(ms % 1000u) * 1000;
-    }
-    (void)setitimer(ITIMER_REAL, &it, NULL);
+    watchdog_arm(ms);
 }
 
 /* ------------------------------------------------------------------ parsing */
@@ -227,38 +171,6 @@ static const char *parse_fence(const char *s, int64_t *out) {
     }
     *out = (int64_t)v;
     return NULL;
-}
-
-static int parse_u32(const char *s, uint32_t *out) {
-    char *end;
-    unsigned long long v;
-    if (!s || !*s || *s < '0' || *s > '9') return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || *end || v > 0xFFFFFFFFull) return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-/* SECONDS with up to 3 decimals -> ms (ldl-run's rule) */
-static int parse_seconds(const char *s, uint64_t *ms) {
-    uint64_t whole = 0, frac = 0;
-    int digits = 0, fd = 0;
-    if (!s || !*s) return -1;
-    for (; *s >= '0' && *s <= '9'; s++, digits++) {
-        if (whole > 1000000000ull) return -1;
-        whole = whole * 10u + (uint64_t)(*s - '0');
-    }
-    if (*s == '.') {
-        for (s++; *s >= '0' && *s <= '9'; s++) {
-            if (fd < 3) { frac = frac * 10u + (uint64_t)(*s - '0'); fd++; }
-            digits++;
-        }
-    }
-    if (*s || digits == 0) return -1;
-    while (fd < 3) { frac *= 10u; fd++; }
-    *ms = whole * 1000u + frac;
-    return 0;
 }
 
 enum { MODE_NONE, MODE_PG, MODE_REDIS };
@@ -759,33 +671,6 @@ static int run_pg(const opts *o) {
 }
 
 /* ------------------------------------------------------------------ redis */
-/* HOST:PORT -> numeric host and port (as ldl-run: resolved once) */
-static int parse_hostport(const char *arg, char *host, size_t hostcap, int *port) {
-    const char *colon = strrchr(arg, ':');
-    char name[256], *end;
-    long p;
-    struct addrinfo hints, *res = NULL;
-    size_t n;
-    if (!colon || colon == arg) return -1;
-    n = (size_t)(colon - arg);
-    if (arg[0] == '[' && n >= 2 && arg[n - 1] == ']') { arg++; n -= 2; }
-    if (n >= sizeof name) return -1;
-    memcpy(name, arg, n);
-    name[n] = 0;
-    errno = 0;
-    p = strtol(colon + 1, &end, 10);
-    if (errno || *end || end == colon + 1 || p < 1 || p > 65535) return -1;
-    *port = (int)p;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) return -2;
-    n = (size_t)getnameinfo(res->ai_addr, res->ai_addrlen, host, (socklen_t)hostcap, NULL, 0,
-                            NI_NUMERICHOST);
-    freeaddrinfo(res);
-    return n == 0 ? 0 : -2;
-}
-
 /* one value as escaped bytes, unbounded (a reply is printed whole) */
 static void put_escaped(FILE *f, const char *s, size_t len) {
     static const char hex[] = "0123456789abcdef";

@@ -77,6 +77,10 @@
 #define KILL_LEAD_MS  100u      /* drift at least this (if it fits): the time for a SIGKILL
                                    sent at the local deadline to land before the store frees KEY */
 
+#define CLI_NAME "ldl-run"
+#define CLI_WATCHDOG_EXIT EXIT_STORE
+#include "cli/ldl_cli.h"   /* esc, say, usage_error, parse_*, the watchdog */
+
 static const char usage_text[] =
 "usage: ldl-run [options] KEY [--] COMMAND [ARGS...]\n"
 "\n"
@@ -181,38 +185,6 @@ static uint64_t now_ms(void) {
 
 static int verbose;
 
-/* s for a terminal: printable ASCII (0x20..0x7E) as it is, every other byte and the
-   backslash as \xHH, trailing newlines dropped (server texts end in one); cut with
-   "..." at cap. No byte of a key, owner, command name or server text reaches the
-   terminal raw (C1 controls such as CSI 0x9B, bidi overrides, ESC). */
-static const char *esc(const char *s, char *buf, size_t cap) {
-    static const char hex[] = "0123456789abcdef";
-    size_t n = 0, len;
-    if (!s) s = "";
-    len = strlen(s);
-    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r')) len--;
-    for (; len > 0; s++, len--) {
-        unsigned char c = (unsigned char)*s;
-        if (n + 8 >= cap) { memcpy(buf + n, "...", 4); return buf; }
-        if (c >= 0x20 && c <= 0x7E && c != '\\') {
-            buf[n++] = (char)c;
-        } else {
-            buf[n++] = '\\'; buf[n++] = 'x';
-            buf[n++] = hex[c >> 4]; buf[n++] = hex[c & 15];
-        }
-    }
-    buf[n] = 0;
-    return buf;
-}
-
-/* one line on stderr; a and b (keys, owners, server texts) are escaped */
-static void say(const char *fmt, const char *a, const char *b) {
-    char ea[1024], eb[1024];
-    fprintf(stderr, "ldl-run: ");
-    fprintf(stderr, fmt, esc(a, ea, sizeof ea), esc(b, eb, sizeof eb));
-    fputc('\n', stderr);
-}
-
 /* ------------------------------------------------------------------ signals */
 static int sig_pipe[2] = { -1, -1 };
 static const int fwd_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
@@ -222,7 +194,6 @@ static const int fwd_sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUS
    init): nothing is held yet, so a signal ends the tool at once (128+N) rather than
    wait for a call that may never return */
 static volatile sig_atomic_t in_setup;
-static char watchdog_msg[160];           /* written by the setup watchdog (SIGALRM) */
 
 static void on_signal(int sig) {
     int saved = errno;
@@ -235,28 +206,12 @@ static void on_signal(int sig) {
     errno = saved;
 }
 
-static void on_watchdog(int sig) {
-    ssize_t n = write(2, watchdog_msg, strlen(watchdog_msg));
-    (void)n; (void)sig;
-    _exit(EXIT_STORE);
-}
-
 /* bound a synchronous phase to ms (0: disarm); past it the tool exits 69 saying what */
 static void watchdog(uint64_t ms, const char *what) {
-    struct itimerval it;
-    struct sigaction sa;
-    memset(&it, 0, sizeof it);
-    if (ms) {
+    if (ms)
         snprintf(watchdog_msg, sizeof watchdog_msg, "ldl-run: store error: no answer within %llu ms %s\n",
                  (unsigned long long)ms, what);
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_watchdog;
-        sigemptyset(&sa.sa_mask);
-        (void)sigaction(SIGALRM, &sa, NULL);
-        it.it_value.tv_sec = (time_t)(ms / 1000u);
-        it.it_value.tv_usec = (suseconds_t)(ms % 1000u) * 1000;
-    }
-    (void)setitimer(ITIMER_REAL, &it, NULL);
+    watchdog_arm(ms);
 }
 
 static int set_flags(int fd) {
@@ -323,34 +278,6 @@ static const char *store_why(const store *s) {
     if (s->kind == ST_PG) return ldl_pg_why(&s->pg);
     if (s->kind == ST_ETCD) return ldl_etcd_async_why(&s->eta);
     return "";
-}
-
-/* HOST:PORT -> numeric host (resolved once now: the adapter's reconnect must not
-   block in getaddrinfo) and port */
-static int parse_hostport(const char *arg, char *host, size_t hostcap, int *port) {
-    const char *colon = strrchr(arg, ':');
-    char name[256], *end;
-    long p;
-    struct addrinfo hints, *res = NULL;
-    size_t n;
-    if (!colon || colon == arg) return -1;
-    n = (size_t)(colon - arg);
-    if (arg[0] == '[' && n >= 2 && arg[n - 1] == ']') { arg++; n -= 2; }   /* [v6]:port */
-    if (n >= sizeof name) return -1;
-    memcpy(name, arg, n);
-    name[n] = 0;
-    errno = 0;
-    p = strtol(colon + 1, &end, 10);
-    if (errno || *end || end == colon + 1 || p < 1 || p > 65535) return -1;
-    *port = (int)p;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) return -2;
-    n = (size_t)getnameinfo(res->ai_addr, res->ai_addrlen, host, (socklen_t)hostcap, NULL, 0,
-                            NI_NUMERICHOST);
-    freeaddrinfo(res);
-    return n == 0 ? 0 : -2;
 }
 
 /* --sqlite PATH: open (creating it) and wrap; EXIT_* on failure (message printed) */
@@ -628,44 +555,6 @@ typedef struct opts {
     int status;                  /* --status: inspect KEY, run nothing */
     char **cmd;
 } opts;
-
-static int parse_u32(const char *s, uint32_t *out) {
-    char *end;
-    unsigned long long v;
-    if (!s || !*s || *s == '-' || *s == '+') return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || *end || v > 0xFFFFFFFFull) return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-/* SECONDS with up to 3 decimals -> ms */
-static int parse_seconds(const char *s, uint64_t *ms) {
-    uint64_t whole = 0, frac = 0;
-    int digits = 0, fd = 0;
-    if (!s || !*s) return -1;
-    for (; *s >= '0' && *s <= '9'; s++, digits++) {
-        if (whole > 1000000000ull) return -1;
-        whole = whole * 10u + (uint64_t)(*s - '0');
-    }
-    if (*s == '.') {
-        for (s++; *s >= '0' && *s <= '9'; s++) {
-            if (fd < 3) { frac = frac * 10u + (uint64_t)(*s - '0'); fd++; }
-            digits++;
-        }
-    }
-    if (*s || digits == 0) return -1;
-    while (fd < 3) { frac *= 10u; fd++; }
-    *ms = whole * 1000u + frac;
-    return 0;
-}
-
-static int usage_error(const char *a, const char *b) {
-    say("%s%s", a, b);
-    fprintf(stderr, "Try 'ldl-run --help'.\n");
-    return EXIT_USAGE;
-}
 
 /* 0 ok, else an exit code (help/version answer -1 after printing) */
 static int parse_args(int argc, char **argv, opts *o) {

@@ -18,7 +18,7 @@ DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
 
 CLI_INC   := -I. -I$(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
 CLI_LIBS  := -lhiredis -lpq
-CLI_DEP   := cli/ldl-run.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
+CLI_DEP   := cli/ldl-run.c cli/ldl_cli.h $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
 CLI_XWARN := -Wshadow -Wconversion -Wstrict-prototypes
 CLI_BUILDS := $(B)/cli/ldl-run $(B)/cli/ldl-run-clang $(B)/cli/ldl-run-cxx17 $(B)/cli/ldl-run-san
 

@@ -16,7 +16,7 @@ DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev postg
 DEPS_CMDS  += redis-server redis-cli psql python3 timeout
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
 
-FENCE_CLI_DEP := cli/ldl-fence.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
+FENCE_CLI_DEP := cli/ldl-fence.c cli/ldl_cli.h $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
 FENCE_CLI_BUILDS := $(B)/cli/ldl-fence $(B)/cli/ldl-fence-clang $(B)/cli/ldl-fence-cxx17 $(B)/cli/ldl-fence-san
 
 .PHONY: fence-cli test-fence-cli

@@ -43,21 +43,8 @@ CI=$LDL_PG_CONNINFO
 q() { psql "$CI" -XAtqc "$1" 2>&1; }
 
 # ---------------------------------------------------------------- the servers
-port=
-for try in 1 2 3 4 5; do
-  p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000 ))
-  redis-server --port "$p" --bind 127.0.0.1 --dir "$d" --save '' --appendonly no \
-    --daemonize no --logfile "$d/redis.log" & rpid=$!
-  echo $rpid > "$LDL_TEST_DIR/fence-redis.pid"
-  i=0
-  while [ $i -lt 100 ]; do
-    redis-cli -h 127.0.0.1 -p "$p" ping 2>/dev/null | grep -q PONG && { port=$p; break; }
-    alive $rpid || break
-    sleep 0.05; i=$((i + 1))
-  done
-  [ -n "$port" ] && break
-  kill -9 $rpid 2>/dev/null; rpid=
-done
+. "$here/redis_start.sh"
+start_redis "$LDL_TEST_DIR/fence-redis.pid"
 [ -n "$port" ] || { echo "redis-server did not start"; echo "0 passed, 1 failed"; exit 1; }
 R="127.0.0.1:$port"
 rc_() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }

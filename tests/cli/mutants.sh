@@ -1,6 +1,8 @@
 #!/bin/sh
 # mutants.sh OUTDIR -- the ldl-run suite must go red on each broken copy of cli/ldl-run.c.
-# Each mutant is one sed expression on the source; its build runs the Redis suite
+# Each mutant is one sed expression on the source (cli/ldl-run.c and the helpers it
+# shares with ldl-fence, cli/ldl_cli.h: the mutated header goes to OUTDIR/NAME.inc/cli/,
+# which comes first on the include path); its build runs the Redis suite
 # (inside tests/store/with_redis.sh), or the PostgreSQL suite (inside
 # tests/store/with_pg.sh) when its line names "pg" as a third field: some behaviours
 # (a blocking connect; a release bounded only by --store-timeout, where Redis also drops
@@ -18,10 +20,12 @@ while IFS='|' read -r name expr suite; do
   [ -n "$name" ] || continue
   case " ${MUTANTS:-$name} " in *" $name "*) ;; *) continue ;; esac
   sed "$expr" cli/ldl-run.c > "$out/$name.c"
-  if cmp -s cli/ldl-run.c "$out/$name.c"; then
+  mkdir -p "$out/$name.inc/cli"
+  sed "$expr" cli/ldl_cli.h > "$out/$name.inc/cli/ldl_cli.h"
+  if cmp -s cli/ldl-run.c "$out/$name.c" && cmp -s cli/ldl_cli.h "$out/$name.inc/cli/ldl_cli.h"; then
     echo "mutant $name: the expression changed nothing (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
-  if ! $cc -std=c99 -O1 -w $inc "$out/$name.c" -lhiredis -lpq -lsqlite3 -lcurl -lcjson -o "$out/$name"; then
+  if ! $cc -std=c99 -O1 -w -I"$out/$name.inc" $inc "$out/$name.c" -lhiredis -lpq -lsqlite3 -lcurl -lcjson -o "$out/$name"; then
     echo "mutant $name: does not compile (fix mutants.sh)"; survived=$((survived + 1)); continue
   fi
   # in its own session (setsid), so that the whole run can be ended; the first FAIL
