@@ -34,15 +34,15 @@ test-failover-pg: $(FPG_BUILDS) $(B)/pg/pg_durability $(B)/pg/pg_failover
 # $(B)/pg/pg_durability and $(B)/pg/pg_failover: mk/pg.mk's pattern rule (C99, ASan + UBSan)
 
 # the durability section in every language and option (no server)
-$(B)/pg/durability_build_c99: tests/store/pg_durability_build.c $(PG_HDRS)
+$(B)/pg/durability_build_c99: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/durability_build_clang: tests/store/pg_durability_build.c $(PG_HDRS)
+$(B)/pg/durability_build_clang: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
 	@mkdir -p $(B)/pg
 	$(CLANG) -std=c11 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/durability_build_cxx17: tests/store/pg_durability_build.c $(PG_HDRS)
+$(B)/pg/durability_build_cxx17: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
 	@mkdir -p $(B)/pg
 	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow $(PG_CFLAGS) $< -x none $(PG_LIBS) -o $@
-$(B)/pg/durability_build_static: tests/store/pg_durability_build.c $(PG_HDRS)
+$(B)/pg/durability_build_static: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -DLDL_STATIC -DLDL_NO_ASYNC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
