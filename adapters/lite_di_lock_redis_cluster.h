@@ -854,6 +854,55 @@ static ldl_redis *ldl__rc_sync_node(ldl__rc_map *m, int i) {
     return &n->_r;
 }
 
+/* after a failed attempt on *node (an answer < 0, not LDL_EINVAL): say why, then
+   decide. 0: give up with that answer (a link failure, TRYAGAIN, any other error, a
+   redirect that is malformed, names a host, or is the second of its kind). 1: retry
+   on *node (-1 when no node could be added: the caller answers LDL_ESTORE), with
+   *asking set for an ASK. MOVED refreshes the map and retries once; ASK follows once.
+   Routes on the Redis adapter's structured last error, never on its why text. */
+static int ldl__rc_redirect(ldl__rc_map *m, ldl_redis *r, int slot, int *node, int *moved, int *asked,
+                            int *asking) {
+    const ldl_redis_error *e;
+    size_t hl;
+    int port, fresh, ek;
+    char where[LDL_REDIS_CLUSTER_HOST_MAX + 8], addr[LDL_REDIS_ADDR_MAX];
+    ldl__rc_addr(&m->_n[*node], where, sizeof where);
+    ldl__rc_say(m, where, " ", ldl_redis_why(r));
+    if (m->_n[*node]._c->err) { m->_stale = 1; return 0; }       /* link failure: not retried */
+    e = ldl_redis_last_error(r);
+    ek = e->kind;
+    memcpy(addr, e->addr, sizeof addr);          /* a refresh may forget this node */
+    if (ek == LDL_REDIS_ERR_TRYAGAIN) { m->_stats.tryagain++; return 0; }
+    if (ek != LDL_REDIS_ERR_MOVED && ek != LDL_REDIS_ERR_ASK) return 0;
+    if (!ldl__rc_hostport(addr, strlen(addr), &hl, &port)) return 0;
+    if (!ldl__rc_numeric(addr, hl)) {
+        ldl__rc_say(m, "redirect to a host name refused (numeric addresses only): ", addr, NULL);
+        return 0;
+    }
+    fresh = ldl__rc_find(m, addr, hl, port) < 0;
+    if (ek == LDL_REDIS_ERR_MOVED) {
+        m->_stats.moved++;
+        if ((*moved)++) return 0;                     /* bounded: one retry */
+        if (ldl__rc_refresh(m, *node) == LDL_OK && m->_slot[slot] - 1 != *node) *node = m->_slot[slot] - 1;
+        else *node = ldl__rc_add(m, addr, hl, port);  /* the redirect's own word */
+        *asking = 0;
+    } else {
+        m->_stats.ask++;
+        if ((*asked)++) return 0;
+        *node = ldl__rc_add(m, addr, hl, port);
+        if (fresh && *node >= 0) m->_ask_node = *node;     /* not kept after this call */
+        *asking = 1;
+    }
+    m->_stats.retries++;
+    return 1;
+}
+
+/* the end of every routed call: a node added for one ASK is not kept */
+static void ldl__rc_end_call(ldl__rc_map *m) {
+    if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
+    m->_ask_node = -1;
+}
+
 /* one call routed; MOVED refreshes and retries once, ASK follows once. `owner`
    for LDL__RC_OWNED, `h` for LDL__RC_INSPECT. Routes on the Redis adapter's
    structured last error (ldl_redis_last_error), never on its why text. */
@@ -873,10 +922,7 @@ static int ldl__rc_call2(ldl_redis_cluster *rc, int kind, const char *key, int64
         ldl_redis *r;
         ldl_store s;
         ldl_store_ext x;
-        const ldl_redis_error *e;
-        size_t hl;
-        int rc_, port, fresh, ek;
-        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8], addr[LDL_REDIS_ADDR_MAX];
+        int rc_;
         if (node < 0) { ldl__rc_say(m, "no master known for the slot", NULL, NULL); return LDL_ESTORE; }
         r = ldl__rc_sync_node(m, node);
         if (!r) { m->_stale = 1; return LDL_ESTORE; }
@@ -896,34 +942,7 @@ static int ldl__rc_call2(ldl_redis_cluster *rc, int kind, const char *key, int64
         }
         ldl_redis_set_asking(r, 0);
         if (rc_ >= 0 || rc_ == LDL_EINVAL) return rc_;
-        ldl__rc_addr(&m->_n[node], where, sizeof where);
-        ldl__rc_say(m, where, " ", ldl_redis_why(r));
-        if (m->_n[node]._c->err) { m->_stale = 1; return rc_; }   /* link failure: not retried */
-        e = ldl_redis_last_error(r);
-        ek = e->kind;
-        memcpy(addr, e->addr, sizeof addr);          /* a refresh may forget this node */
-        if (ek == LDL_REDIS_ERR_TRYAGAIN) { m->_stats.tryagain++; return rc_; }
-        if (ek != LDL_REDIS_ERR_MOVED && ek != LDL_REDIS_ERR_ASK) return rc_;
-        if (!ldl__rc_hostport(addr, strlen(addr), &hl, &port)) return rc_;
-        if (!ldl__rc_numeric(addr, hl)) {
-            ldl__rc_say(m, "redirect to a host name refused (numeric addresses only): ", addr, NULL);
-            return rc_;
-        }
-        fresh = ldl__rc_find(m, addr, hl, port) < 0;
-        if (ek == LDL_REDIS_ERR_MOVED) {
-            m->_stats.moved++;
-            if (moved++) return rc_;                      /* bounded: one retry */
-            if (ldl__rc_refresh(m, node) == LDL_OK && m->_slot[slot] - 1 != node) node = m->_slot[slot] - 1;
-            else node = ldl__rc_add(m, addr, hl, port);   /* the redirect's own word */
-            asking = 0;
-        } else {
-            m->_stats.ask++;
-            if (asked++) return rc_;
-            node = ldl__rc_add(m, addr, hl, port);
-            if (fresh && node >= 0) m->_ask_node = node;  /* not kept after this call */
-            asking = 1;
-        }
-        m->_stats.retries++;
+        if (!ldl__rc_redirect(m, r, slot, &node, &moved, &asked, &asking)) return rc_;
     }
 }
 
@@ -931,8 +950,7 @@ static int ldl__rc_call(ldl_redis_cluster *rc, int kind, const char *key, int64_
                         const char *owner, int64_t *tok, ldl_holder *h) {
     ldl__rc_map *m = &rc->_m;
     int rc_ = ldl__rc_call2(rc, kind, key, token, ttl_ms, owner, tok, h);
-    if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
-    m->_ask_node = -1;
+    ldl__rc_end_call(m);
     return rc_;
 }
 
@@ -1459,10 +1477,7 @@ static int ldl__rc_fence2(ldl_redis_cluster *rc, const char *res, int64_t fence,
     node = m->_slot[slot] - 1;
     for (;;) {
         ldl_redis *r;
-        const ldl_redis_error *e;
-        size_t hl;
-        int rc_, port, fresh, ek;
-        char where[LDL_REDIS_CLUSTER_HOST_MAX + 8], addr[LDL_REDIS_ADDR_MAX];
+        int rc_;
         if (node < 0) { ldl__rc_say(m, "no master known for the slot", NULL, NULL); return LDL_ESTORE; }
         r = ldl__rc_sync_node(m, node);
         if (!r) { m->_stale = 1; return LDL_ESTORE; }
@@ -1473,34 +1488,7 @@ static int ldl__rc_fence2(ldl_redis_cluster *rc, const char *res, int64_t fence,
             if (rc_ == LDL_EINVAL) ldl__rc_say(m, ldl_redis_why(r), NULL, NULL);
             return rc_;
         }
-        ldl__rc_addr(&m->_n[node], where, sizeof where);
-        ldl__rc_say(m, where, " ", ldl_redis_why(r));
-        if (m->_n[node]._c->err) { m->_stale = 1; return rc_; }
-        e = ldl_redis_last_error(r);
-        ek = e->kind;
-        memcpy(addr, e->addr, sizeof addr);
-        if (ek == LDL_REDIS_ERR_TRYAGAIN) { m->_stats.tryagain++; return rc_; }
-        if (ek != LDL_REDIS_ERR_MOVED && ek != LDL_REDIS_ERR_ASK) return rc_;
-        if (!ldl__rc_hostport(addr, strlen(addr), &hl, &port)) return rc_;
-        if (!ldl__rc_numeric(addr, hl)) {
-            ldl__rc_say(m, "redirect to a host name refused (numeric addresses only): ", addr, NULL);
-            return rc_;
-        }
-        fresh = ldl__rc_find(m, addr, hl, port) < 0;
-        if (ek == LDL_REDIS_ERR_MOVED) {
-            m->_stats.moved++;
-            if (moved++) return rc_;
-            if (ldl__rc_refresh(m, node) == LDL_OK && m->_slot[slot] - 1 != node) node = m->_slot[slot] - 1;
-            else node = ldl__rc_add(m, addr, hl, port);
-            asking = 0;
-        } else {
-            m->_stats.ask++;
-            if (asked++) return rc_;
-            node = ldl__rc_add(m, addr, hl, port);
-            if (fresh && node >= 0) m->_ask_node = node;
-            asking = 1;
-        }
-        m->_stats.retries++;
+        if (!ldl__rc_redirect(m, r, slot, &node, &moved, &asked, &asking)) return rc_;
     }
 }
 
@@ -1513,8 +1501,7 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const c
     if (!rc) return LDL_EINVAL;
     m = &rc->_m;
     rc_ = ldl__rc_fence2(rc, resource, fence, nkeys, keyidx, argc, argv, argvlen, reply_out);
-    if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
-    m->_ask_node = -1;
+    ldl__rc_end_call(m);
     return rc_;
 }
 
