@@ -138,6 +138,31 @@ static uint64_t cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* LOCKS[0..n) on the view AS, keys PREFIX0.., TTL 6 s (heartbeat_ms 0: the core's default) */
+static void open_locks(int n, const char *prefix, uint32_t heartbeat_ms, ldl_async_store *as)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        ldl_lock_desc d;
+        memset(&d, 0, sizeof d);
+        memset(&BOX[i], 0, sizeof BOX[i]);
+        d.container = conf__container(&BOX[i]);
+        snprintf(KEYS[i], sizeof KEYS[i], "%s%d", prefix, i);
+        d.key = KEYS[i];
+        d.ttl_ms = 6000;
+        d.heartbeat_ms = heartbeat_ms;
+        d.async_store = as;
+        ldl_lock_init(&LOCKS[i], &d);
+    }
+}
+
+/* pump the view until nothing is in flight, at most SECS */
+static void drain(ldl_etcd_async *ea, double secs)
+{
+    uint64_t end = bench_ns() + (uint64_t)(secs * 1e9);
+    while (ldl_etcd_async_stats(ea)->live > 0 && bench_ns() < end) { ldl_etcd_async_wait(ea, 5); ldl_etcd_async_pump(ea); }
+}
+
 static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, double *c50, double *c99,
                           double *cmx, int *held_all, double *renews)
 {
@@ -149,18 +174,7 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
     uint64_t sub0;
     ldl_etcd_async_init(&ea, e, REQS, sizeof REQS / sizeof REQS[0]);
     as = ldl_etcd_async_store(&ea);
-    for (i = 0; i < NL; i++) {
-        ldl_lock_desc d;
-        memset(&d, 0, sizeof d);
-        memset(&BOX[i], 0, sizeof BOX[i]);
-        d.container = conf__container(&BOX[i]);
-        snprintf(KEYS[i], sizeof KEYS[i], "hb%d", i);
-        d.key = KEYS[i];
-        d.ttl_ms = 6000;
-        d.heartbeat_ms = 2000;
-        d.async_store = &as;
-        ldl_lock_init(&LOCKS[i], &d);
-    }
+    open_locks(NL, "hb", 2000u, &as);
     /* acquired in waves of 100 (a grant is two writes, each an fsync on the member) */
     end = bench_ns() + 120000000000ull;
     for (w = 0; w < NL / 100; w++) {
@@ -215,8 +229,7 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
     *c99 = cpu[(nf * 99) / 100];
     *cmx = cpu[nf - 1];
     for (i = 0; i < NL; i++) ldl_lock_release(&LOCKS[i]);
-    end = bench_ns() + 20000000000ull;
-    while (ldl_etcd_async_stats(&ea)->live > 0 && bench_ns() < end) { ldl_etcd_async_wait(&ea, 5); ldl_etcd_async_pump(&ea); }
+    drain(&ea, 20.0);
     for (i = 0; i < NL; i++) ldl_lock_dispose(&LOCKS[i]);
     ldl_etcd_async_close(&ea);
 }
@@ -231,18 +244,8 @@ static double depth_row(ldl_etcd *e, int depth, double secs)
     int i;
     ldl_etcd_async_init(&ea, e, REQS, sizeof REQS / sizeof REQS[0]);
     as = ldl_etcd_async_store(&ea);
-    for (i = 0; i < depth; i++) {
-        ldl_lock_desc d;
-        memset(&d, 0, sizeof d);
-        memset(&BOX[i], 0, sizeof BOX[i]);
-        d.container = conf__container(&BOX[i]);
-        snprintf(KEYS[i], sizeof KEYS[i], "dp%d", i);
-        d.key = KEYS[i];
-        d.ttl_ms = 6000;
-        d.async_store = &as;
-        ldl_lock_init(&LOCKS[i], &d);
-        ldl_lock_acquire(&LOCKS[i]);
-    }
+    open_locks(depth, "dp", 0u, &as);
+    for (i = 0; i < depth; i++) ldl_lock_acquire(&LOCKS[i]);
     end = bench_ns() + (uint64_t)(secs * 1e9);
     while (bench_ns() < end) {
         ldl_etcd_async_wait(&ea, 2);
@@ -265,8 +268,7 @@ static double depth_row(ldl_etcd *e, int depth, double secs)
                 (unsigned long long)ldl_etcd_async_stats(&ea)->failovers,
                 (unsigned long long)ldl_etcd_async_stats(&ea)->exchanges, ldl_etcd_async_stats(&ea)->max_live);
     for (i = 0; i < depth; i++) ldl_lock_dispose(&LOCKS[i]);
-    end = bench_ns() + 10000000000ull;
-    while (ldl_etcd_async_stats(&ea)->live > 0 && bench_ns() < end) { ldl_etcd_async_wait(&ea, 5); ldl_etcd_async_pump(&ea); }
+    drain(&ea, 10.0);
     ldl_etcd_async_close(&ea);
     return (double)done / secs;
 }
