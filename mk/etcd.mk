@@ -91,3 +91,6 @@ $(B)/etcd/bench_etcd: bench/bench_etcd.c bench/bench_util.h $(ET_THDRS)
 # ldl-run --etcd ENDPOINTS (cli/ldl-run.c includes the adapter); its suite runs from test-etcd-single
 CLI_LIBS += $(ET_LIBS)
 $(CLI_BUILDS): adapters/lite_di_lock_etcd.h
+
+# the build checks count with tests/check.h
+$(B)/etcd/build_c11 $(B)/etcd/build_c99 $(B)/etcd/build_clang $(B)/etcd/build_cxx17 $(B)/etcd/build_noasync $(B)/etcd/build_static : tests/check.h

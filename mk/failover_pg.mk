@@ -46,3 +46,6 @@ $(B)/pg/durability_build_cxx17: tests/store/pg_durability_build.c $(HDR) adapter
 $(B)/pg/durability_build_static: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -DLDL_STATIC -DLDL_NO_ASYNC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+# the build checks count with tests/check.h
+$(B)/pg/durability_build_c99 $(B)/pg/durability_build_clang $(B)/pg/durability_build_cxx17 $(B)/pg/durability_build_static : tests/check.h

@@ -38,3 +38,6 @@ $(B)/pg/fence_build_static: tests/store/pg_fence_build.c $(HDR) adapters/lite_di
 $(B)/pg/fence_build_noasync: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+# the build checks count with tests/check.h
+$(B)/pg/fence_build_c11 $(B)/pg/fence_build_c99 $(B)/pg/fence_build_clang $(B)/pg/fence_build_cxx17 $(B)/pg/fence_build_noasync $(B)/pg/fence_build_static : tests/check.h

@@ -67,3 +67,6 @@ $(B)/pg/build_noasync: tests/store/pg_build.c $(PG_HDRS)
 $(B)/pg/pg_leader: examples/pg_leader.c $(PG_HDRS)
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -O2 $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
+
+# the build checks count with tests/check.h
+$(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_noasync $(B)/pg/build_static : tests/check.h

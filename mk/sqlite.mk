@@ -75,3 +75,6 @@ mutants-sqlite:
 # ldl-run --sqlite PATH (cli/ldl-run.c includes the adapter); its suite runs from test-sqlite
 CLI_LIBS += -lsqlite3
 $(CLI_BUILDS): adapters/lite_di_lock_sqlite.h
+
+# the build checks count with tests/check.h
+$(B)/sqlite/build_c99 $(B)/sqlite/build_clang $(B)/sqlite/build_cxx17 $(B)/sqlite/build_noasync $(B)/sqlite/build_static : tests/check.h

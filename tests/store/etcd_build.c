@@ -6,11 +6,7 @@
 #include "lite_di_lock.h"
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
-#include <stdio.h>
-#include <string.h>
-
-static int passed, failed;
-#define CHECK(c) do { if (c) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "tests/check.h"
 
 int main(void)
 {
@@ -70,6 +66,5 @@ int main(void)
     ldl_etcd_close(&e);               /* idempotent */
     ldl_etcd_close(NULL);
     curl_global_cleanup();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return chk_report();
 }

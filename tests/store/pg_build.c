@@ -5,11 +5,7 @@
 #include "lite_di_lock.h"
 #define LDL_PG_IMPLEMENTATION
 #include "adapters/lite_di_lock_pg.h"
-#include <stdio.h>
-#include <string.h>
-
-static int passed, failed;
-#define CHECK(c) do { if (c) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "tests/check.h"
 
 int main(void)
 {
@@ -73,6 +69,5 @@ int main(void)
     s = ldl_pg_store(NULL);
     CHECK(!s.acquire && !s.renew && !s.release && !s.ctx);
     PQfinish(dead);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return chk_report();
 }

@@ -7,11 +7,7 @@
 #include "lite_di_lock.h"
 #define LDL_PG_IMPLEMENTATION
 #include "adapters/lite_di_lock_pg.h"
-#include <stdio.h>
-#include <string.h>
-
-static int passed, failed;
-#define CHECK(c) do { if (c) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "tests/check.h"
 
 int main(void)
 {
@@ -31,6 +27,5 @@ int main(void)
     memset(tiny, 'x', sizeof tiny);
     CHECK(ldl_pg_check_durability(&p, tiny, 0) == LDL_EINVAL && tiny[0] == 'x');
     PQfinish(dead);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return chk_report();
 }

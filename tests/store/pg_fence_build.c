@@ -6,11 +6,7 @@
 #include "lite_di_lock.h"
 #define LDL_PG_IMPLEMENTATION
 #include "adapters/lite_di_lock_pg.h"
-#include <stdio.h>
-#include <string.h>
-
-static int passed, failed;
-#define CHECK(c) do { if (c) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "tests/check.h"
 
 int main(void)
 {
@@ -38,6 +34,5 @@ int main(void)
     CHECK(ldl_pg_fence(&p, "r", INT64_MIN) == LDL_EINVAL);
     CHECK(ldl_pg_fence(&p, "r", INT64_MAX) == LDL_ESTORE);         /* valid: the connection is down */
     PQfinish(dead);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return chk_report();
 }

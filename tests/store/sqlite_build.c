@@ -5,11 +5,7 @@
 #include "lite_di_lock.h"
 #define LDL_SQLITE_IMPLEMENTATION
 #include "adapters/lite_di_lock_sqlite.h"
-#include <stdio.h>
-#include <string.h>
-
-static int passed, failed;
-#define CHECK(c) do { if (c) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "tests/check.h"
 
 int main(void)
 {
@@ -71,6 +67,5 @@ int main(void)
 #endif
     CHECK(LDL_SQLITE_POWER_SAFE == 2 && LDL_SQLITE_CRASH_SAFE == 1 && LDL_SQLITE_NOT_SAFE == 0);
     sqlite3_close(db);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return chk_report();
 }
