@@ -68,32 +68,28 @@ static int ctl(const char *verb, int member)
     return (rc != -1 && WIFEXITED(rc)) ? WEXITSTATUS(rc) : -1;
 }
 
-/* the leader's index (1..3), waiting up to wait_s seconds; 0 when none */
-static int ctl_leader(int wait_s)
-{
-    char cmd[600], line[32];
-    FILE *p;
-    int l = 0;
-    snprintf(cmd, sizeof cmd, "'%s' wait-leader %d", g_ctl, wait_s);
-    p = popen(cmd, "r");
-    if (!p) return 0;
-    if (fgets(line, sizeof line, p)) l = atoi(line);
-    if (pclose(p) != 0) l = 0;
-    return (l >= 1 && l <= 3) ? l : 0;
-}
-
-static pid_t ctl_pid(int member)
+/* the number the harness prints for `VERB ARG` (its first line); 0 when it fails */
+static long ctl_number(const char *verb, int arg)
 {
     char cmd[600], line[32];
     FILE *p;
     long v = 0;
-    snprintf(cmd, sizeof cmd, "'%s' pid %d", g_ctl, member);
+    snprintf(cmd, sizeof cmd, "'%s' %s %d", g_ctl, verb, arg);
     p = popen(cmd, "r");
     if (!p) return 0;
     if (fgets(line, sizeof line, p)) v = atol(line);
     if (pclose(p) != 0) v = 0;
-    return (pid_t)v;
+    return v;
 }
+
+/* the leader's index (1..3), waiting up to wait_s seconds; 0 when none */
+static int ctl_leader(int wait_s)
+{
+    long l = ctl_number("wait-leader", wait_s);
+    return (l >= 1 && l <= 3) ? (int)l : 0;
+}
+
+static pid_t ctl_pid(int member) { return (pid_t)ctl_number("pid", member); }
 
 static const char *endpoint(int member)
 {

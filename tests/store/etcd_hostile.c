@@ -112,6 +112,22 @@ static void bad_configs(void)
     }
 }
 
+/* the txn answers a retry can meet, through the view S */
+static void retry_answers(ldl_store *s, const char *view)
+{
+    int64_t tok = 0;
+    int rc;
+    mode("ownlease", "/v3/kv/txn");
+    rc = s->acquire(s->ctx, "k", 2000, &tok);
+    ST_CHECK(rc == 1 && tok == 4, "[%s] a key carrying our own lease is our grant: %d token %lld", view, rc, (long long)tok);
+    mode("otherlease", "/v3/kv/txn");
+    rc = s->acquire(s->ctx, "k", 2000, &tok);
+    ST_CHECK(rc == 0 && tok == 0, "[%s] a key carrying another lease is taken: %d token %lld", view, rc, (long long)tok);
+    mode("gone", "/v3/kv/txn");
+    rc = s->release(s->ctx, "k", 5);
+    ST_CHECK(rc == 0, "[%s] release of a key that is gone (first attempt) = %d", view, rc);
+}
+
 int main(void)
 {
     char dir[512], portfile[600], log[600], pidfile[600], line[32];
@@ -169,20 +185,10 @@ int main(void)
        commit (a grant, fence = its create_revision); with another lease it is taken (0);
        a release finding the key gone in a first attempt answers 0 */
     {
-        int64_t tok = 0;
-        int rc;
         etcdt_cfg(&c, URL, NULL);
         ldl_etcd_init(&e, &c);
         s = ldl_etcd_store(&e);
-        mode("ownlease", "/v3/kv/txn");
-        rc = s.acquire(s.ctx, "k", 2000, &tok);
-        ST_CHECK(rc == 1 && tok == 4, "[sync] a key carrying our own lease is our grant: %d token %lld", rc, (long long)tok);
-        mode("otherlease", "/v3/kv/txn");
-        rc = s.acquire(s.ctx, "k", 2000, &tok);
-        ST_CHECK(rc == 0 && tok == 0, "[sync] a key carrying another lease is taken: %d token %lld", rc, (long long)tok);
-        mode("gone", "/v3/kv/txn");
-        rc = s.release(s.ctx, "k", 5);
-        ST_CHECK(rc == 0, "[sync] release of a key that is gone (first attempt) = %d", rc);
+        retry_answers(&s, "sync");
         ldl_etcd_close(&e);
         {
             static ldl_etcd_req rq[4];
@@ -194,14 +200,7 @@ int main(void)
             sh.ea = &ea;
             sh.max_ms = 5000;
             ss = etcdt_shim_store(&sh);
-            mode("ownlease", "/v3/kv/txn");
-            rc = ss.acquire(ss.ctx, "k", 2000, &tok);
-            ST_CHECK(rc == 1 && tok == 4, "[async] a key carrying our own lease is our grant: %d token %lld", rc, (long long)tok);
-            mode("otherlease", "/v3/kv/txn");
-            rc = ss.acquire(ss.ctx, "k", 2000, &tok);
-            ST_CHECK(rc == 0 && tok == 0, "[async] a key carrying another lease is taken: %d", rc);
-            mode("gone", "/v3/kv/txn");
-            ST_CHECK(ss.release(ss.ctx, "k", 5) == 0, "[async] release of a key that is gone (first attempt)");
+            retry_answers(&ss, "async");
             {   /* the lost race's revoke finishes detached */
                 uint64_t until = st_now_ms() + 5000;
                 while (ldl_etcd_async_stats(&ea)->live > 0 && st_now_ms() < until) {
