@@ -22,6 +22,25 @@ DEPS_FILES   :=
 TEST_TARGETS :=
 EXAMPLE_TARGETS :=
 
+# The store build checks (tests/store/*_build.c: no server needed) in every language and
+# option an adapter claims: $(call LDL_BUILD_MATRIX,OUT,SOURCE,PREREQS,CFLAGS_VAR,LIBS_VAR,VARIANTS)
+# defines one rule per VARIANT (c99 c11 clang cxx17 static noasync) building OUT_VARIANT, rebuilt
+# when SOURCE, PREREQS or tests/check.h change. CFLAGS_VAR and LIBS_VAR are variable NAMES
+# (expanded when the recipe runs, so a fragment may name a variable another fragment defines
+# later); PREREQS is expanded at once. The variants' compilers and flags:
+LDL_BM.c99     = $(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes
+LDL_BM.c11     = $(CC) -std=c11 $(WARN) -Wconversion -Wshadow
+LDL_BM.clang   = $(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow
+LDL_BM.cxx17   = $(CXX) -std=c++17 -x c++ $(WARN) -Wshadow
+LDL_BM.static  = $(CC) -std=c99 -DLDL_STATIC $(WARN)
+LDL_BM.noasync = $(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion
+define LDL_BUILD_RULE
+$(1)_$(6): $(2) $(3) tests/check.h
+	@mkdir -p $$(@D)
+	$$(LDL_BM.$(6)) -I. $$($(4)) $$< $(if $(filter cxx17,$(6)),-x none) $$($(5)) -o $$@
+endef
+LDL_BUILD_MATRIX = $(foreach v,$(6),$(eval $(call LDL_BUILD_RULE,$(1),$(2),$(3),$(4),$(5),$(v))))
+
 # The core suite: one source list, one table of builds. Each build is one
 # variable CORE.<name> = compiler, language standard, then extra flags; the
 # build list is every CORE.* entry. (Defined before the fragments, which may

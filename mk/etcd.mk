@@ -62,25 +62,7 @@ $(B)/etcd/etcd_%_vg: tests/store/etcd_%.c $(ET_THDRS)
 	$(CC) -std=c99 -O0 -g $(WARN) -I. $< $(ET_LIBS) -o $@
 
 # the adapter in every language and option it claims (no server contacted)
-$(B)/etcd/build_c99: tests/store/etcd_build.c $(ET_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes -I. $< $(ET_LIBS) -o $@
-$(B)/etcd/build_c11: tests/store/etcd_build.c $(ET_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c11 $(WARN) -Wconversion -Wshadow -I. $< $(ET_LIBS) -o $@
-$(B)/etcd/build_clang: tests/store/etcd_build.c $(ET_HDRS)
-	@mkdir -p $(@D)
-	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow -I. $< $(ET_LIBS) -o $@
-$(B)/etcd/build_cxx17: tests/store/etcd_build.c $(ET_HDRS)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow -I. $< -x none $(ET_LIBS) -o $@
-$(B)/etcd/build_static: tests/store/etcd_build.c $(ET_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -DLDL_STATIC $(WARN) -I. $< $(ET_LIBS) -o $@
-$(B)/etcd/build_noasync: tests/store/etcd_build.c $(ET_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion -I. $< $(ET_LIBS) -o $@
-
+$(call LDL_BUILD_MATRIX,$(B)/etcd/build,tests/store/etcd_build.c,$(ET_HDRS),,ET_LIBS,c99 c11 clang cxx17 static noasync)
 # ---------------------------------------------------------------- bench (not in make test)
 bench-etcd: $(B)/etcd/bench_etcd
 	tests/store/with_etcd.sh ./$(B)/etcd/bench_etcd
@@ -92,5 +74,3 @@ $(B)/etcd/bench_etcd: bench/bench_etcd.c bench/bench_util.h $(ET_THDRS)
 CLI_LIBS += $(ET_LIBS)
 $(CLI_BUILDS): adapters/lite_di_lock_etcd.h
 
-# the build checks count with tests/check.h
-$(B)/etcd/build_c11 $(B)/etcd/build_c99 $(B)/etcd/build_clang $(B)/etcd/build_cxx17 $(B)/etcd/build_noasync $(B)/etcd/build_static : tests/check.h

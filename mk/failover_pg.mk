@@ -34,18 +34,4 @@ test-failover-pg: $(FPG_BUILDS) $(B)/pg/pg_durability $(B)/pg/pg_failover
 # $(B)/pg/pg_durability and $(B)/pg/pg_failover: mk/pg.mk's pattern rule (C99, ASan + UBSan)
 
 # the durability section in every language and option (no server)
-$(B)/pg/durability_build_c99: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/durability_build_clang: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CLANG) -std=c11 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/durability_build_cxx17: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow $(PG_CFLAGS) $< -x none $(PG_LIBS) -o $@
-$(B)/pg/durability_build_static: tests/store/pg_durability_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 -DLDL_STATIC -DLDL_NO_ASYNC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-
-# the build checks count with tests/check.h
-$(B)/pg/durability_build_c99 $(B)/pg/durability_build_clang $(B)/pg/durability_build_cxx17 $(B)/pg/durability_build_static : tests/check.h
+$(call LDL_BUILD_MATRIX,$(B)/pg/durability_build,tests/store/pg_durability_build.c,$(HDR) adapters/lite_di_lock_pg.h,PG_CFLAGS,PG_LIBS,c99 clang cxx17 static)

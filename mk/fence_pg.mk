@@ -20,24 +20,4 @@ test-fence-pg: $(PGF_BUILDS) $(B)/pg/pg_fence $(B)/pg/pg_fence_vg
 
 # (the suite itself builds through mk/pg.mk's $(B)/pg/pg_% and $(B)/pg/pg_%_vg rules)
 
-$(B)/pg/fence_build_c99: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/fence_build_c11: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CC) -std=c11 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/fence_build_clang: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/fence_build_cxx17: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow $(PG_CFLAGS) $< -x none $(PG_LIBS) -o $@
-$(B)/pg/fence_build_static: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/fence_build_noasync: tests/store/pg_fence_build.c $(HDR) adapters/lite_di_lock_pg.h
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-
-# the build checks count with tests/check.h
-$(B)/pg/fence_build_c11 $(B)/pg/fence_build_c99 $(B)/pg/fence_build_clang $(B)/pg/fence_build_cxx17 $(B)/pg/fence_build_noasync $(B)/pg/fence_build_static : tests/check.h
+$(call LDL_BUILD_MATRIX,$(B)/pg/fence_build,tests/store/pg_fence_build.c,$(HDR) adapters/lite_di_lock_pg.h,PG_CFLAGS,PG_LIBS,c99 c11 clang cxx17 static noasync)

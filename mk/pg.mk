@@ -47,26 +47,8 @@ $(B)/pg/pg_%_vg: tests/store/pg_%.c $(PG_THDRS)
 	$(CC) -std=c99 -O0 -g $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
 
 # the adapter in every language and option it claims (runs without a server)
-$(B)/pg/build_c99: tests/store/pg_build.c $(PG_HDRS)
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/build_clang: tests/store/pg_build.c $(PG_HDRS)
-	@mkdir -p $(B)/pg
-	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-$(B)/pg/build_cxx17: tests/store/pg_build.c $(PG_HDRS)
-	@mkdir -p $(B)/pg
-	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow $(PG_CFLAGS) $< -x none $(PG_LIBS) -o $@
-$(B)/pg/build_static: tests/store/pg_build.c $(PG_HDRS)
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 -DLDL_STATIC $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-
-$(B)/pg/build_noasync: tests/store/pg_build.c $(PG_HDRS)
-	@mkdir -p $(B)/pg
-	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion $(PG_CFLAGS) $< $(PG_LIBS) -o $@
-
+$(call LDL_BUILD_MATRIX,$(B)/pg/build,tests/store/pg_build.c,$(PG_HDRS),PG_CFLAGS,PG_LIBS,c99 clang cxx17 static noasync)
 $(B)/pg/pg_leader: examples/pg_leader.c $(PG_HDRS)
 	@mkdir -p $(B)/pg
 	$(CC) -std=c99 -O2 $(WARN) $(PG_CFLAGS) $< $(PG_LIBS) -o $@
 
-# the build checks count with tests/check.h
-$(B)/pg/build_c99 $(B)/pg/build_clang $(B)/pg/build_cxx17 $(B)/pg/build_noasync $(B)/pg/build_static : tests/check.h

@@ -44,22 +44,7 @@ $(B)/sqlite/sqlite_%_vg: tests/store/sqlite_%.c $(SQ_THDRS)
 	$(CC) -std=c99 -O0 -g $(WARN) -I. $< $(SQ_LIBS) -o $@
 
 # the adapter in every language and option it claims (no database file written)
-$(B)/sqlite/build_c99: tests/store/sqlite_build.c $(SQ_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 $(WARN) -Wconversion -Wshadow -Wstrict-prototypes -I. $< $(SQ_LIBS) -o $@
-$(B)/sqlite/build_clang: tests/store/sqlite_build.c $(SQ_HDRS)
-	@mkdir -p $(@D)
-	$(CLANG) -std=c99 $(WARN) -Wconversion -Wshadow -I. $< $(SQ_LIBS) -o $@
-$(B)/sqlite/build_cxx17: tests/store/sqlite_build.c $(SQ_HDRS)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -x c++ $(WARN) -Wshadow -I. $< -x none $(SQ_LIBS) -o $@
-$(B)/sqlite/build_static: tests/store/sqlite_build.c $(SQ_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -DLDL_STATIC $(WARN) -I. $< $(SQ_LIBS) -o $@
-$(B)/sqlite/build_noasync: tests/store/sqlite_build.c $(SQ_HDRS)
-	@mkdir -p $(@D)
-	$(CC) -std=c99 -DLDL_NO_ASYNC $(WARN) -Wconversion -I. $< $(SQ_LIBS) -o $@
-
+$(call LDL_BUILD_MATRIX,$(B)/sqlite/build,tests/store/sqlite_build.c,$(SQ_HDRS),,SQ_LIBS,c99 clang cxx17 static noasync)
 # ---------------------------------------------------------------- bench (not in make test)
 bench-sqlite: $(B)/sqlite/bench_sqlite
 	./$(B)/sqlite/bench_sqlite
@@ -76,5 +61,3 @@ mutants-sqlite:
 CLI_LIBS += -lsqlite3
 $(CLI_BUILDS): adapters/lite_di_lock_sqlite.h
 
-# the build checks count with tests/check.h
-$(B)/sqlite/build_c99 $(B)/sqlite/build_clang $(B)/sqlite/build_cxx17 $(B)/sqlite/build_noasync $(B)/sqlite/build_static : tests/check.h
