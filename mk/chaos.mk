@@ -50,6 +50,7 @@ test-chaos: $(CHAOS_BIN)
 
 $(CHAOS_BIN): tests/chaos/chaos.c $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h \
               tests/store/fenced.h tests/store/redis_server.h tests/store/pg_common.h \
-              adapters/lite_di_lock_etcd.h
+              adapters/lite_di_lock_etcd.h adapters/lite_di_lock_redis_cluster.h \
+              tests/store/redis_cluster_server.h
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O1 -g $(WARN) -I. -I$(PG_INC) $< -lhiredis -lpq $(ET_LIBS) -o $@
