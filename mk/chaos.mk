@@ -61,6 +61,7 @@ chaos-failover-control:
 	    adapters/lite_di_lock_redis_cluster.h >$(B)/chaos/control/adapters/lite_di_lock_redis_cluster.h
 	@if grep -q set_epoch_fences $(B)/chaos/control/adapters/lite_di_lock_redis_cluster.h; then \
 	  echo "control: the calls were not removed"; exit 1; fi
+	cp adapters/lite_di_lock_redis.h $(B)/chaos/control/adapters/
 	$(CC) -std=c99 -O1 -g -I$(B)/chaos/control -I. -I$(PG_INC) tests/chaos/chaos.c -lhiredis -lpq $(ET_LIBS) \
 	  -o $(B)/chaos/control/chaos
 	@CHAOS_BIN=$(B)/chaos/control/chaos tests/chaos/run.sh redis-cluster-failover $(CHAOS_RC_CONTROL_FAILOVERS) \
