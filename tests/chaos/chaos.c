@@ -1,6 +1,8 @@
 /* tests/chaos/chaos.c -- a randomized fault campaign against a real store (issue 14).
  *
- *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the five planted controls
+ *   chaos redis|pg|etcd SEED ROUNDS DIR   the campaign, then the five planted controls
+ *   chaos rcluster SEED ROUNDS DIR        Redis Cluster failover rounds (CHAOS_FAILOVER=1 only;
+ *                                         run.sh redis-cluster-failover, decision 0405)
  *
  * One program, three roles, all forked from the orchestrator:
  *   clients   NCLIENT processes, each driving NKEYS locks (the same keys for everybody) over
