@@ -5,6 +5,8 @@
 #   make chaos        >= 1,000 fault rounds per store (CHAOS_ROUNDS), seed printed,
 #                     replay with CHAOS_SEED=N
 #   make test-chaos   the short slice `make test` runs (CHAOS_SLICE_ROUNDS per store)
+#   failover rounds: PostgreSQL (decision 0404) and Redis Cluster (decision 0405), below;
+#   make chaos-failover-control   the Redis Cluster rounds without epoch fences: must fail
 
 TEST_TARGETS += test-chaos
 DEPS_PKGS    += python3 redis-server libhiredis-dev postgresql libpq-dev
