@@ -1,6 +1,8 @@
 /* tests/chaos/chaos.c -- a randomized fault campaign against a real store (issue 14).
  *
- *   chaos redis|pg SEED ROUNDS DIR     the campaign, then the five planted controls
+ *   chaos redis|pg|etcd SEED ROUNDS DIR   the campaign, then the five planted controls
+ *   chaos rcluster SEED ROUNDS DIR        Redis Cluster failover rounds (CHAOS_FAILOVER=1 only;
+ *                                         run.sh redis-cluster-failover, decision 0405)
  *
  * One program, three roles, all forked from the orchestrator:
  *   clients   NCLIENT processes, each driving NKEYS locks (the same keys for everybody) over
@@ -24,10 +26,13 @@
 #include "lite_di_lock.h"
 #define LDL_REDIS_IMPLEMENTATION
 #include "adapters/lite_di_lock_redis.h"
+#define LDL_REDIS_CLUSTER_IMPLEMENTATION
+#include "adapters/lite_di_lock_redis_cluster.h"
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
 #include "tests/store/redis_server.h"
 #include "tests/store/pg_common.h"
+#include "tests/store/redis_cluster_server.h"
 #include <sys/un.h>
 #include <sys/prctl.h>
 #include <dirent.h>
@@ -66,8 +71,23 @@ static uint32_t g_ttl = 400u, g_hb = 100u, g_drift = 40u;
    time in two), server-kill SIGKILLs the leader and restarts it on its data dir, drop-conn and
    backend-kill become "partition" (a member's peer cable pulled, the leader one time in two).
    No real resource (the etcd adapter has no fenced-write helper), so no control u. */
-enum { ST_REDIS = 0, ST_PG = 1, ST_ETCD = 2 };
+/* ST_RCLUSTER (issue 20, decision 0405): a 6-node Redis Cluster (3 masters, one replica each,
+   cluster-node-timeout RC_NODE_TIMEOUT) started by the campaign itself (redis_cluster_server.h),
+   only with failover rounds (run.sh redis-cluster-failover). Clients use the Cluster views
+   (ldl_redis_cluster, ldl_redis_cluster_async: epoch-ordered fences, decision 0115); every
+   client's real writes go through a synchronous view of its own (ldl_redis_cluster_fence: the
+   non-blocking view has no fenced write). The campaign's keys and their resources' marks are
+   picked so that ONE master owns all of them: that master is the one every failover takes
+   down. See rc_failover_round(). */
+enum { ST_REDIS = 0, ST_PG = 1, ST_ETCD = 2, ST_RCLUSTER = 3 };
 enum { K_SYNC = 0, K_ASYNC = 1, K_TIMER = 2 };
+
+/* the campaign's lock keys (ST_RCLUSTER: picked on one master, see rc_pick_keys) */
+static char g_keys[NKEYS][16] = { "k0", "k1", "k2" };
+#define RC_NODE_TIMEOUT "2000"       /* cluster-node-timeout (ms) of the failover rounds */
+#define RC_CALL_MS 150               /* the Cluster views' connect and command timeout */
+static char g_rc_seeds[NN * 24];     /* every node: a respawned client finds a live one */
+static int g_rc_slot = -1;           /* the slot of g_keys[0]'s lease: its master is the victim */
 
 static volatile sig_atomic_t g_quit;
 static void on_term(int sig) { (void)sig; g_quit = 1; }
@@ -208,6 +228,11 @@ struct client {
     ldl_pg          pg;
     ldl_pg_async    pa;
     ldl_pg_req      preq[64];
+    ldl_redis_cluster       rcs;    /* ST_RCLUSTER: the synchronous view (kinds 0, 2) */
+    ldl_redis_cluster_async rca;    /* the non-blocking view (kind 1) */
+    ldl_redis_cluster_req   rcreq[64];
+    ldl_redis_cluster       wrcs;   /* its real resource: a synchronous view of its own */
+    int             rcs_on, rca_on, wrcs_on;
     ldl_etcd        et;             /* etcd (ST_ETCD): the cluster's members, this client's list */
     ldl_etcd_async  ea;
     ldl_etcd_req    ereq[2 * NKEYS + 4];
@@ -422,9 +447,32 @@ static int store_open_etcd(client *c)
     return 0;
 }
 
+/* Redis Cluster: the views need _free after any init answer */
+static void store_close_rc(client *c)
+{
+    if (c->rcs_on) { ldl_redis_cluster_free(&c->rcs); c->rcs_on = 0; }
+    if (c->rca_on) { ldl_redis_cluster_async_free(&c->rca); c->rca_on = 0; }
+}
+
+static int store_open_rc(client *c)
+{
+    if (c->kind == K_ASYNC) {
+        c->rca_on = 1;
+        if (ldl_redis_cluster_async_init(&c->rca, g_rc_seeds, "chaos", RC_CALL_MS, c->rcreq, 64) != LDL_OK)
+            return -1;
+        c->areal = ldl_redis_cluster_async_store(&c->rca);
+    } else {
+        c->rcs_on = 1;
+        if (ldl_redis_cluster_init(&c->rcs, g_rc_seeds, "chaos", RC_CALL_MS) != LDL_OK) return -1;
+        c->real = ldl_redis_cluster_store(&c->rcs);
+    }
+    return 0;
+}
+
 static int store_open(client *c)
 {
     if (c->store == ST_ETCD) return store_open_etcd(c);
+    if (c->store == ST_RCLUSTER) return store_open_rc(c);
     if (c->store == ST_REDIS) {
         int port = atoi(getenv("CHAOS_REDIS_PORT"));
         if (c->kind == K_ASYNC) {
@@ -457,6 +505,15 @@ static void store_service(client *c)
     uint64_t now = st_now_ms();
     if (c->store == ST_ETCD) {          /* libcurl reconnects by itself; the view needs its pump */
         if (c->kind == K_ASYNC) (void)ldl_etcd_async_pump(&c->ea);
+        return;
+    }
+    if (c->store == ST_RCLUSTER) {      /* the views reconnect by themselves (pump / next call) */
+        if (c->kind == K_ASYNC) {
+            (void)ldl_redis_cluster_async_pump(&c->rca);
+            /* a master stopped past 1 s (a failover): its requests answered LDL_ESTORE, its link
+               dropped -- an answer of the deposed master resumed later is never taken */
+            (void)ldl_redis_cluster_async_fail_stalled(&c->rca, 1000);
+        }
         return;
     }
     if (c->store == ST_REDIS && c->kind == K_ASYNC) {
@@ -564,6 +621,29 @@ static int real_write_redis(client *c, const wreq *w)
     return redis_answer(rc, rp);
 }
 
+/* Redis Cluster: the same list, through the client's synchronous Cluster view (routed to the
+   master of the mark's slot: "chaos:{R}:log" shares the mark's hash tag R). The planted
+   control's unfenced write goes to that slot's master directly */
+static int real_write_rc(client *c, const wreq *w)
+{
+    char key[200], entry[200];
+    const char *argv[3];
+    redisReply *rp = NULL;
+    int rc;
+    rkey(key, sizeof key, w->res, "log");
+    snprintf(entry, sizeof entry, "%lld %s", (long long)w->tok, w->payload);
+    argv[0] = "RPUSH"; argv[1] = key; argv[2] = entry;
+    if (w->fenced) {
+        rc = ldl_redis_cluster_fence(&c->wrcs, w->res, w->tok, 1, NULL, 3, argv, NULL, &rp);
+    } else {
+        int node = master_of_slot(ldl_redis_cluster_keyslot(key, strlen(key)));
+        redisContext *nc = node >= 0 ? conn(node) : NULL;
+        rc = nc && (rp = rs_cmd(nc, "RPUSH", key, entry, NULL)) != NULL ? 1 : -1;   /* no check */
+        if (nc) redisFree(nc);
+    }
+    return redis_answer(rc, rp);
+}
+
 static int real_dump_redis(redisContext *radm, const char *res, FILE *lf)
 {
     char key[200];
@@ -599,6 +679,8 @@ static int real_setup(int store, redisContext *radm, PGconn *padm)
         return 0;                           /* keys need no set-up */
     case ST_ETCD:
         return 0;                           /* etcd has no fenced-write helper: no real resource */
+    case ST_RCLUSTER:
+        return 0;
     case ST_PG: {
         ldl_pg fp;
         if (!pg_cmd(padm, "CREATE TABLE IF NOT EXISTS " PG_DATA
@@ -623,6 +705,9 @@ static int real_open(client *c)
     switch (c->store) {
     case ST_ETCD:
         return 0;                           /* (no real resource, see real_setup) */
+    case ST_RCLUSTER:
+        c->wrcs_on = 1;
+        return ldl_redis_cluster_init(&c->wrcs, g_rc_seeds, "chaos", RC_CALL_MS) == LDL_OK ? 0 : -1;
     case ST_REDIS:
         c->wrc = rs_connect_port(atoi(getenv("CHAOS_REDIS_PORT")), 150);
         return c->wrc && ldl_redis_init(&c->wr, c->wrc, "chaos") == LDL_OK ? 0 : -1;
@@ -644,6 +729,7 @@ static void real_close(client *c)
 {
     if (c->wrc) { redisFree(c->wrc); c->wrc = NULL; }
     if (c->wpc) { PQfinish(c->wpc); c->wpc = NULL; }
+    if (c->wrcs_on) { ldl_redis_cluster_free(&c->wrcs); c->wrcs_on = 0; }
 }
 
 /* a link the nemesis broke is mended before the next write (at most every 100 ms);
@@ -652,6 +738,8 @@ static int real_link(client *c)
 {
     uint64_t now = st_now_ms();
     switch (c->store) {
+    case ST_RCLUSTER:
+        return 0;                           /* the view reconnects at its next call */
     case ST_REDIS:
         if (!c->wrc->err) return 0;
         if (now < c->wnext_reconn) return -1;
@@ -675,6 +763,8 @@ static int real_write(client *c, const wreq *w)
     switch (c->store) {
     case ST_REDIS:
         return real_write_redis(c, w);
+    case ST_RCLUSTER:
+        return real_write_rc(c, w);
     case ST_PG: {
         char ftxt[24];
         const char *v[3];
@@ -747,6 +837,17 @@ static int real_dump(int store, redisContext *radm, PGconn *padm, const char *di
         case ST_REDIS:
             ok = real_dump_redis(radm, res, lf);
             break;
+        case ST_RCLUSTER: {                 /* from the log's master now, after the failovers */
+            char key[200];
+            int node;
+            redisContext *nc;
+            rkey(key, sizeof key, res, "log");
+            node = master_of_slot(ldl_redis_cluster_keyslot(key, strlen(key)));
+            nc = node >= 0 ? conn(node) : NULL;
+            ok = nc && real_dump_redis(nc, res, lf);
+            if (nc) redisFree(nc);
+            break;
+        }
         case ST_PG: {
             const char *v[1];
             PGresult *r;
@@ -845,6 +946,7 @@ static int client_open(client *c, int store, int kind, int id, const char *dir, 
         while (store_open(c) != 0 || real_open(c) != 0) {
             if (c->rc) { redisFree(c->rc); c->rc = NULL; }
             if (c->pc) { PQfinish(c->pc); c->pc = NULL; }
+            store_close_rc(c);
             real_close(c);
             if (st_now_ms() > end) return -1;
             st_sleep_ms(100);
@@ -985,9 +1087,7 @@ static int client_main(int store, int kind, int id, const char *dir, uint64_t se
     }
     fcntl(ctl, F_SETFL, O_NONBLOCK);
     for (i = 0; i < NKEYS; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "k%d", i);
-        if (lock_open(&c, &c.L[i], i, key) != 0) return 4;
+        if (lock_open(&c, &c.L[i], i, g_keys[i]) != 0) return 4;
     }
     c.nlocks = NKEYS;
     while (!g_quit) {
@@ -1190,6 +1290,7 @@ static int pg_pids(pid_t *out, int max)
 static void admin_reconnect(campaign *k, int force)
 {
     if (k->store == ST_ETCD) return;    /* the nemesis acts through $LDL_ETCD_CTL only */
+    if (k->store == ST_RCLUSTER) return;    /* a connection per act (conn()), none kept */
     if (k->store == ST_REDIS) {
         if (!k->radm || k->radm->err || force) {
             if (k->radm) redisFree(k->radm);
@@ -1272,7 +1373,11 @@ static void fault(campaign *k, int round)
     for (f = 0; f < NFAULT; f++) total += W[f];
     r = (int)pick(r_kind, 0, (uint64_t)total - 1);
     for (f = 0; r >= W[f]; f++) r -= W[f];
-    if (f == 8 && k->store == ST_REDIS) f = 4;           /* backend-kill is PostgreSQL's */
+    if (f == 8 && (k->store == ST_REDIS || k->store == ST_RCLUSTER)) f = 4;   /* backend-kill is PostgreSQL's */
+    /* Redis Cluster: a master killed and restarted in place comes back empty (no persistence
+       on the cluster's nodes) -- the failover rounds are its kills; here a stop below the
+       node timeout */
+    if (f == 4 && k->store == ST_RCLUSTER) f = 3;
     /* etcd: no connection to drop (libcurl reconnects per exchange) and no backend: both
        become a partition, a member's peer cable pulled for a while */
     if ((f == 5 || f == 8) && k->store == ST_ETCD) f = 9;
@@ -1322,6 +1427,13 @@ static void fault(campaign *k, int round)
             nlog(k, "sstop %llu m%d", (unsigned long long)d, m);
             wait_until(k, st_now_ms() + d);
             if (etcd_ctl("resume", m) != 0) { fprintf(stderr, "chaos: etcd m%d not resumed\n", m); exit(95); }
+        } else if (k->store == ST_RCLUSTER) {   /* the keys' master, below the node timeout */
+            int m = master_of_slot(g_rc_slot);
+            if (m < 0) { fprintf(stderr, "chaos: no master for the keys' slot\n"); exit(95); }
+            kill(g_n[m].pid, SIGSTOP);
+            nlog(k, "sstop %llu n%d", (unsigned long long)d, m);
+            wait_until(k, st_now_ms() + d);
+            kill(g_n[m].pid, SIGCONT);
         } else if (k->store == ST_REDIS) {
             kill(k->srv.pid, SIGSTOP);
             nlog(k, "sstop %llu", (unsigned long long)d);
@@ -1359,6 +1471,18 @@ static void fault(campaign *k, int round)
     case 5: {   /* the client may be between connections: then nothing is dropped */
         long v = read_conn(k, k->cl[i].pid);
         int ok = 0;
+        if (k->store == ST_RCLUSTER) {  /* every client's link to the keys' master ("drop -1":
+                                           check (5) then judges no key near it) */
+            int m = master_of_slot(g_rc_slot);
+            redisContext *nc = m >= 0 ? conn(m) : NULL;
+            redisReply *rp = nc ? rs_cmd(nc, "CLIENT", "KILL", "TYPE", "normal", NULL) : NULL;
+            ok = rp && rp->type == REDIS_REPLY_INTEGER ? (int)rp->integer : 0;
+            if (rp) freeReplyObject(rp);
+            if (nc) redisFree(nc);
+            nlog(k, "drop -1 %d %d", m >= 0 ? g_n[m].port : -1, ok);
+            k->drops_done += ok > 0;
+            break;
+        }
         admin_reconnect(k, 0);
         if (v > 0 && !(ok = drop_conn(k, v))) {
             admin_reconnect(k, 1);
@@ -1617,6 +1741,188 @@ static void failover_round(campaign *k, int round)
     g_fo_ms += st_now_ms() - t0;
 }
 
+
+/* ------------------------------------------------------------ Redis Cluster failover rounds
+ * redis-cluster-failover (issue 20, decision 0405): ST_RCLUSTER with CHAOS_FAILOVER=1. One round
+ * in FO_EVERY is an unclean failover of the master M that owns the campaign's keys and marks:
+ *   lag     (one failover in two) M's replica R SIGSTOPped and M's replication link cut
+ *           (CLIENT KILL TYPE replica) for 50-400 ms while the clients go on: grants and fenced
+ *           writes R never gets (its counters really lag)
+ *   down    "skill failover": M SIGKILLed, or SIGSTOPped (a seeded choice, both used); R resumed
+ *   promote the cluster promotes R itself past cluster-node-timeout (CLUSTER FAILOVER TAKEOVER
+ *           only if it has not within 25 s: counted and printed)
+ *   back    M restarted on its dir and port (SIGKILL) or resumed (SIGSTOP, stopped until R was
+ *           promoted, i.e. past the node timeout): it rejoins as R's replica
+ *   settle  every node cluster_state:ok, every replica linked, M the replica of R; "sup"
+ * The nemesis keeps servicing its clients (SIGCONTs due) throughout. */
+static unsigned g_rc_stopped;       /* nodes SIGSTOPped right now (asked nothing) */
+static long g_rc_kills, g_rc_stops, g_rc_takeovers, g_rc_lags;
+
+static void fo_wait(campaign *k, uint32_t ms)
+{
+    if (k->spawned) wait_until(k, st_now_ms() + ms);
+    else st_sleep_ms(ms);            /* a control: no clients to service */
+}
+
+/* a process that is gone: no such pid, or a zombie (not our child: init reaps it) */
+static int rc_gone(pid_t pid)
+{
+    char path[64], buf[256], *p;
+    FILE *f;
+    int status;
+    if (pid <= 0 || waitpid(pid, &status, WNOHANG) == pid || kill(pid, 0) != 0) return 1;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if ((f = fopen(path, "r")) == NULL) return 1;
+    buf[0] = 0;
+    if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+    fclose(f);
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* SIGKILL node i and wait (bounded) until it is gone; its pid file removed */
+static void rc_kill_node(int i)
+{
+    uint64_t end = st_now_ms() + 10000;
+    if (g_n[i].pid <= 0) return;
+    kill(g_n[i].pid, SIGKILL);
+    kill(g_n[i].pid, SIGCONT);
+    while (!rc_gone(g_n[i].pid) && st_now_ms() < end) st_sleep_ms(5);
+    remove(g_n[i].pidfile);
+    g_n[i].pid = 0;
+    g_rc_stopped &= ~(1u << i);
+}
+
+/* the pids the pid files name (a control's child may have restarted a node) */
+static void rc_reload_pids(void)
+{
+    int i;
+    for (i = 0; i < NN; i++) {
+        FILE *f = fopen(g_n[i].pidfile, "r");
+        long v = 0;
+        if (f) { if (fscanf(f, "%ld", &v) != 1) v = 0; fclose(f); }
+        g_n[i].pid = (pid_t)v;
+    }
+}
+
+/* every node SIGKILLed, each waited for (bounded), pid files removed */
+static void rc_stop_all(void)
+{
+    int i;
+    rc_reload_pids();
+    for (i = 0; i < NN; i++) rc_kill_node(i);
+}
+
+/* one unclean failover of the master of `slot`; 0 when the cluster is whole again with the old
+   master as the new one's replica. stop: SIGSTOP (else SIGKILL); lag: ms the replica lags first */
+static int rc_failover(campaign *k, int slot, int stop, uint32_t lag)
+{
+    int m = master_of_slot(slot), r = m >= 0 ? rcs_replica_of(m, g_rc_stopped) : -1, promoted = 0, ok = 0;
+    uint64_t end;
+    if (m < 0 || r < 0) {
+        fprintf(stderr, "chaos: the slot's master and replica (%d, %d) not found\n", m, r);
+        return -1;
+    }
+    if (lag) {
+        redisContext *nc = conn(m);
+        kill(g_n[r].pid, SIGSTOP);
+        g_rc_stopped |= 1u << r;
+        if (nc) { rs_int(rs_cmd(nc, "CLIENT", "KILL", "TYPE", "replica", NULL), 0); redisFree(nc); }
+        nlog(k, "failover lag %u n%d n%d", lag, m, r);
+        g_rc_lags++;
+        fo_wait(k, lag);
+    }
+    nlog(k, "skill failover %s n%d", stop ? "sigstop" : "sigkill", m);
+    if (stop) { kill(g_n[m].pid, SIGSTOP); g_rc_stopped |= 1u << m; g_rc_stops++; }
+    else { rc_kill_node(m); g_rc_kills++; }
+    if (lag) { kill(g_n[r].pid, SIGCONT); g_rc_stopped &= ~(1u << r); }
+    end = st_now_ms() + 25000;
+    while (st_now_ms() < end && !(promoted = node_info_has(r, "NODES", "myself,master"))) fo_wait(k, 100);
+    if (!promoted) {                    /* not expected; counted and printed */
+        redisContext *nc = conn(r);
+        g_rc_takeovers++;
+        if (nc) { rs_int(rs_cmd(nc, "CLUSTER", "FAILOVER", "TAKEOVER", NULL), 0); redisFree(nc); }
+        end = st_now_ms() + 15000;
+        while (st_now_ms() < end && !(promoted = node_info_has(r, "NODES", "myself,master"))) fo_wait(k, 100);
+    }
+    nlog(k, "failover promoted %d n%d", promoted, r);
+    /* the old master back (also when the promotion failed: the run then fails, cleanly) */
+    if (stop) { kill(g_n[m].pid, SIGCONT); g_rc_stopped &= ~(1u << m); }
+    else {
+        int att;
+        for (att = 0; att < 3 && launch(&g_n[m]) != 0; att++) {
+            if (g_n[m].pid > 0) rc_kill_node(m);
+            st_sleep_ms(500);
+        }
+    }
+    nlog(k, "failover back n%d %d", m, (int)g_n[m].pid);
+    (void)rcs_node_timeout(m, RC_NODE_TIMEOUT);
+    end = st_now_ms() + 60000;
+    while (promoted && st_now_ms() < end && !(ok = rcs_settled_now(0) && rcs_replica_of(r, 0) == m)) fo_wait(k, 200);
+    nlog(k, "sup");
+    if (!ok) fprintf(stderr, "chaos: the cluster did not settle after the failover of n%d (promoted %d)\n", m, promoted);
+    return ok ? 0 : -1;
+}
+
+static void rc_failover_round(campaign *k, int round)
+{
+    uint64_t t0 = st_now_ms();
+    /* two draws, whatever happens: a seed replays them */
+    uint64_t r_mode = rnd(&k->rng), r_lag = rnd(&k->rng);
+    uint32_t lag = r_lag % 2 ? (uint32_t)pick(r_lag >> 8, 50, 400) : 0;
+    nlog(k, "round %d failover -1", round);
+    if (rc_failover(k, g_rc_slot, (int)(r_mode & 1), lag) != 0) {
+        fprintf(stderr, "chaos: failover round %d: no whole cluster after it\n", round);
+        exit(95);
+    }
+    g_fo_done++;
+    g_fo_ms += st_now_ms() - t0;
+}
+
+/* the campaign's keys: k<i> whose lease slots AND whose resources' mark slots ("main/k<i>")
+   are all owned by one master, so that every failover takes down what the campaign uses;
+   g_rc_slot = the first key's lease slot. 0 when found */
+static int rc_pick_keys(void)
+{
+    static int owner[16384];
+    ldl_redis_cluster v;
+    int i, n = 0, want = -1;
+    if (!rcs_slot_owners(0, owner) || ldl_redis_cluster_init(&v, g_rc_seeds, "chaos", 2000) != LDL_OK) {
+        fprintf(stderr, "chaos: cannot read the cluster's map\n");
+        return -1;
+    }
+    for (i = 0; i < 100000 && n < NKEYS; i++) {
+        char key[16], res[40];
+        int ls, ms;
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(res, sizeof res, "main/%s", key);
+        ls = ldl_redis_cluster_slot(&v, key);
+        ms = ldl_redis_cluster_fence_slot(&v, res);
+        if (ls < 0 || ms < 0 || owner[ls] < 0 || owner[ls] != owner[ms]) continue;
+        if (want < 0) { want = owner[ls]; g_rc_slot = ls; }
+        if (owner[ls] != want) continue;
+        memcpy(g_keys[n++], key, sizeof key);
+    }
+    ldl_redis_cluster_free(&v);
+    return n == NKEYS ? 0 : -1;
+}
+
+/* start the cluster for the campaign: 0 when every node is ok, every replica linked */
+static int rc_start(void)
+{
+    int i, n = 0;
+    uint64_t end;
+    if (start_cluster() != 0) { fprintf(stderr, "chaos: the Redis Cluster did not start\n"); return -1; }
+    for (i = 0; i < NN; i++) {
+        (void)rcs_node_timeout(i, RC_NODE_TIMEOUT);
+        n += snprintf(g_rc_seeds + n, sizeof g_rc_seeds - (size_t)n, "%s127.0.0.1:%d", i ? "," : "", g_n[i].port);
+    }
+    end = st_now_ms() + 60000;
+    while (st_now_ms() < end && !rcs_settled_now(0)) st_sleep_ms(200);
+    if (!rcs_settled_now(0)) { fprintf(stderr, "chaos: the Redis Cluster did not settle\n"); return -1; }
+    return rc_pick_keys();
+}
+
 /* the failover controls, 'f' and 'o', each with one real failover between two holders:
    'f' a store that repeats a token across the failover (A granted and released before it, B
        after it, the repeat wrapper hands B A's token): the failover must not excuse a repeated
@@ -1649,12 +1955,28 @@ static int control_failover(int store, int which, const char *dir)
         a->L[0].held = 0;
         (void)ldl_lock_release(&a->L[0].lk);
     }
-    nlog(&log, "skill failover");
-    ok = pgt_ctl("failover") == 0;
-    nlog(&log, "failover done %d", ok);
-    if (!ok) return 9;
-    nlog(&log, "sup");
-    if (which == 'o') {
+    if (store == ST_RCLUSTER) {         /* the master of the key's slot, SIGKILLed, no lag */
+        char lease[64];
+        snprintf(lease, sizeof lease, "{chaos:%s}:lease", key);
+        ok = rc_failover(&log, ldl_redis_cluster_keyslot(lease, strlen(lease)), 0, 0) == 0;
+        if (!ok) return 9;
+        if (which == 'o') {             /* the lease lost (DEL: 1 or 0 if the failover lost it), the
+                                           fence counter kept */
+            int node = master_of_slot(ldl_redis_cluster_keyslot(lease, strlen(lease)));
+            redisContext *nc = node >= 0 ? conn(node) : NULL;
+            ok = nc && rs_int(rs_cmd(nc, "DEL", lease, NULL), -1) >= 0;
+            if (nc) redisFree(nc);
+            if (!ok) return 10;
+            nlog(&log, "lease-lost ctl-o");
+        }
+    } else {
+        nlog(&log, "skill failover");
+        ok = pgt_ctl("failover") == 0;
+        nlog(&log, "failover done %d", ok);
+        if (!ok) return 9;
+        nlog(&log, "sup");
+    }
+    if (which == 'o' && store == ST_PG) {
         PGconn *adm = pgt_connect("connect_timeout=3");
         ok = PQstatus(adm) == CONNECTION_OK &&
              pg_cmd(adm, "UPDATE public." PG_TABLE " SET expires_at = '-infinity' WHERE key = 'ctl-o'", "UPDATE 1");
@@ -1738,6 +2060,7 @@ static int run_control(campaign *k, int which)
               which == 'u' ? control_unfenced(k->store, dir) : control_main(k->store, which, dir));
     }
     waitpid(pid, &status, 0);
+    if (k->store == ST_RCLUSTER) rc_reload_pids();     /* a failover control restarted a node */
     stop_res(res);
     if (which == 'u') {
         static const char *const keys[] = { "ctl-u" };
@@ -1773,21 +2096,28 @@ int main(int argc, char **argv)
     pid_t res;
     uint64_t t_start;
     if (argc != 5 || (strcmp(argv[1], "redis") != 0 && strcmp(argv[1], "pg") != 0 &&
-                      strcmp(argv[1], "etcd") != 0)) {
-        fprintf(stderr, "usage: chaos redis|pg|etcd SEED ROUNDS DIR\n");
+                      strcmp(argv[1], "etcd") != 0 && strcmp(argv[1], "rcluster") != 0)) {
+        fprintf(stderr, "usage: chaos redis|pg|etcd|rcluster SEED ROUNDS DIR\n");
         return 64;
     }
     if (!getenv("LDL_TEST_DIR")) { fprintf(stderr, "chaos: run me through tests/chaos/run.sh\n"); return 64; }
     st_ignore_sigpipe();
     signal(SIGINT, emergency);
     signal(SIGTERM, emergency);
-    k->store = strcmp(argv[1], "pg") == 0 ? ST_PG : strcmp(argv[1], "etcd") == 0 ? ST_ETCD : ST_REDIS;
+    k->store = strcmp(argv[1], "pg") == 0 ? ST_PG : strcmp(argv[1], "etcd") == 0 ? ST_ETCD :
+               strcmp(argv[1], "rcluster") == 0 ? ST_RCLUSTER : ST_REDIS;
     if (k->store == ST_ETCD) { g_ttl = ETCD_TTL; g_hb = ETCD_HB; }
     k->seed = k->rng = strtoull(argv[2], NULL, 10);
     rounds = atoi(argv[3]);
     snprintf(k->dir, sizeof k->dir, "%s", argv[4]);
     /* failover rounds: run.sh pg-failover sets CHAOS_FAILOVER=1 (under with_pg_standby.sh) */
-    g_failover = k->store == ST_PG && getenv("CHAOS_FAILOVER") && strcmp(getenv("CHAOS_FAILOVER"), "1") == 0;
+    g_failover = (k->store == ST_PG || k->store == ST_RCLUSTER) && getenv("CHAOS_FAILOVER") &&
+                 strcmp(getenv("CHAOS_FAILOVER"), "1") == 0;
+    /* Redis Cluster: only with failover rounds (run.sh redis-cluster-failover) */
+    if (k->store == ST_RCLUSTER && !g_failover) {
+        fprintf(stderr, "chaos rcluster: run through tests/chaos/run.sh redis-cluster-failover\n");
+        return 64;
+    }
     snprintf(path, sizeof path, "%s/main", k->dir);
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/main/nemesis.log", k->dir);
@@ -1806,6 +2136,13 @@ int main(int argc, char **argv)
             return 2;
         }
         curl_global_init(CURL_GLOBAL_DEFAULT);
+    } else if (k->store == ST_RCLUSTER) {
+        uint64_t t0 = st_now_ms();
+        if (rc_start() != 0) { rc_stop_all(); return 2; }
+        printf("chaos rcluster: 6 nodes up in %.1f s (cluster-node-timeout %s ms); keys %s %s %s on n%d\n",
+               (double)(st_now_ms() - t0) / 1000.0, RC_NODE_TIMEOUT, g_keys[0], g_keys[1], g_keys[2],
+               master_of_slot(g_rc_slot));
+        fflush(stdout);
     } else if (k->store == ST_REDIS) {
         char port[16];
         if (rs_start(&k->srv, "chaos-redis", 1) != 0) return 2;
@@ -1826,18 +2163,24 @@ int main(int argc, char **argv)
     for (i = 0; i < NCLIENT; i++) spawn_client(k, i);
     wait_until(k, st_now_ms() + 300);                 /* everybody connected */
     for (i = 1; i <= rounds; i++) {
-        if (g_failover && i % FO_EVERY == 0) failover_round(k, i); else fault(k, i);
+        if (g_failover && i % FO_EVERY == 0) {
+            if (k->store == ST_RCLUSTER) rc_failover_round(k, i); else failover_round(k, i);
+        } else {
+            fault(k, i);
+        }
         wait_until(k, st_now_ms() + rnd_in(&k->rng, 20, 200));
     }
     wait_until(k, st_now_ms() + 2500);                /* pending SIGCONTs; the last losses and (5) settle */
     stop_clients(k);
     stop_res(res);
     {   /* what the real resource accepted, from the store itself */
-        static const char *const keys[NKEYS] = { "k0", "k1", "k2" };
+        const char *keys[NKEYS];
+        for (i = 0; i < NKEYS; i++) keys[i] = g_keys[i];
         admin_reconnect(k, 1);     /* the server may have restarted unseen */
         snprintf(path, sizeof path, "%s/main", k->dir);
         if (k->store != ST_ETCD && real_dump(k->store, k->radm, k->padm, path, "main", keys, NKEYS) != 0) {
             if (k->store == ST_REDIS) rs_stop(&k->srv);
+            if (k->store == ST_RCLUSTER) rc_stop_all();
             return 1;
         }
     }
@@ -1846,7 +2189,13 @@ int main(int argc, char **argv)
     for (i = 0; i < (int)(sizeof FAULT_NAME / sizeof FAULT_NAME[0]); i++)
         if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
     printf(" (%ld drops confirmed by the server)\n", k->drops_done);
-    if (g_failover)
+    if (g_failover && k->store == ST_RCLUSTER)
+        printf("chaos redis-cluster-failover: %ld unclean failovers of the keys' master (%ld SIGKILL, %ld "
+               "SIGSTOP past the node timeout; %ld after the replica lagged), replica promoted by the cluster "
+               "(%ld forced by CLUSTER FAILOVER TAKEOVER), old master back as its replica, %.1f s each\n",
+               g_fo_done, g_rc_kills, g_rc_stops, g_rc_lags, g_rc_takeovers,
+               (double)g_fo_ms / 1000.0 / (double)(g_fo_done + !g_fo_done));
+    else if (g_failover)
         printf("chaos pg-failover: %ld unclean failovers (primary SIGKILLed, standby promoted, "
                "a new standby built from it), %ld restored by ensure after a failed verb, %.1f s each\n",
                g_fo_done, g_fo_restored, (double)g_fo_ms / 1000.0 / (double)(g_fo_done + g_fo_restored + !(g_fo_done + g_fo_restored)));
@@ -1855,10 +2204,15 @@ int main(int argc, char **argv)
     if (run_control(k, 'l') != 0 || run_control(k, 'c') != 0 || run_control(k, 'r') != 0 ||
         run_control(k, 'k') != 0 || (k->store != ST_ETCD && run_control(k, 'u') != 0)) {
         if (k->store == ST_REDIS) rs_stop(&k->srv);
+        if (k->store == ST_RCLUSTER) rc_stop_all();
         return 1;
     }
     /* the failover controls (PostgreSQL: the wrapper stops its servers) */
-    if (g_failover && (run_control(k, 'f') != 0 || run_control(k, 'o') != 0)) return 1;
+    if (g_failover && (run_control(k, 'f') != 0 || run_control(k, 'o') != 0)) {
+        if (k->store == ST_RCLUSTER) rc_stop_all();
+        return 1;
+    }
     if (k->store == ST_REDIS) rs_stop(&k->srv);
+    if (k->store == ST_RCLUSTER) rc_stop_all();
     return 0;
 }

@@ -17,6 +17,13 @@
 # rounds (chaos.c FO_EVERY = 8), then the five controls and two more with a failover in each:
 # f (a token repeated across a failover: checks 1 and 2 must flag it) and o (a lease lost in a
 # failover: the overlap must be COUNTED, with no violation -- check.py --counted).
+#
+# redis-cluster-failover FAILOVERS (issue 20, decision 0405): the campaign against a 6-node Redis
+# Cluster (3 masters + 1 replica each, node timeout 2 s) that chaos itself starts (its nodes'
+# pid files in the temp dir: the trap below kills them), clients on the Cluster views (epoch
+# fences), fenced writes through ldl_redis_cluster_fence; FAILOVERS unclean failovers of the
+# keys' master (SIGKILL or SIGSTOP, seeded), each after 7 ordinary fault rounds; the same
+# controls, f and o included, each of those with a real Cluster failover.
 set -u
 store=$1; rounds=$2
 seed=${3:-${CHAOS_SEED:-}}
@@ -54,6 +61,12 @@ case $store in
     echo "== chaos pg-failover: $failovers unclean failovers in $rounds rounds ($sb standby)"
     LDL_TEST_DIR=$dir CHAOS_FAILOVER=1 timeout $limit "$here/tests/store/with_pg_standby.sh" "$sb" \
       "'$bin' pg $seed $rounds '$dir'" & child=$! ;;
+  redis-cluster-failover)
+    # rounds = failovers; a failover (node timeout, promotion, rejoin, resync) takes seconds
+    failovers=$rounds; rounds=$((failovers * fo_every)); limit=$((failovers * 90 + rounds + 600))
+    command -v redis-cli >/dev/null 2>&1 || { echo "run.sh: redis-cli not found (apt-get install redis-tools)" >&2; exit 2; }
+    echo "== chaos redis-cluster-failover: $failovers unclean failovers in $rounds rounds"
+    LDL_TEST_DIR=$dir CHAOS_FAILOVER=1 timeout $limit "$bin" rcluster "$seed" "$rounds" "$dir" & child=$! ;;
   redis) LDL_TEST_DIR=$dir timeout $limit "$bin" redis "$seed" "$rounds" "$dir" & child=$! ;;
   pg)    LDL_TEST_DIR=$dir timeout $limit "$here/tests/store/with_pg.sh" "'$bin' pg $seed $rounds '$dir'" & child=$! ;;
   # etcd: 3 members in network namespaces (root); the campaign runs in the client namespace.
@@ -61,7 +74,7 @@ case $store in
   etcd)  limit=$((3 * rounds + 180))
          LDL_TEST_DIR=$dir timeout $limit "$here/tests/store/with_etcd_cluster.sh" --netns \
            "$bin" etcd "$seed" "$rounds" "$dir" & child=$! ;;
-  *) echo "usage: run.sh redis|pg|etcd ROUNDS [SEED]" >&2; exit 64 ;;
+  *) echo "usage: run.sh redis|pg|etcd ROUNDS [SEED] | pg-failover|redis-cluster-failover FAILOVERS [SEED]" >&2; exit 64 ;;
 esac
 wait $child; rc=$?; child=
 failed=0
@@ -77,7 +90,7 @@ else
   # etcd has no fenced-write helper (no real resource): no control u
   [ "$store" = etcd ] || python3 "$here/tests/chaos/check.py" --expect 6 "$dir/ctl-u" || failed=1
 fi
-if [ $rc = 0 ] && [ "$store" = pg-failover ]; then   # the failover controls (usage: pg-failover FAILOVERS)
+if [ $rc = 0 ] && { [ "$store" = pg-failover ] || [ "$store" = redis-cluster-failover ]; }; then   # the failover controls
   python3 "$here/tests/chaos/check.py" --expect 1,2 "$dir/ctl-f" || failed=1
   python3 "$here/tests/chaos/check.py" --counted "$dir/ctl-o" || failed=1
 fi

@@ -181,4 +181,94 @@ static ST__UNUSED int master_of_slot(int s)
     return -1;
 }
 
+
+/* node index of a port, -1 none (added for the chaos campaign, decision 0405) */
+static ST__UNUSED int rcs_node_of_port(int port)
+{
+    int i;
+    for (i = 0; i < NN; i++) if (g_n[i].port == port) return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------ added for the chaos campaign's
+   Redis Cluster failover rounds (tests/chaos/chaos.c, decision 0405). rcs_ names, so the
+   suites that include this header keep their own helpers of similar purpose. `skip` is a
+   bitmask of node indexes not to ask (a SIGSTOPped node would stall the 2 s connect). */
+
+/* the replica of master m: the node whose CLUSTER NODES "myself,slave" line names m's id; -1 none */
+static ST__UNUSED int rcs_replica_of(int m, unsigned skip)
+{
+    int i, replica = -1;
+    for (i = 0; i < NN && m >= 0; i++) {
+        redisContext *c;
+        redisReply *r;
+        if (i == m || g_n[i].pid <= 0 || (skip >> i & 1u)) continue;
+        c = conn(i);
+        r = c ? rs_cmd(c, "CLUSTER", "NODES", NULL) : NULL;
+        if (r && r->type == REDIS_REPLY_STRING && g_n[m].id[0]) {
+            char *line = strstr(r->str, "myself,slave"), *ls = line, *end;
+            while (ls && ls > r->str && ls[-1] != '\n') ls--;
+            end = line ? strchr(line, '\n') : NULL;
+            if (line && strstr(ls, g_n[m].id) && (!end || strstr(ls, g_n[m].id) < end)) replica = i;
+        }
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+    }
+    return replica;
+}
+
+/* one look, no waiting: every live node not in skip says cluster_state:ok and, if it is a
+   replica, master_link_status:up */
+static ST__UNUSED int rcs_settled_now(unsigned skip)
+{
+    int i, ok = 1;
+    for (i = 0; i < NN && ok; i++) {
+        redisContext *c;
+        redisReply *r;
+        if (g_n[i].pid <= 0 || (skip >> i & 1u)) continue;
+        if ((c = conn(i)) == NULL) return 0;
+        r = rs_cmd(c, "CLUSTER", "INFO", NULL);
+        ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok") != NULL;
+        if (r) freeReplyObject(r);
+        r = ok ? rs_cmd(c, "INFO", "replication", NULL) : NULL;
+        if (ok) ok = r && r->type == REDIS_REPLY_STRING &&
+                     (!strstr(r->str, "role:slave") || strstr(r->str, "master_link_status:up"));
+        if (r) freeReplyObject(r);
+        redisFree(c);
+    }
+    return ok;
+}
+
+/* CONFIG SET cluster-node-timeout ms on node i; 1 when the node said OK */
+static ST__UNUSED int rcs_node_timeout(int i, const char *ms)
+{
+    redisContext *c = conn(i);
+    redisReply *r = c ? rs_cmd(c, "CONFIG", "SET", "cluster-node-timeout", ms, NULL) : NULL;
+    int ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return ok;
+}
+
+/* owner[s] = the node index node `from` names as master of slot s (-1 none); 1 when read */
+static ST__UNUSED int rcs_slot_owners(int from, int *owner)
+{
+    redisContext *c = conn(from);
+    redisReply *r = c ? rs_cmd(c, "CLUSTER", "SLOTS", NULL) : NULL;
+    size_t k;
+    int s, ok = r && r->type == REDIS_REPLY_ARRAY;
+    for (s = 0; s < 16384; s++) owner[s] = -1;
+    for (k = 0; ok && k < r->elements; k++) {
+        redisReply *e = r->element[k];
+        int lo, hi;
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 || e->element[2]->type != REDIS_REPLY_ARRAY ||
+            e->element[2]->elements < 2) { ok = 0; break; }
+        lo = (int)e->element[0]->integer; hi = (int)e->element[1]->integer;
+        for (s = lo; s >= 0 && s <= hi && s < 16384; s++) owner[s] = rcs_node_of_port((int)e->element[2]->element[1]->integer);
+    }
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+    return ok;
+}
+
 #endif
