@@ -18,7 +18,8 @@
 #              ports; later scripts answer MOVED to 127.0.0.1:ARG.
 #   overlap    a map of 16384 entries, each covering every slot.
 #   bigport    a map whose master port is 2^32 + PORT (truncated to PORT by an int cast).
-#   replay     a script's first answer is a correct grant (token 77, its nonce); every later
+#   replay     a script's first answer is a correct grant ("<its nonce> 77", the string answer
+#              of decision 0118); every later
 #              script is answered with that same first reply again.
 #   moved      scripts answer "MOVED 3999 127.0.0.1:7002".
 import socket
@@ -83,7 +84,7 @@ def answer_script(args):
     if MODE == "replay":
         with LOCK:
             if STATE["first"] is None:
-                STATE["first"] = b"*2\r\n" + bulk(nonce) + bulk("77")
+                STATE["first"] = bulk(nonce + b" 77")
             return STATE["first"]
     if MODE == "hugeask":
         return b"-ASK 1 127.0.0.1:%d\r\n" % PORT
