@@ -1149,11 +1149,13 @@ static int ldl__redis_foreign(ldl_redis *r) {
     return 0;
 }
 
-/* one command, one reply, on the blocking context; NULL on failure (why set).
-   The whole call is bounded by r->_lim's call_ms (else the context's timeout),
-   measured on the adapter's clock: each read waits (poll) at most for what is
-   left of it. */
-static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+/* one formatted command (text[0..n), n 0: it did not fit), one reply, on the
+   blocking context; NULL on failure (why set). The adapter's one bounded
+   exchange: lock scripts, ldl_redis_command and the fenced write all go
+   through it. The whole call is bounded by r->_lim's call_ms (else the
+   context's timeout), measured on the adapter's clock: each read waits (poll)
+   at most for what is left of it. `late` is the why of a timeout. */
+static redisReply *ldl__redis_exchange(ldl_redis *r, const char *text, size_t n, const char *late) {
     redisContext *c = r->_c;
     const ldl_redis_limits *lim = r->_lim;
     void *rep = NULL;
@@ -1164,8 +1166,6 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
        FIRST blocking read already waits at most the limit: no poll and no
        getsockopt before it (decision 0117); both only before a later read */
     int sock = !limit, first = 1;
-    char text[LDL__REDIS_TEXTMAX];
-    size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
     r->_refused = 0;
     r->_left = lim ? lim->objects : 0;
     if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
@@ -1209,8 +1209,7 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
                 pr = 0;
             }
             if (pr == 0) {
-                ldl__redis_break(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
-                                 "(a server dripping its reply?): connection dropped");
+                ldl__redis_break(r, LDL_REDIS_ERR_IO, late);
                 return NULL;
             }
         }
@@ -1219,8 +1218,7 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
         if (redisBufferRead(c) != REDIS_OK) {
             err = errno;
             if (!r->_refused && (err == EAGAIN || err == EWOULDBLOCK))   /* SO_RCVTIMEO ran out */
-                ldl__redis_say(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
-                               "(a server dripping its reply?): connection dropped", NULL);
+                ldl__redis_say(r, LDL_REDIS_ERR_IO, late, NULL);
             else
                 ldl__redis_reader_why(r, c->errstr);
             return NULL;
@@ -1228,8 +1226,10 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     }
 }
 
-static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits *lim, int argc,
-                                            const char **argv, const size_t *lens) {
+/* the checks every synchronous exchange makes first (a connection, blocking,
+   nothing foreign on it), then the exchange under the reply hooks and `lim` */
+static redisReply *ldl__redis_roundtrip_text(ldl_redis *r, const ldl_redis_limits *lim, const char *text,
+                                             size_t n, const char *late) {
     redisContext *c = r->_c;
     ldl__redis_hooked h;
     redisReply *rep;
@@ -1242,10 +1242,18 @@ static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits
     if (ldl__redis_foreign(r)) return NULL;
     r->_lim = lim;
     ldl__redis_hook(r, &h);
-    rep = ldl__redis_exchange(r, argc, argv, lens);
+    rep = ldl__redis_exchange(r, text, n, late);
     ldl__redis_unhook(&h);
     r->_lim = NULL;
     return rep;
+}
+
+static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits *lim, int argc,
+                                            const char **argv, const size_t *lens) {
+    char text[LDL__REDIS_TEXTMAX];
+    size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
+    return ldl__redis_roundtrip_text(r, lim, text, n, "the reply took longer than the call's time limit "
+                                     "(a server dripping its reply?): connection dropped");
 }
 
 static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
@@ -2157,69 +2165,6 @@ static void ldl__redis_fx_cmd_error(ldl_redis *r, const redisReply *cmd) {
                    cmd && cmd->str ? cmd->str : "");
 }
 
-/* the synchronous view's exchange of one fenced write: as ldl__redis_exchange
-   (bounded by the context's timeout, each read waits at most for what is
-   left), with the text formatted here (it may be longer than that one's
-   stack buffer); NULL on failure (why set) */
-static redisReply *ldl__redis_fx_exchange(ldl_redis *r, const char *text, size_t n) {
-    redisContext *c = r->_c;
-    ldl__redis_hooked h;
-    void *rep = NULL;
-    uint64_t t0, limit = 0, spent;
-    int done = 0;
-    struct timeval tv;
-    socklen_t tl = sizeof tv;
-    if (!c) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "no connection", NULL); return NULL; }
-    if (c->err) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
-    if (!(c->flags & REDIS_BLOCK)) {
-        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "the synchronous view needs a blocking redisContext", NULL);
-        return NULL;
-    }
-    if (ldl__redis_foreign(r)) return NULL;
-    r->_refused = 0;
-    r->_left = 0;
-    if (redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
-        ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
-        return NULL;
-    }
-    if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
-        limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
-    t0 = ldl__redis_now_ms(r);
-    do {
-        if (redisBufferWrite(c, &done) != REDIS_OK) {
-            ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed: ", c->errstr);
-            return NULL;
-        }
-    } while (!done);
-    ldl__redis_hook(r, &h);
-    for (;;) {
-        if (redisGetReplyFromReader(c, &rep) != REDIS_OK) { ldl__redis_reader_why(r, c->errstr); break; }
-        if (rep) break;
-        if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
-            ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply larger than LDL_REDIS_REPLY_MAX: connection dropped");
-            break;
-        }
-        spent = ldl__redis_now_ms(r) - t0;
-        if (limit) {
-            struct pollfd pf;
-            int pr = 0;
-            if (spent < limit) {
-                pf.fd = c->fd; pf.events = POLLIN; pf.revents = 0;
-                pr = poll(&pf, 1, (int)(limit - spent > 60000u ? 60000u : limit - spent));
-                if (pr < 0 && errno == EINTR) continue;
-            }
-            if (pr == 0) {
-                ldl__redis_break(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
-                                 "(the write's fate is unknown): connection dropped");
-                break;
-            }
-        }
-        if (redisBufferRead(c) != REDIS_OK) { ldl__redis_reader_why(r, c->errstr); break; }
-    }
-    ldl__redis_unhook(&h);
-    return (redisReply *)rep;
-}
-
 LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
                                   int nkeys, const int *keyidx, int argc, const char **argv,
                                   const size_t *argvlen, redisReply **reply_out) {
@@ -2236,7 +2181,8 @@ LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fe
         size_t n;
         const char *text = ldl__redis_fx_text(fx, eval, &n);
         if (r->_asking && ldl__redis_asking(r) != 0) break;       /* Cluster view under ASK */
-        rep = ldl__redis_fx_exchange(r, text, n);
+        rep = ldl__redis_roundtrip_text(r, NULL, text, n, "the reply took longer than the call's time limit "
+                                        "(the write's fate is unknown): connection dropped");
         if (!rep) break;
         if (rep->type == REDIS_REPLY_ERROR) {
             int noscript = !eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0;
