@@ -85,7 +85,9 @@
                 token is max(stored + 1, E * 2^32), E the node's config epoch.
 
    Every call carries a NONCE (a 64-bit value, 16 hex digits, new per call)
-   and every script answers the array { nonce, answer }. The adapter accepts
+   and every answer carries it: the lock scripts answer the string
+   "<nonce> <answer>" (v0.3, decision 0118), inspect and the fenced write
+   the array { nonce, answer... }. The adapter accepts
    an answer only when the nonce is the one it sent for that call, so a reply
    meant for someone else (a command the program pipelined on the same
    connection, a reply left over from a timed-out call) can never be taken
