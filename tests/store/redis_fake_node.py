@@ -22,6 +22,9 @@
 #              of decision 0118); every later
 #              script is answered with that same first reply again.
 #   moved      scripts answer "MOVED 3999 127.0.0.1:7002".
+#   answer     scripts answer the string "<their nonce> ARG" (the lock scripts' answer, decision
+#              0118): ARG a good or a malformed value.
+#   othernonce scripts answer the string "0123456789abcdef 77" (another call's nonce).
 import socket
 import sys
 import threading
@@ -94,6 +97,10 @@ def answer_script(args):
         return b"-MOVED 1 127.0.0.1:%s\r\n" % ARG.encode()
     if MODE == "moved":
         return b"-MOVED 3999 127.0.0.1:7002\r\n"
+    if MODE == "answer":
+        return bulk(nonce + b" " + ARG.encode())
+    if MODE == "othernonce":
+        return bulk(b"0123456789abcdef 77")
     return b"-MOVED 1 127.0.0.1:%d\r\n" % PORT
 
 
