@@ -247,6 +247,30 @@ static void test_hostile_sync(void)
         rs_hostile_done(&h);
         redisFree(c);
     }
+    /* renew and release: "1" is yes, "0" no, anything else ours but malformed (decision 0118) */
+    for (k = 0; k < 8; k++) {
+        static const char sc[8] = { '1', 'G', 'R', '2', '1', 'G', 'R', '2' };
+        redisContext *c;
+        ldl_redis r;
+        ldl_store s;
+        int rc, rel = k >= 4;
+        rs_hostile_next(&h, sc[k]);
+        c = rs_connect_port(h.port, 300);
+        ST_CHECK(c != NULL, "connect %c", sc[k]);
+        if (!c) continue;
+        ldl_redis_init(&r, c, NULL);
+        s = ldl_redis_store(&r);
+        rc = rel ? s.release(s.ctx, "k", 5) : s.renew(s.ctx, "k", 5, 1000);
+        if (sc[k] == '1')
+            ST_CHECK(rc == 1, "%s: \"1\" is yes: %d (%s)", rel ? "release" : "renew", rc, ldl_redis_why(&r));
+        else
+            ST_CHECK(rc == LDL_ESTORE && c->err == 0 && strstr(ldl_redis_why(&r), "malformed"),
+                     "%s: scenario %c is malformed, the connection kept: %d err %d (%s)", rel ? "release" : "renew",
+                     sc[k], rc, c->err, ldl_redis_why(&r));
+        rs_hostile_answered(&h, 8000);
+        rs_hostile_done(&h);
+        redisFree(c);
+    }
     rs_hostile_stop(&h);
 }
 

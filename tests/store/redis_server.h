@@ -196,7 +196,7 @@ static ST__UNUSED void rs_stop(rs_server *s)
  * decision 0118), all with the right nonce unless said: 'S' no space after the nonce,
  * 'X' extra bytes after the token, 'z' a leading zero, 'p' a plus sign, 'o' 20 digits,
  * 'O' INT64_MAX + 1, 'A' the v0.2 array { nonce, "77" }, 'B' the right text as a status
- * reply, 'E' an empty value. The epoch view's grant "<nonce> 77 <E> <replid>": 'F' E 7 and
+ * reply, 'E' an empty value, '1' "1" (renew's and release's yes), 'R' "1 ", '2' "2". The epoch view's grant "<nonce> 77 <E> <replid>": 'F' E 7 and
  * a good replid (control), 'H' E 2^31, 'L' E "07", 'U' an upper-case replid, 'Y' a replid
  * of 41 digits, 'V' a replid of 39. */
 typedef struct rs_hostile { st_child ch; int port; int listen_fd; } rs_hostile;
@@ -262,6 +262,9 @@ static void rs__hostile_answer(int fd, int sc, const char *nonce)
     case 'o': rs__hostile_bulk(fd, nonce, " 12345678901234567890"); break;
     case 'O': rs__hostile_bulk(fd, nonce, " 9223372036854775808"); break;
     case 'E': rs__hostile_bulk(fd, nonce, " "); break;
+    case '1': rs__hostile_bulk(fd, nonce, " 1"); break;
+    case 'R': rs__hostile_bulk(fd, nonce, " 1 "); break;
+    case '2': rs__hostile_bulk(fd, nonce, " 2"); break;
     case 'A':
         snprintf(b, sizeof b, "*2\r\n$16\r\n%s\r\n$2\r\n77\r\n", nonce);
         rs__write_all(fd, b, strlen(b));
