@@ -85,7 +85,9 @@
                 token is max(stored + 1, E * 2^32), E the node's config epoch.
 
    Every call carries a NONCE (a 64-bit value, 16 hex digits, new per call)
-   and every script answers the array { nonce, answer }. The adapter accepts
+   and every answer carries it: the lock scripts answer the string
+   "<nonce> <answer>" (v0.3, decision 0118), inspect and the fenced write
+   the array { nonce, answer... }. The adapter accepts
    an answer only when the nonce is the one it sent for that call, so a reply
    meant for someone else (a command the program pipelined on the same
    connection, a reply left over from a timed-out call) can never be taken
@@ -600,7 +602,12 @@ extern "C" {
 #define LDL__REDIS_INSPECT 5        /* read token, PTTL, owner */
 #define LDL__REDIS_GRANTS(kind) ((kind) == LDL_OP_ACQUIRE || (kind) == LDL__REDIS_OWNED)
 
-/* The scripts. Every answer is { nonce, value }; the nonce is the last ARGV.
+/* The scripts. Every lock script answers ONE string, "<nonce> <value>"
+   (v0.3, decision 0118; v0.2 answered the table { nonce, value }, which cost
+   Redis 7.0 about 5,000 instructions per call to turn into a reply); the
+   nonce is the last ARGV, and ldl__redis_judge parses the string exactly.
+   Inspect keeps the table (its token is read from a key anyone may have
+   written: a flat form of it would need a length prefix; not a hot path).
    Their SHA1s below are checked against the server's SCRIPT LOAD by
    tests/store/redis_adapter.c; a stale SHA would still work (NOSCRIPT -> EVAL
    every time) but slower, so the test keeps them honest. */
@@ -611,7 +618,7 @@ extern "C" {
    clients share keys. */
 #define LDL__REDIS_GRANT_LUA(NONCE_ARG) \
     "local n = ARGV[" NONCE_ARG "]\n" \
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return n .. ' 0' end\n" \
     "local t = redis.call('INCR', KEYS[2])\n" \
     "if t < 1 then return redis.error_reply('ERR ldl: fence counter below 1') end\n" \
     "redis.call('PERSIST', KEYS[2])\n" \
@@ -626,13 +633,13 @@ extern "C" {
    sends them (E_ARG, R_ARG); the script trusts E only while the node's
    master_replid (INFO replication) is still R: a promotion always makes a new
    replication ID, so a cached E is never used across a failover of its node.
-   Otherwise it reads CLUSTER INFO and answers { nonce, token, E, replid } for
+   Otherwise it reads CLUSTER INFO and answers "<nonce> <token> <E> <replid>" for
    the adapter to keep. E above 2^31 - 1 (E * 2^32 would pass INT64_MAX) or
    unreadable: an error reply, nothing changed. The compare is exact: in Lua
    numbers below 2^53, above it on the decimal texts. */
 #define LDL__REDIS_GRANT_EPOCH_LUA(NONCE_ARG, E_ARG, R_ARG) \
     "local n = ARGV[" NONCE_ARG "]\n" \
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return {n, 0} end\n" \
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return n .. ' 0' end\n" \
     "local r = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')\n" \
     "local e, f = tonumber(ARGV[" E_ARG "]), false\n" \
     "if not r or r ~= ARGV[" R_ARG "] then\n" \
@@ -653,30 +660,33 @@ extern "C" {
     "if up then redis.call('SET', KEYS[2], s) else redis.call('PERSIST', KEYS[2]) end\n" \
     "redis.call('SET', KEYS[1], s, 'PX', ARGV[1])\n"
 #define LDL__REDIS_GRANT_EPOCH_RET \
-    "if f then return {n, s, string.format('%d', e), r} end\n" \
-    "return {n, s}\n"
+    "if f then return n .. ' ' .. s .. ' ' .. string.format('%d', e) .. ' ' .. r end\n" \
+    "return n .. ' ' .. s\n"
 static const char ldl__redis_acquire_lua[] =
     LDL__REDIS_GRANT_LUA("2")
-    "return {n, s}\n";
-static const char ldl__redis_acquire_sha[] = "cf939ee9590b9fcf5728a8ac7ec916498c83e3a2";
+    "return n .. ' ' .. s\n";
+static const char ldl__redis_acquire_sha[] = "e6c9371f5147fa2e23d90db72201d66c19d3f315";
 static const char ldl__redis_acquire_epoch_lua[] =
     LDL__REDIS_GRANT_EPOCH_LUA("4", "2", "3")
     LDL__REDIS_GRANT_EPOCH_RET;
-static const char ldl__redis_acquire_epoch_sha[] = "7f2752dfea2fb9b08246296e6e7e5260fecf51d4";
+static const char ldl__redis_acquire_epoch_sha[] = "ce6b22761d2db360352467ee49b837584a6b7a55";
 
+/* renew and release answer "1" only when the token matched AND the command
+   answered 1 (after a GET in the same script it always does); a number
+   concatenated into the answer would cost Lua a tostring (~2,000 instructions) */
 static const char ldl__redis_renew_lua[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  return {ARGV[3], redis.call('PEXPIRE', KEYS[1], ARGV[2])}\n"
+    "if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 1 then\n"
+    "  return ARGV[3] .. ' 1'\n"
     "end\n"
-    "return {ARGV[3], 0}\n";
-static const char ldl__redis_renew_sha[] = "b8cf66bc0ef2285996107fb1f89d8c32930d2c7a";
+    "return ARGV[3] .. ' 0'\n";
+static const char ldl__redis_renew_sha[] = "1dfa45a43c125ad9bd973580c94da6dc61d1b3fd";
 
 static const char ldl__redis_release_lua[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  return {ARGV[2], redis.call('DEL', KEYS[1])}\n"
+    "if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('DEL', KEYS[1]) == 1 then\n"
+    "  return ARGV[2] .. ' 1'\n"
     "end\n"
-    "return {ARGV[2], 0}\n";
-static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a55682d";
+    "return ARGV[2] .. ' 0'\n";
+static const char ldl__redis_release_sha[] = "2177db74a31520189899ff2391be3ac4b21b2d0e";
 
 /* v0.2 holder identity (decision 0104). The owned acquire is the acquire
    above plus the owner key, "<token> <owner>", which never expires: inspect
@@ -685,13 +695,13 @@ static const char ldl__redis_release_sha[] = "61d2686553b95f8e27578b7956c7aed81a
 static const char ldl__redis_owned_lua[] =
     LDL__REDIS_GRANT_LUA("3")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
-    "return {n, s}\n";
-static const char ldl__redis_owned_sha[] = "842a6b252777d0775eec4bc9be5823c8c2c1a70d";
+    "return n .. ' ' .. s\n";
+static const char ldl__redis_owned_sha[] = "43d1ab3e889b65e75d3b6c18f8e0dffdb24eaf7a";
 static const char ldl__redis_owned_epoch_lua[] =
     LDL__REDIS_GRANT_EPOCH_LUA("5", "3", "4")
     "redis.call('SET', KEYS[3], s .. ' ' .. ARGV[2])\n"
     LDL__REDIS_GRANT_EPOCH_RET;
-static const char ldl__redis_owned_epoch_sha[] = "0059322941534e4276bb92365e4f9936d0a596ef";
+static const char ldl__redis_owned_epoch_sha[] = "62ad8a27ff38a166329f3c3630e97c6381bf149e";
 
 /* { nonce, 0 } free, or { nonce, token, pttl, owner } ("" when the owner key
    is missing or names another token) */
@@ -1004,48 +1014,55 @@ static int ldl__redis_build(const ldl_redis *r, ldl__redis_cmd *m, int kind, con
     return 0;
 }
 
-/* Judge a script reply (not an error reply) against its request.
-   LDL__REDIS_OOS: out of step (wrong shape or nonce): the link cannot be trusted.
-   Otherwise the answer: 1 (acquire: *tok set), 0, or LDL_ESTORE (ours, but malformed). */
+/* Judge a lock script's reply (not an error reply) against its request: one
+   bulk string "<nonce> <value>" (decision 0118), parsed exactly -- the 16
+   hex digits of THIS call's nonce and one space first, then the value:
+     renew, release        "0" or "1"
+     acquire, owned        "0" (held) or the token (strict decimal in [1, INT64_MAX])
+     the epoch view's      also "<token> <E> <replid>": E strict decimal in
+     grants                [0, 2^31 - 1], replid 40 lower-case hex digits (kept)
+   LDL__REDIS_OOS: out of step (not a string, or not this call's nonce): the link
+   cannot be trusted. Otherwise the answer: 1 (acquire: *tok set), 0, or
+   LDL_ESTORE (ours, but malformed: nothing is taken). */
 #define LDL__REDIS_OOS (-1000)
+/* a strict decimal field of s[0..n) ending at the first space or at n: its
+   end (s + n or the space), NULL when it is not 1 to `most` digits without
+   a leading zero ("0" itself only when zero_ok) */
+static const char *ldl__redis_field(const char *s, size_t n, size_t most, int zero_ok) {
+    size_t i = 0;
+    while (i < n && s[i] != ' ') {
+        if (s[i] < '0' || s[i] > '9') return NULL;
+        i++;
+    }
+    if (i == 0 || i > most || (s[0] == '0' && !(zero_ok && i == 1))) return NULL;
+    return s + i;
+}
 static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok, ldl_redis *r) {
     char want[17];
-    const redisReply *v;
-    int ep4 = LDL__REDIS_GRANTS(kind) && r && r->_epoch;   /* { nonce, token, E, replid } allowed */
-    if (!rep || rep->type != REDIS_REPLY_ARRAY || (rep->elements != 2 && !(ep4 && rep->elements == 4)))
-        return LDL__REDIS_OOS;
+    const char *v, *end, *f;
+    uint64_t ev = 0;
+    size_t i;
+    if (!rep || rep->type != REDIS_REPLY_STRING || rep->len < 17 || rep->str[16] != ' ') return LDL__REDIS_OOS;
     ldl__redis_hex(nonce, want);
-    if (rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != 16 ||
-        memcmp(rep->element[0]->str, want, 16) != 0) return LDL__REDIS_OOS;
-    v = rep->element[1];
-    if (rep->elements == 4) {  /* a grant that read the epoch: E in [0, 2^31 - 1], 40 hex digits */
-        const redisReply *e = rep->element[2], *id = rep->element[3];
-        uint64_t ev = 0;
-        size_t i;
-        if (v->type != REDIS_REPLY_STRING || !ldl__redis_token(v->str, v->len, tok)) return LDL_ESTORE;
-        if (e->type != REDIS_REPLY_STRING || e->len < 1 || e->len > 10 || (e->len > 1 && e->str[0] == '0') ||
-            id->type != REDIS_REPLY_STRING || id->len != 40) return LDL_ESTORE;
-        for (i = 0; i < e->len; i++) {
-            if (e->str[i] < '0' || e->str[i] > '9') return LDL_ESTORE;
-            ev = ev * 10u + (uint64_t)(e->str[i] - '0');
-        }
-        if (ev > 2147483647u) return LDL_ESTORE;
-        for (i = 0; i < 40; i++)
-            if (!((id->str[i] >= '0' && id->str[i] <= '9') || (id->str[i] >= 'a' && id->str[i] <= 'f')))
-                return LDL_ESTORE;
-        r->_ep_e = (uint32_t)ev;
-        memcpy(r->_ep_r, id->str, 40);
-        r->_ep_r[40] = 0;
-        return 1;
-    }
-    if (v->type == REDIS_REPLY_INTEGER) {
-        if (v->integer == 0) return 0;
-        if (v->integer == 1 && !LDL__REDIS_GRANTS(kind)) return 1;
+    if (memcmp(rep->str, want, 16) != 0) return LDL__REDIS_OOS;
+    v = rep->str + 17;
+    end = rep->str + rep->len;
+    if (end - v == 1 && v[0] == '0') return 0;
+    if (!LDL__REDIS_GRANTS(kind)) return end - v == 1 && v[0] == '1' ? 1 : LDL_ESTORE;
+    if (!(f = ldl__redis_field(v, (size_t)(end - v), 19, 0)) || !ldl__redis_token(v, (size_t)(f - v), tok))
         return LDL_ESTORE;
-    }
-    if (LDL__REDIS_GRANTS(kind) && v->type == REDIS_REPLY_STRING && ldl__redis_token(v->str, v->len, tok))
-        return 1;
-    return LDL_ESTORE;
+    if (f == end) return 1;
+    /* a grant that read the epoch: " <E> <replid>", only in the epoch view */
+    if (!(r && r->_epoch) || !(v = ldl__redis_field(f + 1, (size_t)(end - f - 1), 10, 1)) ||
+        end - v != 41 || v[0] != ' ') return LDL_ESTORE;
+    for (f = f + 1; f < v; f++) ev = ev * 10u + (uint64_t)(*f - '0');
+    if (ev > 2147483647u) return LDL_ESTORE;
+    for (i = 1; i <= 40; i++)
+        if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f'))) return LDL_ESTORE;
+    r->_ep_e = (uint32_t)ev;
+    memcpy(r->_ep_r, v + 1, 40);
+    r->_ep_r[40] = 0;
+    return 1;
 }
 
 /* Judge an inspect reply: { nonce, 0 } free, { nonce, token, pttl, owner } held.
@@ -1134,11 +1151,13 @@ static int ldl__redis_foreign(ldl_redis *r) {
     return 0;
 }
 
-/* one command, one reply, on the blocking context; NULL on failure (why set).
-   The whole call is bounded by r->_lim's call_ms (else the context's timeout),
-   measured on the adapter's clock: each read waits (poll) at most for what is
-   left of it. */
-static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
+/* one formatted command (text[0..n), n 0: it did not fit), one reply, on the
+   blocking context; NULL on failure (why set). The adapter's one bounded
+   exchange: lock scripts, ldl_redis_command and the fenced write all go
+   through it. The whole call is bounded by r->_lim's call_ms (else the
+   context's timeout), measured on the adapter's clock: each read waits (poll)
+   at most for what is left of it. `late` is the why of a timeout. */
+static redisReply *ldl__redis_exchange(ldl_redis *r, const char *text, size_t n, const char *late) {
     redisContext *c = r->_c;
     const ldl_redis_limits *lim = r->_lim;
     void *rep = NULL;
@@ -1149,8 +1168,6 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
        FIRST blocking read already waits at most the limit: no poll and no
        getsockopt before it (decision 0117); both only before a later read */
     int sock = !limit, first = 1;
-    char text[LDL__REDIS_TEXTMAX];
-    size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
     r->_refused = 0;
     r->_left = lim ? lim->objects : 0;
     if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
@@ -1194,8 +1211,7 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
                 pr = 0;
             }
             if (pr == 0) {
-                ldl__redis_break(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
-                                 "(a server dripping its reply?): connection dropped");
+                ldl__redis_break(r, LDL_REDIS_ERR_IO, late);
                 return NULL;
             }
         }
@@ -1204,8 +1220,7 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
         if (redisBufferRead(c) != REDIS_OK) {
             err = errno;
             if (!r->_refused && (err == EAGAIN || err == EWOULDBLOCK))   /* SO_RCVTIMEO ran out */
-                ldl__redis_say(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
-                               "(a server dripping its reply?): connection dropped", NULL);
+                ldl__redis_say(r, LDL_REDIS_ERR_IO, late, NULL);
             else
                 ldl__redis_reader_why(r, c->errstr);
             return NULL;
@@ -1213,8 +1228,10 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, int argc, const char **argv
     }
 }
 
-static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits *lim, int argc,
-                                            const char **argv, const size_t *lens) {
+/* the checks every synchronous exchange makes first (a connection, blocking,
+   nothing foreign on it), then the exchange under the reply hooks and `lim` */
+static redisReply *ldl__redis_roundtrip_text(ldl_redis *r, const ldl_redis_limits *lim, const char *text,
+                                             size_t n, const char *late) {
     redisContext *c = r->_c;
     ldl__redis_hooked h;
     redisReply *rep;
@@ -1227,10 +1244,18 @@ static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits
     if (ldl__redis_foreign(r)) return NULL;
     r->_lim = lim;
     ldl__redis_hook(r, &h);
-    rep = ldl__redis_exchange(r, argc, argv, lens);
+    rep = ldl__redis_exchange(r, text, n, late);
     ldl__redis_unhook(&h);
     r->_lim = NULL;
     return rep;
+}
+
+static redisReply *ldl__redis_roundtrip_lim(ldl_redis *r, const ldl_redis_limits *lim, int argc,
+                                            const char **argv, const size_t *lens) {
+    char text[LDL__REDIS_TEXTMAX];
+    size_t n = ldl__redis_resp(argc, argv, lens, text, sizeof text);
+    return ldl__redis_roundtrip_text(r, lim, text, n, "the reply took longer than the call's time limit "
+                                     "(a server dripping its reply?): connection dropped");
 }
 
 static redisReply *ldl__redis_roundtrip(ldl_redis *r, int argc, const char **argv, const size_t *lens) {
@@ -2142,69 +2167,6 @@ static void ldl__redis_fx_cmd_error(ldl_redis *r, const redisReply *cmd) {
                    cmd && cmd->str ? cmd->str : "");
 }
 
-/* the synchronous view's exchange of one fenced write: as ldl__redis_exchange
-   (bounded by the context's timeout, each read waits at most for what is
-   left), with the text formatted here (it may be longer than that one's
-   stack buffer); NULL on failure (why set) */
-static redisReply *ldl__redis_fx_exchange(ldl_redis *r, const char *text, size_t n) {
-    redisContext *c = r->_c;
-    ldl__redis_hooked h;
-    void *rep = NULL;
-    uint64_t t0, limit = 0, spent;
-    int done = 0;
-    struct timeval tv;
-    socklen_t tl = sizeof tv;
-    if (!c) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "no connection", NULL); return NULL; }
-    if (c->err) { ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed earlier (reconnect it): ", c->errstr); return NULL; }
-    if (!(c->flags & REDIS_BLOCK)) {
-        ldl__redis_say(r, LDL_REDIS_ERR_ARG, "the synchronous view needs a blocking redisContext", NULL);
-        return NULL;
-    }
-    if (ldl__redis_foreign(r)) return NULL;
-    r->_refused = 0;
-    r->_left = 0;
-    if (redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
-        ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
-        return NULL;
-    }
-    if (getsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl) == 0)
-        limit = (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
-    t0 = ldl__redis_now_ms(r);
-    do {
-        if (redisBufferWrite(c, &done) != REDIS_OK) {
-            ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed: ", c->errstr);
-            return NULL;
-        }
-    } while (!done);
-    ldl__redis_hook(r, &h);
-    for (;;) {
-        if (redisGetReplyFromReader(c, &rep) != REDIS_OK) { ldl__redis_reader_why(r, c->errstr); break; }
-        if (rep) break;
-        if (ldl__redis_unparsed(c) > LDL_REDIS_REPLY_MAX) {
-            ldl__redis_break(r, LDL_REDIS_ERR_PROTOCOL, "reply larger than LDL_REDIS_REPLY_MAX: connection dropped");
-            break;
-        }
-        spent = ldl__redis_now_ms(r) - t0;
-        if (limit) {
-            struct pollfd pf;
-            int pr = 0;
-            if (spent < limit) {
-                pf.fd = c->fd; pf.events = POLLIN; pf.revents = 0;
-                pr = poll(&pf, 1, (int)(limit - spent > 60000u ? 60000u : limit - spent));
-                if (pr < 0 && errno == EINTR) continue;
-            }
-            if (pr == 0) {
-                ldl__redis_break(r, LDL_REDIS_ERR_IO, "the reply took longer than the call's time limit "
-                                 "(the write's fate is unknown): connection dropped");
-                break;
-            }
-        }
-        if (redisBufferRead(c) != REDIS_OK) { ldl__redis_reader_why(r, c->errstr); break; }
-    }
-    ldl__redis_unhook(&h);
-    return (redisReply *)rep;
-}
-
 LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
                                   int nkeys, const int *keyidx, int argc, const char **argv,
                                   const size_t *argvlen, redisReply **reply_out) {
@@ -2221,7 +2183,8 @@ LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fe
         size_t n;
         const char *text = ldl__redis_fx_text(fx, eval, &n);
         if (r->_asking && ldl__redis_asking(r) != 0) break;       /* Cluster view under ASK */
-        rep = ldl__redis_fx_exchange(r, text, n);
+        rep = ldl__redis_roundtrip_text(r, NULL, text, n, "the reply took longer than the call's time limit "
+                                        "(the write's fate is unknown): connection dropped");
         if (!rep) break;
         if (rep->type == REDIS_REPLY_ERROR) {
             int noscript = !eval && rep->str && strncmp(rep->str, "NOSCRIPT", 8) == 0;

@@ -296,7 +296,7 @@ static void test_hostile(void)
 {
     static const hostile_case cases[] = {
         { 'G', 1, 0, "a correct grant (control)", "" },
-        { 'i', 0, 1, "an integer where an array is due", "out of step" },
+        { 'i', 0, 1, "an integer where a string is due", "out of step" },
         { 'n', 0, 1, "a wrong nonce", "out of step" },
         { 'x', 1, 1, "an extra reply after a correct one", "nobody asked" },
         { 'm', 0, 1, "no reply, then the connection closed", "closed" },
@@ -306,6 +306,16 @@ static void test_hostile(void)
         { 's', 0, 1, "a status reply", "out of step" },
         { 't', 0, 0, "the right nonce with token -5", "malformed" },
         { 'e', 0, 1, "arrays nested 12 deep", "nested" },
+        /* the string answer's own malformations (decision 0118) */
+        { 'S', 0, 1, "no space after the nonce", "out of step" },
+        { 'A', 0, 1, "the v0.2 array shape", "out of step" },
+        { 'B', 0, 1, "the right text as a status reply", "out of step" },
+        { 'X', 0, 0, "extra bytes after the token", "malformed" },
+        { 'z', 0, 0, "a leading zero", "malformed" },
+        { 'p', 0, 0, "a plus sign", "malformed" },
+        { 'o', 0, 0, "20 digits", "malformed" },
+        { 'O', 0, 0, "INT64_MAX + 1", "malformed" },
+        { 'F', 0, 0, "epoch fields, epoch view off", "malformed" },
     };
     rs_hostile h;
     size_t k;

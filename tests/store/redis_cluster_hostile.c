@@ -15,6 +15,11 @@
  *             targets are not kept)
  *   overlap   16,384 entries each covering every slot: refused, "overlapping"
  *   bigport   a port of 2^32 + p (an int cast would truncate it to p): refused
+ *   answers   scripts answering the lock scripts' string "<nonce> <value>" (decision 0118),
+ *             well-formed (the controls: a grant, a grant with the epoch, kept) or not (an
+ *             epoch of 2^31, an upper-case replication ID, a leading zero, a trailing space,
+ *             a sign, another call's nonce): never a grant, the node's epoch cache unchanged,
+ *             in the synchronous and the non-blocking Cluster views
  * Run through tests/store/with_redis.sh (or with_redis_cluster.sh). */
 #define _GNU_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -229,6 +234,78 @@ static void test_refused_map(const char *mode, const char *want)
     rf_stop(&f);
 }
 
+/* ------------------------------------------------------------ answers (decision 0118) */
+static void test_answers(void)
+{
+    static const struct { const char *mode, *arg; int grant; const char *why; } cases[] = {
+        { "answer", "77", 1, "" },
+        { "answer", "77 7 0123456789abcdef0123456789abcdef01234567", 1, "" },
+        { "answer", "77 2147483648 0123456789abcdef0123456789abcdef01234567", 0, "malformed" },
+        { "answer", "77 7 0123456789ABCDEF0123456789abcdef01234567", 0, "malformed" },
+        { "answer", "077", 0, "malformed" },
+        { "answer", "77 ", 0, "malformed" },
+        { "answer", "+77", 0, "malformed" },
+        { "othernonce", "", 0, "out of step" },
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        static ldl_redis_cluster rc;
+        static ldl_redis_cluster_req reqs[16];
+        static ldl_redis_cluster_async ra;
+        ldl_async_store as;
+        ldl_lock lk;
+        rf_node f;
+        ldl_store s;
+        char seed[64];
+        int64_t tok = -777;
+        uint64_t end;
+        int r, epoch2 = k == 1;
+        ST_CHECK(rf_start(&f, cases[k].mode, cases[k].arg) == 0, "fake node");
+        seed_of(&f, seed, sizeof seed);
+        /* synchronous view */
+        ST_CHECK(ldl_redis_cluster_init(&rc, seed, NULL, 1000) == LDL_OK, "init: %s", ldl_redis_cluster_why(&rc));
+        s = ldl_redis_cluster_store(&rc);
+        r = s.acquire(s.ctx, "k", 5000, &tok);
+        printf("  answers: \"<nonce> %s\" (%s): sync %d token %lld, epoch cache %u (%s)\n", cases[k].arg,
+               cases[k].mode, r, (long long)tok, rc._m._nn > 0 ? (unsigned)rc._m._n[0]._r._ep_e : 0u,
+               ldl_redis_cluster_why(&rc));
+        if (cases[k].grant)
+            ST_CHECK(r == 1 && tok == 77, "sync: \"%s\" is a grant of 77: %d %lld", cases[k].arg, r, (long long)tok);
+        else
+            ST_CHECK(r < 0 && tok == -777 && strstr(ldl_redis_cluster_why(&rc), cases[k].why),
+                     "sync: \"%s\" (%s) is refused, nothing taken: %d %lld (%s)", cases[k].arg, cases[k].mode, r,
+                     (long long)tok, ldl_redis_cluster_why(&rc));
+        ST_CHECK(rc._m._nn > 0 && rc._m._n[0]._r._ep_e == (epoch2 ? 7u : 0u),
+                 "sync: the epoch cache holds %u (want %u)", rc._m._nn > 0 ? (unsigned)rc._m._n[0]._r._ep_e : 0u,
+                 epoch2 ? 7u : 0u);
+        ldl_redis_cluster_free(&rc);
+        /* non-blocking view */
+        ST_CHECK(ldl_redis_cluster_async_init(&ra, seed, NULL, 1000, reqs, 16) == LDL_OK, "async init: %s",
+                 ldl_redis_cluster_async_why(&ra));
+        as = ldl_redis_cluster_async_store(&ra);
+        tick();
+        lock_async(&lk, &as, "k", 5000);
+        ldl_lock_acquire(&lk);
+        end = st_now_ms() + 3000;
+        while (st_now_ms() < end && ldl_lock_pending(&lk)) {
+            ldl_redis_cluster_async_pump(&ra);
+            tick();
+            ldl_lock_poll(&lk);
+            st_sleep_ms(2);
+        }
+        if (cases[k].grant)
+            ST_CHECK(ldl_lock_state(&lk) == LDL_HELD && ldl_lock_fencing_token(&lk) == 77,
+                     "async: \"%s\" is a grant of 77 (state %s)", cases[k].arg, ldl_state_name(ldl_lock_state(&lk)));
+        else
+            ST_CHECK(ldl_lock_state(&lk) != LDL_HELD && ldl_lock_fencing_token(&lk) == 0,
+                     "async: \"%s\" (%s) is never a grant (state %s token %lld)", cases[k].arg, cases[k].mode,
+                     ldl_state_name(ldl_lock_state(&lk)), (long long)ldl_lock_fencing_token(&lk));
+        ldl_lock_dispose(&lk);
+        ldl_redis_cluster_async_free(&ra);
+        rf_stop(&f);
+    }
+}
+
 int main(void)
 {
     const char *ms = getenv("LDL_TEST_DNS_MS");
@@ -241,5 +318,6 @@ int main(void)
     test_ask15();
     test_refused_map("overlap", "overlapping");
     test_refused_map("bigport", "port");
+    test_answers();
     return st_report();
 }

@@ -18,9 +18,13 @@
 #              ports; later scripts answer MOVED to 127.0.0.1:ARG.
 #   overlap    a map of 16384 entries, each covering every slot.
 #   bigport    a map whose master port is 2^32 + PORT (truncated to PORT by an int cast).
-#   replay     a script's first answer is a correct grant (token 77, its nonce); every later
+#   replay     a script's first answer is a correct grant ("<its nonce> 77", the string answer
+#              of decision 0118); every later
 #              script is answered with that same first reply again.
 #   moved      scripts answer "MOVED 3999 127.0.0.1:7002".
+#   answer     scripts answer the string "<their nonce> ARG" (the lock scripts' answer, decision
+#              0118): ARG a good or a malformed value.
+#   othernonce scripts answer the string "0123456789abcdef 77" (another call's nonce).
 import socket
 import sys
 import threading
@@ -83,7 +87,7 @@ def answer_script(args):
     if MODE == "replay":
         with LOCK:
             if STATE["first"] is None:
-                STATE["first"] = b"*2\r\n" + bulk(nonce) + bulk("77")
+                STATE["first"] = bulk(nonce + b" 77")
             return STATE["first"]
     if MODE == "hugeask":
         return b"-ASK 1 127.0.0.1:%d\r\n" % PORT
@@ -93,6 +97,10 @@ def answer_script(args):
         return b"-MOVED 1 127.0.0.1:%s\r\n" % ARG.encode()
     if MODE == "moved":
         return b"-MOVED 3999 127.0.0.1:7002\r\n"
+    if MODE == "answer":
+        return bulk(nonce + b" " + ARG.encode())
+    if MODE == "othernonce":
+        return bulk(b"0123456789abcdef 77")
     return b"-MOVED 1 127.0.0.1:%d\r\n" % PORT
 
 

@@ -174,41 +174,99 @@ static void test_shared(redisContext *admin)
 }
 
 /* ------------------------------------------------------------ hostile, synchronous view */
+/* sc: the hostile server's scenario (tests/store/redis_server.h); grant: the answer is taken
+   (token 77); oos: the reply is not this call's (the connection is marked failed), else ours
+   but malformed (LDL_ESTORE, the connection kept); epoch: the adapter's epoch fences on */
+typedef struct hsync_case { int sc; int grant; int oos; int epoch; const char *why; } hsync_case;
+
 static void test_hostile_sync(void)
 {
-    static const char scen[] = { 'i', 'n', 'a', 'e', 'G', 'd' };
+    static const hsync_case cases[] = {
+        { 'G', 1, 0, 0, "" },              { 'i', 0, 1, 0, "out of step" },
+        { 'n', 0, 1, 0, "out of step" },   { 'a', 0, 1, 0, "reply refused" },
+        { 'e', 0, 1, 0, "" },              { 'd', 0, 1, 0, "longer than" },
+        { 't', 0, 0, 0, "malformed" },
+        /* the string answer's own malformations (decision 0118) */
+        { 'S', 0, 1, 0, "out of step" },   { 'A', 0, 1, 0, "out of step" },
+        { 'B', 0, 1, 0, "out of step" },   { 'X', 0, 0, 0, "malformed" },
+        { 'z', 0, 0, 0, "malformed" },     { 'p', 0, 0, 0, "malformed" },
+        { 'o', 0, 0, 0, "malformed" },     { 'O', 0, 0, 0, "malformed" },
+        { 'E', 0, 0, 0, "malformed" },     { 'F', 0, 0, 0, "malformed" },   /* epoch fields, view off */
+        /* the epoch view's grant: E and the replication ID are checked before anything is kept */
+        { 'F', 1, 0, 1, "" },              { 'G', 1, 0, 1, "" },
+        { 'H', 0, 0, 1, "malformed" },     { 'L', 0, 0, 1, "malformed" },
+        { 'U', 0, 0, 1, "malformed" },     { 'Y', 0, 0, 1, "malformed" },
+        { 'V', 0, 0, 1, "malformed" },
+    };
     rs_hostile h;
     size_t k;
     ST_CHECK(rs_hostile_start(&h) == 0, "%s", "hostile server");
-    for (k = 0; k < sizeof scen; k++) {
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const hsync_case *hc = &cases[k];
         redisContext *c;
         ldl_redis r;
         ldl_store s;
         int64_t t = -777;
         uint64_t t0;
         int rc;
-        rs_hostile_next(&h, scen[k]);
+        rs_hostile_next(&h, hc->sc);
         c = rs_connect_port(h.port, 300);
-        ST_CHECK(c != NULL, "connect %c", scen[k]);
+        ST_CHECK(c != NULL, "connect %c", hc->sc);
         if (!c) continue;
         ldl_redis_init(&r, c, NULL);
+        if (hc->epoch) {
+            ldl_redis_set_epoch_fences(&r, 1);
+            r._ep_e = 3;                                   /* a cache the answer must not touch */
+            memset(r._ep_r, 'c', 40);
+            r._ep_r[40] = 0;
+        }
         s = ldl_redis_store(&r);
         t0 = st_now_ms();
         rc = s.acquire(s.ctx, "k", 1000, &t);
-        if (scen[k] == 'G') {
-            ST_CHECK(rc == 1 && t == 77, "control grant: %d token %lld why %s", rc, (long long)t, ldl_redis_why(&r));
+        if (hc->grant) {
+            ST_CHECK(rc == 1 && t == 77 && c->err == 0, "%c: control grant: %d token %lld why %s", hc->sc, rc,
+                     (long long)t, ldl_redis_why(&r));
+            if (hc->sc == 'F')
+                ST_CHECK(r._ep_e == 7 && strcmp(r._ep_r, "0123456789abcdef0123456789abcdef01234567") == 0,
+                         "F: the epoch and replication ID kept (%u %s)", (unsigned)r._ep_e, r._ep_r);
+            if (hc->sc == 'G' && hc->epoch)
+                ST_CHECK(r._ep_e == 3 && r._ep_r[0] == 'c', "%s", "G: a grant without the epoch keeps the cache");
         } else {
-            ST_CHECK(rc < 0 && t == -777 && c->err != 0, "scenario %c: %d token %lld err %d", scen[k], rc,
-                     (long long)t, c->err);
+            ST_CHECK(rc < 0 && t == -777, "scenario %c: %d token %lld", hc->sc, rc, (long long)t);
+            ST_CHECK(hc->oos ? c->err != 0 : c->err == 0, "scenario %c: connection %s (err %d)", hc->sc,
+                     hc->oos ? "must be marked failed" : "must be kept", c->err);
+            if (hc->epoch)
+                ST_CHECK(r._ep_e == 3 && strspn(r._ep_r, "c") == 40, "scenario %c: the epoch cache changed (%u %s)",
+                         hc->sc, (unsigned)r._ep_e, r._ep_r);
         }
-        if (scen[k] == 'd')
-            ST_CHECK(strstr(ldl_redis_why(&r), "longer than"), "drip: why %s", ldl_redis_why(&r));
-        if (scen[k] == 'a')
-            ST_CHECK(strstr(ldl_redis_why(&r), "reply refused"), "*2147483647: why %s", ldl_redis_why(&r));
-        if (scen[k] == 'i' || scen[k] == 'n')
-            ST_CHECK(strstr(ldl_redis_why(&r), "out of step"), "%c: why %s", scen[k], ldl_redis_why(&r));
-        fprintf(stderr, "hostile sync %c: %d in %llu ms, why \"%s\"\n", scen[k], rc,
+        ST_CHECK(strstr(ldl_redis_why(&r), hc->why) != NULL, "scenario %c: why \"%s\", want \"%s\"", hc->sc,
+                 ldl_redis_why(&r), hc->why);
+        fprintf(stderr, "hostile sync %c%s: %d in %llu ms, why \"%s\"\n", hc->sc, hc->epoch ? " (epoch)" : "", rc,
                 (unsigned long long)(st_now_ms() - t0), ldl_redis_why(&r));
+        rs_hostile_answered(&h, 8000);
+        rs_hostile_done(&h);
+        redisFree(c);
+    }
+    /* renew and release: "1" is yes, "0" no, anything else ours but malformed (decision 0118) */
+    for (k = 0; k < 8; k++) {
+        static const char sc[8] = { '1', 'G', 'R', '2', '1', 'G', 'R', '2' };
+        redisContext *c;
+        ldl_redis r;
+        ldl_store s;
+        int rc, rel = k >= 4;
+        rs_hostile_next(&h, sc[k]);
+        c = rs_connect_port(h.port, 300);
+        ST_CHECK(c != NULL, "connect %c", sc[k]);
+        if (!c) continue;
+        ldl_redis_init(&r, c, NULL);
+        s = ldl_redis_store(&r);
+        rc = rel ? s.release(s.ctx, "k", 5) : s.renew(s.ctx, "k", 5, 1000);
+        if (sc[k] == '1')
+            ST_CHECK(rc == 1, "%s: \"1\" is yes: %d (%s)", rel ? "release" : "renew", rc, ldl_redis_why(&r));
+        else
+            ST_CHECK(rc == LDL_ESTORE && c->err == 0 && strstr(ldl_redis_why(&r), "malformed"),
+                     "%s: scenario %c is malformed, the connection kept: %d err %d (%s)", rel ? "release" : "renew",
+                     sc[k], rc, c->err, ldl_redis_why(&r));
         rs_hostile_answered(&h, 8000);
         rs_hostile_done(&h);
         redisFree(c);

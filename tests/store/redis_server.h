@@ -191,7 +191,14 @@ static ST__UNUSED void rs_stop(rs_server *s)
  * Scenarios: 'G' a correct grant (token 77: the control), 'i' an integer, 'n' a wrong nonce,
  * 'x' a correct grant plus an extra reply, 'm' nothing, 'g' garbage, 'a' "*2147483647",
  * 'b' a 1 GB bulk header and 64 KiB of it, 's' a status, 't' the right nonce with token -5,
- * 'e' arrays nested 12 deep, 'd' a correct grant dripped one byte per 40 ms. */
+ * 'e' arrays nested 12 deep, 'd' a correct grant dripped one byte per 40 ms.
+ * The answer's own malformations (a lock script answers the string "<nonce> <value>",
+ * decision 0118), all with the right nonce unless said: 'S' no space after the nonce,
+ * 'X' extra bytes after the token, 'z' a leading zero, 'p' a plus sign, 'o' 20 digits,
+ * 'O' INT64_MAX + 1, 'A' the v0.2 array { nonce, "77" }, 'B' the right text as a status
+ * reply, 'E' an empty value, '1' "1" (renew's and release's yes), 'R' "1 ", '2' "2". The epoch view's grant "<nonce> 77 <E> <replid>": 'F' E 7 and
+ * a good replid (control), 'H' E 2^31, 'L' E "07", 'U' an upper-case replid, 'Y' a replid
+ * of 41 digits, 'V' a replid of 39. */
 typedef struct rs_hostile { st_child ch; int port; int listen_fd; } rs_hostile;
 
 static int rs__hostile_nonce(const char *req, size_t n, char *nonce)
@@ -212,12 +219,21 @@ static void rs__write_all(int fd, const char *p, size_t n)
     }
 }
 
+/* a bulk string "<nonce><rest>" */
+static void rs__hostile_bulk(int fd, const char *nonce, const char *rest)
+{
+    char b[256];
+    snprintf(b, sizeof b, "$%u\r\n%s%s\r\n", (unsigned)(strlen(nonce) + strlen(rest)), nonce, rest);
+    rs__write_all(fd, b, strlen(b));
+}
+
 static void rs__hostile_answer(int fd, int sc, const char *nonce)
 {
+    static const char id[] = "0123456789abcdef0123456789abcdef01234567";
     char b[256];
     switch (sc) {
     case 'G': case 'x': case 'd':
-        snprintf(b, sizeof b, "*2\r\n$16\r\n%s\r\n$2\r\n77\r\n%s", nonce, sc == 'x' ? ":0\r\n" : "");
+        snprintf(b, sizeof b, "$19\r\n%s 77\r\n%s", nonce, sc == 'x' ? ":0\r\n" : "");
         if (sc == 'd') {
             size_t i;
             for (i = 0; b[i]; i++) { rs__write_all(fd, b + i, 1); st_sleep_ms(40); }
@@ -226,7 +242,7 @@ static void rs__hostile_answer(int fd, int sc, const char *nonce)
         }
         break;
     case 'i': rs__write_all(fd, ":1\r\n", 4); break;
-    case 'n': rs__write_all(fd, "*2\r\n$16\r\n0123456789abcdef\r\n$2\r\n77\r\n", 35); break;
+    case 'n': rs__write_all(fd, "$19\r\n0123456789abcdef 77\r\n", 26); break;
     case 'g': rs__write_all(fd, "hello world\r\n", 13); break;
     case 'a': rs__write_all(fd, "*2147483647\r\n", 13); break;
     case 'b': {
@@ -237,11 +253,32 @@ static void rs__hostile_answer(int fd, int sc, const char *nonce)
         break;
     }
     case 's': rs__write_all(fd, "+OK\r\n", 5); break;
-    case 't':
-        snprintf(b, sizeof b, "*2\r\n$16\r\n%s\r\n$2\r\n-5\r\n", nonce);
+    case 't': rs__hostile_bulk(fd, nonce, " -5"); break;
+    case 'e': rs__write_all(fd, "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", 52); break;
+    case 'S': rs__hostile_bulk(fd, nonce, "77"); break;
+    case 'X': rs__hostile_bulk(fd, nonce, " 77 "); break;
+    case 'z': rs__hostile_bulk(fd, nonce, " 077"); break;
+    case 'p': rs__hostile_bulk(fd, nonce, " +77"); break;
+    case 'o': rs__hostile_bulk(fd, nonce, " 12345678901234567890"); break;
+    case 'O': rs__hostile_bulk(fd, nonce, " 9223372036854775808"); break;
+    case 'E': rs__hostile_bulk(fd, nonce, " "); break;
+    case '1': rs__hostile_bulk(fd, nonce, " 1"); break;
+    case 'R': rs__hostile_bulk(fd, nonce, " 1 "); break;
+    case '2': rs__hostile_bulk(fd, nonce, " 2"); break;
+    case 'A':
+        snprintf(b, sizeof b, "*2\r\n$16\r\n%s\r\n$2\r\n77\r\n", nonce);
         rs__write_all(fd, b, strlen(b));
         break;
-    case 'e': rs__write_all(fd, "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", 52); break;
+    case 'B':
+        snprintf(b, sizeof b, "+%s 77\r\n", nonce);
+        rs__write_all(fd, b, strlen(b));
+        break;
+    case 'F': snprintf(b, sizeof b, " 77 7 %s", id); rs__hostile_bulk(fd, nonce, b); break;
+    case 'H': snprintf(b, sizeof b, " 77 2147483648 %s", id); rs__hostile_bulk(fd, nonce, b); break;
+    case 'L': snprintf(b, sizeof b, " 77 07 %s", id); rs__hostile_bulk(fd, nonce, b); break;
+    case 'U': rs__hostile_bulk(fd, nonce, " 77 7 0123456789ABCDEF0123456789abcdef01234567"); break;
+    case 'Y': snprintf(b, sizeof b, " 77 7 %s8", id); rs__hostile_bulk(fd, nonce, b); break;
+    case 'V': rs__hostile_bulk(fd, nonce, " 77 7 0123456789abcdef0123456789abcdef0123456"); break;
     default: break;                                      /* 'm': nothing */
     }
 }
