@@ -1037,6 +1037,9 @@ static const char *ldl__redis_field(const char *s, size_t n, size_t most, int ze
     if (i == 0 || i > most || (s[0] == '0' && !(zero_ok && i == 1))) return NULL;
     return s + i;
 }
+
+/* the why of an answer with our nonce whose value is not exactly what the call expects */
+#define LDL__REDIS_MALFORMED "malformed answer (after our nonce, not exactly the 0, 1 or token in [1, INT64_MAX] this call answers)"
 static int ldl__redis_judge(const redisReply *rep, int kind, uint64_t nonce, int64_t *tok, ldl_redis *r) {
     char want[17];
     const char *v, *end, *f;
@@ -1327,7 +1330,7 @@ static int ldl__redis_sync(ldl_redis *r, int kind, const char *key, int64_t toke
             ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, kind == LDL__REDIS_INSPECT
                            ? "malformed inspect answer (token, PTTL or owner out of range: keys "
                              "written by something else?)"
-                           : "malformed answer (fence counter out of range?)", NULL);
+                           : LDL__REDIS_MALFORMED, NULL);
         return rc;
     }
     return LDL_ESTORE;
@@ -1733,7 +1736,7 @@ static int ldl__redis_match(ldl_redis_async *ra, redisReply *rep) {
             ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "reply out of step (wrong type or nonce): link dropped", NULL);
             return -1;
         }
-        if (rc == LDL_ESTORE) ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, "malformed answer (fence counter out of range?)", NULL);
+        if (rc == LDL_ESTORE) ldl__redis_say(&ra->_r, LDL_REDIS_ERR_PROTOCOL, LDL__REDIS_MALFORMED, NULL);
     }
     ldl__redis_fifo_pop(ra);
     ra->_stats.answered++;
