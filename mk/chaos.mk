@@ -51,20 +51,15 @@ CHAOS_RC_FAILOVERS       ?= 40
 CHAOS_RC_SLICE_FAILOVERS ?= 3
 
 # The control (not part of make test or make chaos): the campaign built against a copy of the
-# Cluster header whose two set_epoch_fences calls are deleted (mk/failover_redis.mk's sed); its
-# run MUST fail with repeated or regressed fences or stale writes counted by the checker.
+# Cluster header whose two set_epoch_fences calls are deleted (mk/failover_redis.mk's
+# noepoch-headers); its run MUST fail with repeated or regressed fences or stale writes counted
+# by the checker.
 CHAOS_RC_CONTROL_FAILOVERS ?= 10
 CHAOS_RC_CONTROL_SEED      ?= 20261206
 .PHONY: chaos-failover-control
-chaos-failover-control:
-	@rm -rf $(B)/chaos/control && mkdir -p $(B)/chaos/control/adapters
-	sed -e 's/ldl_redis_set_epoch_fences(&n->_r, 1);/(void)0;/' \
-	    -e 's/ldl_redis_async_set_epoch_fences(&n->_ra, 1);/(void)0;/' \
-	    adapters/lite_di_lock_redis_cluster.h >$(B)/chaos/control/adapters/lite_di_lock_redis_cluster.h
-	@if grep -q set_epoch_fences $(B)/chaos/control/adapters/lite_di_lock_redis_cluster.h; then \
-	  echo "control: the calls were not removed"; exit 1; fi
-	cp adapters/lite_di_lock_redis.h $(B)/chaos/control/adapters/
-	$(CC) -std=c99 -O1 -g -I$(B)/chaos/control -I. -I$(PG_INC) tests/chaos/chaos.c -lhiredis -lpq $(ET_LIBS) \
+chaos-failover-control: noepoch-headers
+	@rm -rf $(B)/chaos/control && mkdir -p $(B)/chaos/control
+	$(CC) -std=c99 -O1 -g -I$(RC_NOEPOCH) -I. -I$(PG_INC) tests/chaos/chaos.c -lhiredis -lpq $(ET_LIBS) \
 	  -o $(B)/chaos/control/chaos
 	@CHAOS_BIN=$(B)/chaos/control/chaos tests/chaos/run.sh redis-cluster-failover $(CHAOS_RC_CONTROL_FAILOVERS) \
 	  $(CHAOS_RC_CONTROL_SEED) >$(B)/chaos/control/run.log 2>&1; rc=$$?; \

@@ -22,19 +22,27 @@ $(B)/rcluster/redis_failover: tests/store/redis_failover.c $(HDR) adapters/lite_
 	@mkdir -p $(B)/rcluster
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< -lhiredis -o $@
 
-# The control (not part of make test): the same suite built against a copy of the Cluster
-# header whose two set_epoch_fences calls are deleted must FAIL its after phase (the
-# repeats come back); this target passes only when it does.
-.PHONY: failover-redis-control
-failover-redis-control:
-	@rm -rf $(B)/rcluster/control && mkdir -p $(B)/rcluster/control/adapters
+# The control headers: a copy of the Cluster header whose two set_epoch_fences calls are
+# deleted (grants without epoch fences, as v0.2), beside a copy of the Redis header, in
+# $(RC_NOEPOCH)/adapters. The two controls (failover-redis-control here, chaos-failover-control
+# in mk/chaos.mk) build against them with -I$(RC_NOEPOCH) first.
+RC_NOEPOCH = $(B)/noepoch
+.PHONY: noepoch-headers
+noepoch-headers:
+	@rm -rf $(RC_NOEPOCH) && mkdir -p $(RC_NOEPOCH)/adapters
 	sed -e 's/ldl_redis_set_epoch_fences(&n->_r, 1);/(void)0;/' \
 	    -e 's/ldl_redis_async_set_epoch_fences(&n->_ra, 1);/(void)0;/' \
-	    adapters/lite_di_lock_redis_cluster.h >$(B)/rcluster/control/adapters/lite_di_lock_redis_cluster.h
-	@if grep -q set_epoch_fences $(B)/rcluster/control/adapters/lite_di_lock_redis_cluster.h; then \
+	    adapters/lite_di_lock_redis_cluster.h >$(RC_NOEPOCH)/adapters/lite_di_lock_redis_cluster.h
+	@if grep -q set_epoch_fences $(RC_NOEPOCH)/adapters/lite_di_lock_redis_cluster.h; then \
 	  echo "control: the calls were not removed"; exit 1; fi
-	cp adapters/lite_di_lock_redis.h $(B)/rcluster/control/adapters/
-	$(CC) -std=c99 -O1 -g -I$(B)/rcluster/control -I. tests/store/redis_failover.c -lhiredis \
+	cp adapters/lite_di_lock_redis.h $(RC_NOEPOCH)/adapters/
+
+# The control (not part of make test): the same suite built against the control headers must
+# FAIL its after phase (the repeats come back); this target passes only when it does.
+.PHONY: failover-redis-control
+failover-redis-control: noepoch-headers
+	@rm -rf $(B)/rcluster/control && mkdir -p $(B)/rcluster/control
+	$(CC) -std=c99 -O1 -g -I$(RC_NOEPOCH) -I. tests/store/redis_failover.c -lhiredis \
 	  -o $(B)/rcluster/control/redis_failover
 	@if LDL_FAILOVER_TESTS=after LDL_FAILOVER_ROUNDS=1 tests/store/with_redis_cluster.sh \
 	     ./$(B)/rcluster/control/redis_failover; then \
