@@ -1,4 +1,4 @@
-/* lite_di_lock.h - v0.2.0 - a lease-lock LIFECYCLE for C programs.
+/* lite_di_lock.h - v0.3.0 - a lease-lock LIFECYCLE for C programs.
    Single header, stb style, MIT license (see the end of the file).
 
    WHAT IT IS
@@ -304,9 +304,13 @@
 #include <stdint.h>
 
 #define LDL_VERSION_MAJOR 0
-#define LDL_VERSION_MINOR 2
+#define LDL_VERSION_MINOR 3
 #define LDL_VERSION_PATCH 0
-#define LDL_VERSION "0.2.0"
+/* the one source of the version: LDL_VERSION is spelled from the three numbers above,
+   and pkg/version.sh, CMake, Meson, pkg-config and both CLIs read them (test-pkg checks) */
+#define LDL__VSTR2(x) #x
+#define LDL__VSTR(x) LDL__VSTR2(x)
+#define LDL_VERSION LDL__VSTR(LDL_VERSION_MAJOR) "." LDL__VSTR(LDL_VERSION_MINOR) "." LDL__VSTR(LDL_VERSION_PATCH)
 
 #ifndef LDL_KEY_MAX
 #define LDL_KEY_MAX 128

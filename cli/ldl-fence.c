@@ -50,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FENCE_VERSION "0.3.0"
+#define FENCE_VERSION LDL_VERSION /* the header's version: one source */
 
 /* exit codes (also in --help, the README paragraph and decision 0704). None of
    them is one of ldl-run's own codes (1, 64's meaning aside, 69, 71, 75), so the

@@ -58,7 +58,7 @@
 #include <sys/prctl.h>
 #endif
 
-#define RUN_VERSION "0.3.0"
+#define RUN_VERSION LDL_VERSION /* the header's version: one source */
 
 /* exit codes (also in --help and the README section) */
 #define EXIT_NOT_ACQUIRED 1     /* default of -E */

@@ -37,7 +37,7 @@ static void t_version(void) {
     char v[32];
     snprintf(v, sizeof v, "%d.%d.%d", LDL_VERSION_MAJOR, LDL_VERSION_MINOR, LDL_VERSION_PATCH);
     CHECK_STR(LDL_VERSION, v);
-    CHECK_STR(LDL_VERSION, "0.2.0");
+    CHECK_STR(LDL_VERSION, "0.3.0");
 }
 
 static void t_getters_plain_reads(void) {
