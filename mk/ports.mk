@@ -24,7 +24,7 @@ DEPS_PKGS += gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm \
              tcc
 DEPS_CMDS += arm-none-eabi-gcc arm-none-eabi-nm arm-none-eabi-size qemu-system-arm \
              x86_64-w64-mingw32-gcc wine wineserver \
-             qemu-arm qemu-s390x qemu-ppc \
+             qemu-arm qemu-s390x qemu-ppc qemu-i386 \
              arm-linux-gnueabihf-gcc s390x-linux-gnu-gcc powerpc-linux-gnu-gcc tcc
 DEPS_FILES += /usr/lib/wine/wine64 /usr/lib32/libc.so \
               /usr/lib/gcc/x86_64-linux-gnu/*/32/libgcc.a \
@@ -130,7 +130,8 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 #   win64    mingw-w64, run under wine: the QueryPerformanceCounter path.
 #            The prefix lives in build/ports/wineprefix (first start ~7 s);
 #            wineserver is stopped afterwards.
-#   m32      $(CC) -m32 with UBSan. Debian's gcc-multilib conflicts with every
+#   m32      $(CC) -m32 with UBSan, run by qemu-i386 (never the host kernel: some
+#            kernels have no IA32 emulation). Debian's gcc-multilib conflicts with every
 #            cross compiler (all it adds is the /usr/include/asm symlink), so
 #            the deps install gcc-12-multilib and asm/ comes via -idirafter.
 #   armhf    32-bit little-endian ARM (int64_t split over two registers)
@@ -155,6 +156,8 @@ PORTS_CC_s390x     = s390x-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_powerpc   = powerpc-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_tcc       = tcc -std=c99 -Wall -Werror -b
 PORTS_EXEC_win64   = $(PORTS_WINE) wine
+# never the host kernel: a kernel without IA32 emulation cannot exec i386 (issue 30)
+PORTS_EXEC_m32     = qemu-i386
 PORTS_EXEC_armhf   = qemu-arm
 PORTS_EXEC_s390x   = qemu-s390x
 PORTS_EXEC_powerpc = qemu-ppc
@@ -163,7 +166,8 @@ PORTS_EXE_win64    = .exe
 PORTS_NEED_win64   = x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 wine:wine,wine64 \
                      /usr/lib/wine/wine64:wine64
 PORTS_NEED_m32     = $(firstword $(CC)):build-essential /usr/lib32/libc.so:gcc-12-multilib \
-                     /usr/include/x86_64-linux-gnu/asm/errno.h:linux-libc-dev
+                     /usr/include/x86_64-linux-gnu/asm/errno.h:linux-libc-dev qemu-i386:qemu-user \
+                     /lib/ld-linux.so.2:libc6-i386
 PORTS_NEED_armhf   = arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf \
                      /usr/arm-linux-gnueabihf/lib/libc.a:libc6-dev-armhf-cross qemu-arm:qemu-user
 PORTS_NEED_s390x   = s390x-linux-gnu-gcc:gcc-s390x-linux-gnu \
