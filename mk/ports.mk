@@ -204,3 +204,12 @@ ports-$(1): $(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)) $(PORTS_B)/$(1)/clock_check$(P
 	 $$(or $$(PORTS_AFTER_$(1)),:); exit $$$$rc
 endef
 $(foreach p,win64 m32 armhf s390x powerpc tcc,$(eval $(call PORTS_HOSTED,$(p))))
+
+# ---------------------------------------------------------- doc figures
+# The footprint figures in README.md and docs/PLATFORMS.md are tagged <!--fp:NAME-->
+# and checked against a fresh measurement (bench/footprint.sh and the firmware image):
+# more than 5 % off fails (issue 30). `sh tools/doc-figures.sh --write` regenerates them.
+TEST_TARGETS += test-docs-figures
+.PHONY: test-docs-figures
+test-docs-figures:
+	@sh tools/doc-figures.sh

@@ -6,7 +6,8 @@
 #   CHANGELOG.md's newest released section (with a date), `ldl-run -V`, `ldl-fence -V`,
 #   `make install`'s "installed lite_di_lock X" line, `pkg-config --modversion` of
 #   every installed .pc file, CMake's find_package(lite_di_lock X EXACT) and a newer
-#   minor refused, and Meson's dependency('lite_di_lock', version: '==X').
+#   minor refused, and Meson's dependency('lite_di_lock', version: '==X'); and `make cli`
+#   builds both CLIs.
 set -u
 cd "$(dirname "$0")/../.."
 pass=0 fail=0
@@ -60,6 +61,15 @@ mkdir -p "$d/me"
 printf "project('v', 'c')\ndep = dependency('lite_di_lock', version : '==%s')\nmessage('found=' + dep.version())\n" "$v" >"$d/me/meson.build"
 got=$(PKG_CONFIG_PATH="$d/usr/share/pkgconfig" meson setup "$d/me/b" "$d/me" 2>&1 | sed -n 's/^Message: found=//p')
 [ "$got" = "$v" ] && ok "Meson dependency('lite_di_lock', version: '==$v'): $got" || bad "Meson dependency ==$v: '$got'"
+
+# make cli builds both CLIs (README: "Build with `make cli`")
+rm -f build/cli/ldl-run build/cli/ldl-fence
+if make --no-print-directory cli >"$d/cli.log" 2>&1; then
+  for c in ldl-run ldl-fence; do
+    got=$(build/cli/$c -V 2>&1)
+    [ "$got" = "$c $v (lite_di_lock $v)" ] && ok "make cli built $c: $got" || bad "make cli: build/cli/$c -V says '$got'"
+  done
+else bad "make cli failed: $(tail -n 3 "$d/cli.log")"; fi
 
 echo "version: $pass passed, $fail failed"
 [ $fail = 0 ]
