@@ -20,6 +20,7 @@
 #     TARGET: x86-64, x86-32, cortex-m4
 #   m0.image, m4.image          the lock's code in the linked firmware example
 #   m0.image.text, m4.image.text, m4.image.bss   the whole image (arm-none-eabi-size)
+#   TARGET.f.*          the size of each feature (tools/ports/size-features.sh says which)
 set -u
 cd "$(dirname "$0")/.."
 mode=${1:-check}
@@ -50,8 +51,10 @@ for m in m0 m4; do
   sed -n 's/^x: whole image: text \([0-9]*\), data [0-9]*, bss \([0-9]*\) bytes/'$m'.image.text=\1\
 '$m'.image.bss=\2/p' "$d/sz-$m" >>"$figs"
 done
+# the size of each feature per target (the table in docs/PLATFORMS.md)
+sh tools/ports/size-features.sh "$d/sf" >>"$figs" 2>"$d/sf.err" || { cat "$d/sf.err"; echo "doc-figures: tools/ports/size-features.sh failed"; exit 1; }
 n=$(wc -l <"$figs")
-[ "$n" -ge 20 ] || { cat "$figs" "$d/rows"; echo "doc-figures: only $n figures measured (want >= 20)"; exit 1; }
+[ "$n" -ge 50 ] || { cat "$figs" "$d/rows"; echo "doc-figures: only $n figures measured (want >= 50)"; exit 1; }
 
 if [ "$mode" = --list ]; then cat "$figs"; exit 0; fi
 
