@@ -246,8 +246,18 @@ LDL_SQLITE_API ldl_store_ext ldl_sqlite_async_ext(ldl_sqlite *s);      /* submit
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #if defined(__linux__)
 #include <sys/vfs.h>
+#endif
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+#ifndef S_ISVTX
+#define S_ISVTX 01000                   /* the sticky bit (XSI) */
 #endif
 
 #if !defined(CLOCK_MONOTONIC)
@@ -405,6 +415,132 @@ static void ldl__sq_rollback(ldl_sqlite *s) {
         if (st) { (void)sqlite3_step(st); sqlite3_reset(st); }
         else (void)sqlite3_exec(s->_db, "ROLLBACK", NULL, NULL, NULL);
     }
+}
+
+
+/* ------------------------------------------------------------ files others can write (decision 0804) */
+/* a file or directory that another user owns or may write lets that user
+   rewrite the token (or swap the file, or plant a -journal that SQLite rolls
+   "back" into it). Trusted owners: this process's euid and root. */
+static int ldl__sq_foreign(ldl_sqlite *s, const char *what, const char *path,
+                           const struct stat *st, int dir_sticky_ok) {
+    char buf[LDL__SQLITE_ERR_MAX];
+    uid_t me = geteuid();
+    int wr = (st->st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    if (st->st_uid != me && st->st_uid != 0) {
+        snprintf(buf, sizeof buf, "%s %.300s is owned by uid %lu, not by this user (uid %lu) or "
+                 "root: that user could rewrite the token", what, path,
+                 (unsigned long)st->st_uid, (unsigned long)me);
+        ldl__sq_err(s, "foreign file", buf);
+        return -1;
+    }
+    if (wr && !(dir_sticky_ok && (st->st_mode & S_ISVTX))) {
+        snprintf(buf, sizeof buf, "%s %.300s is writable by %s (mode %04lo): another user could "
+                 "%s; chmod go-w it", what, path,
+                 (st->st_mode & S_IWOTH) ? "others" : "its group",
+                 (unsigned long)(st->st_mode & 07777),
+                 S_ISDIR(st->st_mode) ? "swap the database or plant a -journal beside it"
+                                      : "rewrite the token");
+        ldl__sq_err(s, "foreign file", buf);
+        return -1;
+    }
+    return 0;
+}
+
+/* the directory `dir` and every directory above it: owned by this user or
+   root; the first must not be writable by others at all (they could create
+   the -wal, -shm or -journal name) unless sticky_ok; the ones above may be
+   sticky (/tmp: their entries are not others' to rename) */
+static int ldl__sq_guard_dirs(ldl_sqlite *s, const char *dir, int sticky_ok) {
+    char p[PATH_MAX];
+    size_t n = strlen(dir);
+    int first = !sticky_ok;
+    struct stat st;
+    if (n == 0 || n >= sizeof p) { ldl__sq_err(s, "foreign file", "path too long"); return -1; }
+    memcpy(p, dir, n + 1);
+    for (;;) {
+        char *slash;
+        if (stat(p[0] ? p : "/", &st) != 0) {
+            ldl__sq_err(s, "foreign file", "cannot stat a directory of the database's path");
+            return -1;
+        }
+        if (ldl__sq_foreign(s, "directory", p[0] ? p : "/", &st, !first) != 0) return -1;
+        first = 0;
+        if (!p[0] || strcmp(p, "/") == 0) return 0;
+        slash = strrchr(p, '/');
+        if (!slash) return 0;
+        *slash = '\0';
+    }
+}
+
+/* the directory part of `path` as an absolute path (the cwd prefixed to a
+   relative one); 0 ok */
+static int ldl__sq_dir_of(const char *path, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    size_t n;
+    if (!slash) return getcwd(out, cap) ? 0 : -1;
+    n = slash == path ? 1 : (size_t)(slash - path);
+    if (path[0] == '/') {
+        if (n >= cap) return -1;
+        memcpy(out, path, n);
+        out[n] = '\0';
+        return 0;
+    }
+    if (!getcwd(out, cap)) return -1;
+    if (strlen(out) + 1 + n >= cap) return -1;
+    strcat(out, "/");
+    strncat(out, path, n);
+    return 0;
+}
+
+/* the database file of the connection (SQLite names it with every symlink
+   resolved), its -wal, -shm and -journal (those that exist; never a
+   symlink: SQLite makes none), and the directories above it; `given`
+   (ldl_sqlite_open's path, may be NULL), when a symlink, adds the
+   directories above the link (whoever may write there can swap it).
+   In-memory and temporary databases have no file: nothing to check. */
+static int ldl__sq_guard(ldl_sqlite *s, sqlite3 *db, const char *given) {
+    static const char *const sfx[4] = { "", "-wal", "-shm", "-journal" };
+    const char *file = sqlite3_db_filename(db, "main");
+    char f[PATH_MAX + 16], dir[PATH_MAX];
+    struct stat st;
+    int k;
+    if (!file || !*file) return 0;
+    if (given && lstat(given, &st) == 0 && S_ISLNK(st.st_mode)) {
+        st.st_mode &= ~(mode_t)(S_IWGRP | S_IWOTH);  /* a link's own mode means nothing */
+        if (ldl__sq_foreign(s, "the symlink", given, &st, 0) != 0) return -1;
+        if (ldl__sq_dir_of(given, dir, sizeof dir) != 0) {
+            ldl__sq_err(s, "foreign file", "cannot name the directory of the symlink");
+            return -1;
+        }
+        /* a sticky directory (/tmp) keeps others from replacing a link of ours */
+        if (ldl__sq_guard_dirs(s, dir, 1) != 0) return -1;
+    }
+    for (k = 0; k < 4; k++) {
+        if (strlen(file) + strlen(sfx[k]) >= sizeof f) { ldl__sq_err(s, "foreign file", "path too long"); return -1; }
+        snprintf(f, sizeof f, "%s%s", file, sfx[k]);
+        if (lstat(f, &st) != 0) {
+            if (k > 0 && errno == ENOENT) continue;
+            ldl__sq_err(s, "foreign file", "cannot stat the database file");
+            return -1;
+        }
+        if (k == 0 && S_ISLNK(st.st_mode) && stat(f, &st) != 0) {
+            ldl__sq_err(s, "foreign file", "cannot stat the database file");
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(dir, sizeof dir, "%.300s is not a regular file%s", f,
+                     S_ISLNK(st.st_mode) ? " (a symlink)" : "");
+            ldl__sq_err(s, "foreign file", dir);
+            return -1;
+        }
+        if (ldl__sq_foreign(s, k == 0 ? "the database" : "the database's", f, &st, 0) != 0) return -1;
+    }
+    if (ldl__sq_dir_of(file, dir, sizeof dir) != 0) {
+        ldl__sq_err(s, "foreign file", "cannot name the database's directory");
+        return -1;
+    }
+    return ldl__sq_guard_dirs(s, dir, 0);
 }
 
 /* ------------------------------------------------------------ one store call */
@@ -799,6 +935,7 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
                     "or file system): the lease table must be written");
         return LDL_ESTORE;
     }
+    if (ldl__sq_guard(s, db, NULL) != 0) return LDL_ESTORE;
     /* the transaction statements first: the others name tables that may
        not exist yet */
     if (ldl__sq_prepare(s, LDL__SQ_BEGIN, LDL__SQ_ROLLBACK) != 0) { ldl__sq_finalize(s); return LDL_ESTORE; }
@@ -864,6 +1001,15 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
         sqlite3_close(db);
         return LDL_ESTORE;
     }
+    s->_db = db;
+    if (ldl__sq_guard(s, db, path) != 0) {       /* before anything writes the file */
+        memcpy(buf, s->_err, sizeof buf);
+        sqlite3_close(db);
+        memset(s, 0, sizeof *s);
+        memcpy(s->_err, buf, sizeof buf);
+        return LDL_ESTORE;
+    }
+    s->_db = NULL;
     rc = ldl__sq_pragma(db, (flags & LDL_SQLITE_FAST) ? "PRAGMA main.synchronous = NORMAL"
                                                        : "PRAGMA main.synchronous = FULL",
                         LDL_SQLITE_BUSY_MS, NULL, 0);
