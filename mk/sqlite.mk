@@ -15,7 +15,7 @@ DEPS_FILES   += /usr/include/sqlite3.h
 SQ_LIBS    = -lsqlite3
 SQ_HDRS    = $(HDR) adapters/lite_di_lock_sqlite.h
 SQ_THDRS   = $(SQ_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/sqlite_common.h
-SQ_SUITES  = sqlite_conformance sqlite_contention sqlite_faults sqlite_fence sqlite_hostile
+SQ_SUITES  = sqlite_conformance sqlite_contention sqlite_faults sqlite_fence sqlite_hostile sqlite_foreign
 SQ_BUILDS  = $(B)/sqlite/build_c99 $(B)/sqlite/build_clang $(B)/sqlite/build_cxx17 $(B)/sqlite/build_static \
              $(B)/sqlite/build_noasync
 SQ_TMPFS  ?= /dev/shm
