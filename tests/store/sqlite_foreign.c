@@ -155,6 +155,7 @@ int main(int argc, char **argv)
     char db[600], p[640], sub[600], sdb[640], link[640];
     int root = geteuid() == 0, rc;
     dir = sqt_setup(argc, argv, "ldl-sqlite-foreign");
+    st_case("foreign", SQT_CASE_S);
     if (root) foe_create();
     else fprintf(stderr, "note: not root, no second user: the mode checks only\n");
     ST_CHECK(chmod(dir, 0755) == 0, "chmod the temp dir 0755 (the foe must reach the file)");
@@ -286,6 +287,7 @@ int main(int argc, char **argv)
     refused(link, "writable by others", "our symlink in a 0777 directory (anyone can swap it)");
     chmod(dir, 0755);
 
+    st_case("", 0);
     foe_remove();
     if (root) {
         char cmd[96];

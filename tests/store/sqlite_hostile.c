@@ -243,11 +243,12 @@ int main(int argc, char **argv)
 {
     st_ignore_sigpipe();
     sqt_setup(argc, argv, "ldl-sqlite-hostile");
-    test_shapes();
-    test_not_sqlite();
-    test_locked();
-    test_commit_blocked();
-    test_files();
+    st_case("shapes", SQT_CASE_S); test_shapes();
+    st_case("not_sqlite", SQT_CASE_S); test_not_sqlite();
+    st_case("locked", SQT_CASE_S); test_locked();
+    st_case("commit_blocked", SQT_CASE_S); test_commit_blocked();
+    st_case("files", SQT_CASE_S); test_files();
+    st_case("", 0);
     sqt_cleanup();
     return st_report();
 }
