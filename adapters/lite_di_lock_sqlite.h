@@ -72,7 +72,15 @@
    database or connection; a connection inside a transaction; a view, index
    or anything but a table in the name's place; a table whose stored CREATE
    text is not exactly the adapter's (another shape); a trigger on either
-   table (main or temp); an index of its own on either table. Statements are
+   table (main or temp); an index of its own on either table; storage
+   another local user may write (decision 0804, why "foreign file: ..."):
+   the database file (symlinks resolved) or its -wal, -shm or -journal owned
+   by another uid than this process's or root's, or writable by group or
+   others, a side file that is a symlink, the directory holding the file
+   owned by another uid or writable by group or others (sticky or not), a
+   directory above it owned by another uid or writable by others and not
+   sticky (and, for ldl_sqlite_open, a symlinked path's own link and
+   directories). Statements are
    prepared once (SQLITE_PREPARE_PERSISTENT) and kept until ldl_sqlite_close.
 
    ldl_sqlite_open(s, path, table, flags): the convenience init that opens a
@@ -89,6 +97,13 @@
      LDL_SQLITE_KEEP_JOURNAL  the file's journal mode as it is (a new file:
                          rollback journal, "delete"), synchronous=FULL: as
                          safe against power loss
+     LDL_SQLITE_INSPECT  (alone) read-only inspection: no file, table or
+                         pragma is created or set; a missing path is
+                         LDL_ESTORE "no such store: ...", missing tables
+                         "no such table: ..."; only ldl_sqlite_ext(s).inspect
+                         answers, store calls and the fence refuse. The
+                         connection is read-write with PRAGMA query_only = 1
+                         (a read-only one would leave -wal and -shm behind)
      LDL_SQLITE_FAST     journal_mode=WAL, synchronous=NORMAL: no fsync per
                          commit. It survives a process crash, but A POWER LOSS
                          (or kernel crash) CAN LOSE THE LAST COMMITS: a token
@@ -188,6 +203,7 @@
 #define LDL_SQLITE_CREATE 1u
 #define LDL_SQLITE_KEEP_JOURNAL 2u
 #define LDL_SQLITE_FAST   4u
+#define LDL_SQLITE_INSPECT 8u           /* read-only inspection: creates and changes nothing */
 
 /* ldl_sqlite_check_durability answers */
 #define LDL_SQLITE_NOT_SAFE   0
@@ -210,6 +226,7 @@ typedef struct ldl_sqlite {              /* caller-owned; fields are private */
     sqlite3_stmt *_st[LDL__SQLITE_NSTMT];
     int           _ok;                   /* 1 after a successful init */
     int           _own;                  /* 1: ldl_sqlite_open opened _db */
+    int           _ro;                   /* 1: opened with LDL_SQLITE_INSPECT (inspect only) */
     uint32_t      _busy_ms;
     char          _table[LDL__SQLITE_NAME_MAX];
     char          _boot[LDL__SQLITE_BOOT_MAX];
@@ -574,6 +591,7 @@ static int ldl__sq_call(ldl_sqlite *s, int which, const char *key, int64_t token
     int64_t deadline, now, got = 0;
     int rc, out;
     if (!s->_ok) { ldl__sq_err(s, "exec", "ldl_sqlite not initialised"); return LDL_ESTORE; }
+    if (s->_ro) { ldl__sq_err(s, "exec", "opened for inspection only (LDL_SQLITE_INSPECT)"); return LDL_ESTORE; }
     if (!sqlite3_get_autocommit(s->_db)) {
         ldl__sq_err(s, "exec", "the connection is inside a transaction of the caller's "
                     "(a lease taken there would be undone by its ROLLBACK)");
@@ -731,6 +749,7 @@ LDL_SQLITE_API int ldl_sqlite_fence(ldl_sqlite *s, const char *resource, int64_t
     int rc, out;
     if (!s) return LDL_EINVAL;
     if (!s->_ok) { ldl__sq_err(s, "fence", "ldl_sqlite not initialised"); return LDL_EINVAL; }
+    if (s->_ro) { ldl__sq_err(s, "fence", "opened for inspection only (LDL_SQLITE_INSPECT)"); return LDL_ESTATE; }
     if (!resource || (n = strlen(resource)) == 0 || n >= LDL_SQLITE_RESOURCE_MAX) {
         ldl__sq_err(s, "fence", "resource: want 1..LDL_SQLITE_RESOURCE_MAX-1 bytes");
         return LDL_EINVAL;
@@ -903,7 +922,7 @@ static int ldl__sq_prepare(ldl_sqlite *s, int first, int last) {
     return 0;
 }
 
-LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table) {
+static int ldl__sq_init(ldl_sqlite *s, sqlite3 *db, const char *table, int inspect) {
     char fence_table[LDL__SQLITE_NAME_MAX];
     int rc, pass, found = 1;
     if (!s) return LDL_EINVAL;
@@ -930,7 +949,7 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
         ldl__sq_err(s, "init", "the connection is inside a transaction of the caller's");
         return LDL_ESTORE;
     }
-    if (sqlite3_db_readonly(db, "main") != 0) {
+    if (!inspect && sqlite3_db_readonly(db, "main") != 0) {
         ldl__sq_err(s, "init", "read-only database (file permissions, a read-only connection "
                     "or file system): the lease table must be written");
         return LDL_ESTORE;
@@ -954,6 +973,12 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
         }
         found = ldl__sq_table(s, table, LDL__SQ_LEASE_COLS, pass, deadline);
         if (found == 0) found = ldl__sq_table(s, fence_table, LDL__SQ_FENCE_COLS, pass, deadline);
+        if (found == 1 && inspect) {          /* inspection creates nothing */
+            char buf[LDL__SQLITE_ERR_MAX];
+            snprintf(buf, sizeof buf, "no such table: \"%s\" (or its _fence table): nothing was created", table);
+            ldl__sq_err(s, "inspect", buf);
+            found = -1;
+        }
         if (found < 0) {
             ldl__sq_rollback(s);
             ldl__sq_finalize(s);
@@ -968,10 +993,18 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
         }
         if (found == 0) break;
     }
-    if (ldl__sq_prepare(s, LDL__SQ_ACQ, LDL__SQ_FEN) != 0) { ldl__sq_finalize(s); return LDL_ESTORE; }
+    if (ldl__sq_prepare(s, inspect ? LDL__SQ_INS : LDL__SQ_ACQ, inspect ? LDL__SQ_INS : LDL__SQ_FEN) != 0) {
+        ldl__sq_finalize(s);
+        return LDL_ESTORE;
+    }
     s->_err[0] = '\0';
+    s->_ro = inspect;
     s->_ok = 1;
     return LDL_OK;
+}
+
+LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table) {
+    return ldl__sq_init(s, db, table, 0);
 }
 
 LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *table,
@@ -983,13 +1016,23 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
     memset(s, 0, sizeof *s);
     s->_busy_ms = LDL_SQLITE_BUSY_MS;
     if (!path || !*path) { ldl__sq_err(s, "open", "NULL or empty path"); return LDL_EINVAL; }
-    if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL | LDL_SQLITE_FAST)) {
-        ldl__sq_err(s, "open", "unknown flags");
+    if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL | LDL_SQLITE_FAST | LDL_SQLITE_INSPECT) ||
+        ((flags & LDL_SQLITE_INSPECT) && flags != LDL_SQLITE_INSPECT)) {
+        ldl__sq_err(s, "open", "unknown flags (LDL_SQLITE_INSPECT goes alone)");
         return LDL_EINVAL;
     }
     if (table && !ldl__sq_name_ok(table)) {
         ldl__sq_err(s, "init", "bad table name (want [A-Za-z_][A-Za-z0-9_]{0,62}, not sqlite_*)");
         return LDL_EINVAL;
+    }
+    if (flags & LDL_SQLITE_INSPECT) {
+        /* no such store: say so, before SQLite could make anything of the path */
+        struct stat st;
+        if (stat(path, &st) != 0 && errno == ENOENT) {
+            snprintf(buf, sizeof buf, "no such store: %.300s does not exist (nothing was created)", path);
+            ldl__sq_err(s, "inspect", buf);
+            return LDL_ESTORE;
+        }
     }
     if (flags & LDL_SQLITE_CREATE) of |= SQLITE_OPEN_CREATE;
     rc = sqlite3_open_v2(path, &db, of, NULL);
@@ -1010,6 +1053,21 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
         return LDL_ESTORE;
     }
     s->_db = NULL;
+    if (flags & LDL_SQLITE_INSPECT) {
+        /* read-write (a read-only connection on a WAL file leaves -wal and -shm
+           behind; the last read-write one removes them at close), but
+           query_only: this connection writes nothing, and no pragma is set */
+        rc = ldl__sq_pragma(db, "PRAGMA query_only = 1", LDL_SQLITE_BUSY_MS, NULL, 0);
+        if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = ldl__sq_init(s, db, table, 1);
+        else { s->_db = db; ldl__sq_err_db(s, "inspect", rc); s->_db = NULL; rc = LDL_ESTORE; }
+        if (rc != LDL_OK) {
+            s->_db = NULL;
+            sqlite3_close(db);
+            return rc;
+        }
+        s->_own = 1;
+        return LDL_OK;
+    }
     rc = ldl__sq_pragma(db, (flags & LDL_SQLITE_FAST) ? "PRAGMA main.synchronous = NORMAL"
                                                        : "PRAGMA main.synchronous = FULL",
                         LDL_SQLITE_BUSY_MS, NULL, 0);
@@ -1045,6 +1103,7 @@ LDL_SQLITE_API void ldl_sqlite_close(ldl_sqlite *s) {
     if (s->_own && s->_db) sqlite3_close(s->_db);
     s->_db = NULL;
     s->_own = 0;
+    s->_ro = 0;
     s->_ok = 0;
 }
 
