@@ -1034,7 +1034,18 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
             return LDL_ESTORE;
         }
     }
-    if (flags & LDL_SQLITE_CREATE) of |= SQLITE_OPEN_CREATE;
+    if (flags & LDL_SQLITE_CREATE) {
+        /* a new file in a directory others may write would be refused right after
+           SQLite made it: refuse first, and make nothing (decision 0804) */
+        struct stat st;
+        char dir[PATH_MAX];
+        if (lstat(path, &st) != 0 && errno == ENOENT &&
+            (ldl__sq_dir_of(path, dir, sizeof dir) != 0 || ldl__sq_guard_dirs(s, dir, 0) != 0)) {
+            if (!s->_err[0]) ldl__sq_err(s, "foreign file", "cannot name the directory of the path");
+            return LDL_ESTORE;
+        }
+        of |= SQLITE_OPEN_CREATE;
+    }
     rc = sqlite3_open_v2(path, &db, of, NULL);
     if (rc != SQLITE_OK) {
         snprintf(buf, sizeof buf, "cannot open %.200s: %s%s", path,

@@ -323,11 +323,17 @@ int main(void)
     if (ldl_redis_cluster_init(&rc, g_seeds, "fc", 2000) != LDL_OK) {
         ST_CHECK(0, "init: %s", ldl_redis_cluster_why(&rc));
     } else {
+        st_case("slots", RS_CASE_S);
         test_slots(&rc);
+        st_case("protocol", RS_CASE_S);
         test_protocol(&rc);
+        st_case("cross_slot", RS_CASE_S);
         test_cross_slot(&rc);
+        st_case("migration", RS_CASE_S);
         test_migration(&rc);
+        st_case("reply_bounds", RS_CASE_S);
         test_reply_bounds(&rc);
+        st_case("sigstop", RS_CASE_S);
         test_sigstop(&rc);
     }
     ldl_redis_cluster_free(&rc);

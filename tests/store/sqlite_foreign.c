@@ -248,6 +248,17 @@ int main(int argc, char **argv)
     refused(sdb, "writable by others (mode 1777)", "a sticky 1777 directory (others can plant a -journal)");
     chmod(sub, 0775);
     refused(sdb, "writable by its group (mode 0775)", "a 0775 directory");
+    {   /* a new file in a 0777 directory: refused before SQLite makes it */
+        char ndb[700];
+        ldl_sqlite sq;
+        struct stat st;
+        chmod(sub, 0777);
+        snprintf(ndb, sizeof ndb, "%s/new.db", sub);
+        rc = ldl_sqlite_open(&sq, ndb, NULL, LDL_SQLITE_CREATE);
+        ST_CHECK(rc == LDL_ESTORE && strstr(ldl_sqlite_why(&sq), "writable by others") && stat(ndb, &st) != 0,
+                 "CREATE in a 0777 directory: refused, no file made (%d: %s)", rc, ldl_sqlite_why(&sq));
+        ldl_sqlite_close(&sq);
+    }
     chmod(sub, 0755);
     accepted(sdb, "the 0755 directory again");
     if (root) {
