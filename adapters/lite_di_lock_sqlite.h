@@ -1039,8 +1039,8 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
            SQLite made it: refuse first, and make nothing (decision 0804) */
         struct stat st;
         char dir[PATH_MAX];
-        if (lstat(path, &st) != 0 && errno == ENOENT &&
-            (ldl__sq_dir_of(path, dir, sizeof dir) != 0 || ldl__sq_guard_dirs(s, dir, 0) != 0)) {
+        if (lstat(path, &st) != 0 && errno == ENOENT &&          /* (a missing directory: SQLite says so) */
+            (ldl__sq_dir_of(path, dir, sizeof dir) != 0 || (stat(dir, &st) == 0 && ldl__sq_guard_dirs(s, dir, 0) != 0))) {
             if (!s->_err[0]) ldl__sq_err(s, "foreign file", "cannot name the directory of the path");
             return LDL_ESTORE;
         }
