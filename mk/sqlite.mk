@@ -6,7 +6,7 @@
 #                       creates (and removes) a second local user with useradd when run as root
 #                       (decision 0804); every case has a time limit of its own (decision 0805)
 #   make bench-sqlite   the lifecycle vs plain libsqlite3, flock(2), a renew's cost
-#   make mutants-sqlite every mutant in tests/store/sqlite_mutants.txt killed (~2.5 min)
+#   make mutants-sqlite every mutant in tests/store/sqlite_mutants.txt killed (30; ~4.5 min)
 # Decision records: docs/decisions/0801-0805. Details: docs/sqlite.md.
 
 TEST_TARGETS += test-sqlite
