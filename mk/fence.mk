@@ -13,3 +13,31 @@ test-fence:
 	@if [ -z "$(strip $(FENCE_TARGETS))" ]; then echo "test-fence: no suites registered"; exit 1; fi
 	@$(MAKE) --no-print-directory $(FENCE_TARGETS)
 	@echo "== make test-fence: $(words $(FENCE_TARGETS)) suites passed: $(FENCE_TARGETS)"
+
+# Issue 32 item 4: the fence protocol's recipes, run VERBATIM from docs/postgres.md,
+# docs/sqlite.md and docs/redis.md (the code block after "<!-- recipe: NAME -->") with
+# Debian's real clients: psql, psycopg2, psycopg 3 (direct and through a real pgbouncer
+# in transaction pooling), the sqlite3 shell and Python's sqlite3, redis-cli and redis-py
+# (the script's text and SHA1 checked against the adapter's). About 20 s.
+#   make test-fence-recipes
+FENCE_TARGETS += test-fence-recipes
+DEPS_PKGS  += python3-psycopg2 python3-psycopg python3-redis sqlite3 libsqlite3-dev pgbouncer \
+              postgresql-client redis-server redis-tools libhiredis-dev
+DEPS_CMDS  += psql sqlite3 redis-cli pgbouncer
+DEPS_FILES += /usr/lib/python3/dist-packages/psycopg2/__init__.py \
+              /usr/lib/python3/dist-packages/psycopg/__init__.py \
+              /usr/lib/python3/dist-packages/redis/__init__.py
+
+FR_TOOLS := $(B)/fence_recipes/redis_script $(B)/fence_recipes/sqlite_check
+$(B)/fence_recipes/redis_script: tests/fence_recipes/redis_script.c $(HDR) adapters/lite_di_lock_redis.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 $(WARN) -I. $< -lhiredis -o $@
+$(B)/fence_recipes/sqlite_check: tests/fence_recipes/sqlite_check.c $(HDR) adapters/lite_di_lock_sqlite.h
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 $(WARN) -I. $< -lsqlite3 -o $@
+
+.PHONY: test-fence-recipes
+test-fence-recipes: $(FR_TOOLS) $(B)/cli/ldl-fence
+	tests/store/with_pg.sh \
+	  'tests/store/with_redis.sh sh tests/fence_recipes/recipes_test.sh direct ./$(B)/cli/ldl-fence ./$(B)/fence_recipes' \
+	  "tests/store/with_pgbouncer.sh tx2rr 'sh tests/fence_recipes/recipes_test.sh pgbouncer ./$(B)/cli/ldl-fence ./$(B)/fence_recipes'"
