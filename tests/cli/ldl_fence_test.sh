@@ -353,6 +353,12 @@ if [ -n "${NOGATE:-}" ]; then
   nog --fence 8 g.sql 2>e.txt; rc=$?
   check "backstop: COMMIT, BEGIN, an error (the file's own block is the one aborted): 70 (rc $rc)" \
     '[ $rc = 70 ] && [ "$(logn bs-8)" = 1 ]'
+  # the block-state check on its own (the test build's tag check off): COMMIT, then an
+  # error outside any block
+  printf "INSERT INTO wlog VALUES (0, 'bs-9');\nCOMMIT;\nSELECT 1 / 0;\n" > g.sql
+  LDL_FENCE_TEST_NO_TAGS=1 nog --fence 8 g.sql 2>e.txt; rc=$?
+  check "backstop, tags not read: COMMIT then an error leaves no failed block: 70 (rc $rc)" \
+    '[ $rc = 70 ] && grep -q "no open transaction block" e.txt && [ "$(logn bs-9)" = 1 ]'
   printf "INSERT INTO wlog VALUES (0, 'bs-7');\nEND;\nCOPY wlog FROM STDIN;\n" > g.sql
   nog --fence 8 g.sql 2>e.txt; rc=$?
   check "backstop: END then COPY: 70 (rc $rc)" '[ $rc = 70 ] && [ "$(logn bs-7)" = 1 ]'
