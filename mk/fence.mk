@@ -18,7 +18,9 @@ test-fence:
 # docs/sqlite.md and docs/redis.md (the code block after "<!-- recipe: NAME -->") with
 # Debian's real clients: psql, psycopg2, psycopg 3 (direct and through a real pgbouncer
 # in transaction pooling), the sqlite3 shell and Python's sqlite3, redis-cli and redis-py
-# (the script's text and SHA1 checked against the adapter's). About 20 s.
+# (the script's text and SHA1 checked against the adapter's); and item 6, PostgreSQL roles
+# (tests/fence_recipes/roles_test.sh: README's two-login-role block verbatim, refusals whose
+# fix statements are run verbatim). About 25 s.
 #   make test-fence-recipes
 FENCE_TARGETS += test-fence-recipes
 DEPS_PKGS  += python3-psycopg2 python3-psycopg python3-redis sqlite3 libsqlite3-dev pgbouncer \
@@ -40,6 +42,7 @@ $(B)/fence_recipes/sqlite_check: tests/fence_recipes/sqlite_check.c $(HDR) adapt
 test-fence-recipes: $(FR_TOOLS) $(B)/cli/ldl-fence
 	tests/store/with_pg.sh \
 	  'tests/store/with_redis.sh sh tests/fence_recipes/recipes_test.sh direct ./$(B)/cli/ldl-fence ./$(B)/fence_recipes' \
+	  'sh tests/fence_recipes/roles_test.sh ./$(B)/cli/ldl-fence' \
 	  "tests/store/with_pgbouncer.sh tx2rr 'sh tests/fence_recipes/recipes_test.sh pgbouncer ./$(B)/cli/ldl-fence ./$(B)/fence_recipes'"
 
 # each broken recipe (in a copy of docs/) must turn recipes_test.sh red (not in make test)
