@@ -174,7 +174,7 @@ kill $dp; rm -f "$dir/dns.pid"; exit $rc
 EOF2
 if [ "$(id -u)" = 0 ] && unshare -mn true 2>/dev/null; then
   for sub in pg redis; do
-    rm -f dns.up
+    rm -f dns.up ms.txt e.txt
     if [ $sub = pg ]; then set -- pg --conninfo "host=silent.ldl.test port=5432 user=ldl dbname=postgres" u.sql
     else set -- redis --redis silent.ldl.test:6379 -- SET k v; fi
     sub1=$1; shift
