@@ -22,7 +22,11 @@ trap 'exit 130' INT TERM
 cd "$d" || exit 2
 pass=0; fail=0
 check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL [roles]: $1" >&2; fi; }
-CI=$LDL_PG_CONNINFO
+# a database of its own (other suites share the server); roles are the cluster's: this
+# suite's names are its own
+psql "$LDL_PG_CONNINFO" -XAtqc "DROP DATABASE IF EXISTS ldl_roles" > /dev/null 2>&1
+psql "$LDL_PG_CONNINFO" -XAtqc "CREATE DATABASE ldl_roles" > /dev/null || { echo "0 passed, 1 failed"; exit 1; }
+CI="$LDL_PG_CONNINFO dbname=ldl_roles"
 q() { psql "$CI" -XAtqc "$1" 2>&1; }
 # as ROLE: ldl-fence pg with the role's own login (not a superuser)
 asrole() { role=$1; shift; timeout -k 5 60 "$fbin" pg --conninfo "$CI user=$role" --store-timeout 20 "$@"; }
