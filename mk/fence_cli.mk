@@ -16,8 +16,10 @@ DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev postg
               libpg-query-dev util-linux iproute2
 DEPS_CMDS  += redis-server redis-cli psql python3 timeout unshare ip
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h /usr/include/pg_query.h
-# the gate reads FILE.sql with PostgreSQL's own parser (decision 0705)
-FENCE_CLI_LIBS = $(CLI_LIBS) -lpg_query
+# the gate reads FILE.sql with PostgreSQL's own parser (decision 0705), linked statically:
+# Debian ships libpg_query's shared object only in the -dev package, which an installed
+# ldl-fence must not need at run time
+FENCE_CLI_LIBS = $(CLI_LIBS) -l:libpg_query.a
 
 FENCE_CLI_DEP := cli/ldl-fence.c cli/ldl_cli.h $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
 FENCE_CLI_BUILDS := $(B)/cli/ldl-fence $(B)/cli/ldl-fence-clang $(B)/cli/ldl-fence-cxx17 $(B)/cli/ldl-fence-san
