@@ -289,6 +289,10 @@ gate_case estring-in        run    "SELECT E'it\\'s; COMMIT; --';"
 gate_case estring-out       refuse "SELECT E'a\\\\'; COMMIT; --';"
 gate_case plain-backslash   refuse "SELECT 'a\\'; COMMIT; --';"
 gate_case quoted-ident-in   run    'SELECT 1 AS "x""; COMMIT; --";'
+gate_case unicode-string-in run    "SELECT U&'a''; COMMIT; --';"
+gate_case dollar-other-tag  run    'SELECT $a$ $b$ ; COMMIT; $a$;'
+gate_case dash-in-block     refuse "/* -- */ COMMIT;"
+gate_case block-in-dash     refuse "$(printf -- '-- /*\nCOMMIT; -- */')"
 gate_case quoted-ident-out  refuse 'SELECT 1 AS "x"""; COMMIT; --";'
 gate_case atomic-function   run    "CREATE FUNCTION pg_temp.g() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END;"
 gate_case atomic-procedure  run    "CREATE PROCEDURE pg_temp.p() LANGUAGE sql BEGIN ATOMIC INSERT INTO wlog VALUES (0, 'inner'); END;"
