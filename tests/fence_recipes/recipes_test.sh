@@ -105,6 +105,22 @@ check "$mode: an empty or non-numeric LDL_FENCE fails the recipes, nothing writt
   '[ $r1 != 0 ] && [ $r2 != 0 ] && [ "$(q "SELECT count(*) FROM report")" = 0 ]'
 
 if [ "$mode" = pgbouncer ]; then
+  # psycopg 3's prepare_threshold behind the pooler: a long-running job (12 fenced
+  # transactions on one connection), twice. With the recipe's None every run passes;
+  # with psycopg's default, once a server connection holds a prepared "_pg3_0" from an
+  # earlier client, the 6th run meets DuplicatePreparedStatement (the control)
+  q "DELETE FROM public.ldl_lease_fence WHERE resource = 'loop'" >/dev/null
+  n1=$($TMO "$PY" "$top/tests/fence_recipes/pg3_loop.py" none 2>&1 | tr '\n' ' ')
+  q "DELETE FROM public.ldl_lease_fence WHERE resource = 'loop'" >/dev/null
+  n2=$($TMO "$PY" "$top/tests/fence_recipes/pg3_loop.py" none 2>&1 | tr '\n' ' ')
+  check "psycopg 3, prepare_threshold=None: 12 of 12 fenced transactions on one connection, twice ($n1/ $n2)" \
+    '[ "$n1" = "ok 12 " ] && [ "$n2" = "ok 12 " ]'
+  q "DELETE FROM public.ldl_lease_fence WHERE resource = 'loop'" >/dev/null
+  $TMO "$PY" "$top/tests/fence_recipes/pg3_loop.py" default > /dev/null 2>&1
+  q "DELETE FROM public.ldl_lease_fence WHERE resource = 'loop'" >/dev/null
+  c2=$($TMO "$PY" "$top/tests/fence_recipes/pg3_loop.py" default 2>&1 | tr '\n' ' ')
+  check "control: psycopg 3's default behind the pooler fails a run once the pool holds its statement ($c2)" \
+    'echo "$c2" | grep -q DuplicatePreparedStatement'
   echo "$pass passed, $fail failed"
   [ $fail = 0 ]; exit
 fi
