@@ -128,9 +128,9 @@ check "--min-hold x: exit 64, 'ldl-run: usage:' ($(head -1 u.err))" '[ $rc = 64 
 run --detach-hold MH -- true 2>u.err; rc=$?
 check "--detach-hold without --min-hold: exit 64 (got $rc)" '[ $rc = 64 ] && grep -q "^ldl-run: usage:" u.err'
 
-# SIGTERM during the hold: released at once (the TTL is the default 30 s: a lapse would
+# SIGTERM during the hold (60 s): released at once (the TTL is the default 30 s: a lapse would
 # leave the key held), the job's status passes through
-xrun --min-hold 30 TH -- sh -c 'echo x > th.done; exit 5' 2>th.err & a=$!; bgs="$bgs $a"
+xrun --min-hold 60 TH -- sh -c 'echo x > th.done; exit 5' 2>th.err & a=$!; bgs="$bgs $a"
 wait_for th.done; sleep 0.3
 check "SIGTERM during the hold: the hold was on" 'alive $a'
 kill -TERM $a; bwait $a
