@@ -1409,7 +1409,15 @@ static int done_mark_put(run *r, const opts *o, once_conn *oc, uint64_t period) 
         sqlite3_stmt *st = NULL;
         char sql[300];
         const char *tn = o->table ? o->table : "ldl_lease";
-        int ok = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+        /* another process's transaction may hold the file: try again for up to
+           --store-timeout (the connection's own busy handling is the adapter's) */
+        uint64_t until = now_ms() + o->io_ms;
+        int ok, brc;
+        while ((brc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) == SQLITE_BUSY && now_ms() < until) {
+            struct timespec nap = { 0, 5000000 };
+            (void)nanosleep(&nap, NULL);
+        }
+        ok = brc == SQLITE_OK;
         if (!ok) { STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db)); return -1; }
         rc = ldl_sqlite_fence(&r->st.sq, res, fence);
         if (rc == 1) {
@@ -1723,7 +1731,11 @@ int main(int argc, char **argv) {
         unsigned sigs;
         reap(&r);
         if (!in_hold && r.child_done && !job_alive(&r)) {
-            if (job_ended(&r, &o, &code, &lost, doomed, stopping)) break;
+            int over = job_ended(&r, &o, &code, &lost, doomed, stopping);
+            /* --once-per: a successful run records its period now, fenced, under the
+               lease -- before any hold, so that a hold cut short or detached cannot lose it */
+            if (o.once_per_s && code == 0 && r.judged_ok) done_mark_write(&r, &o);
+            if (over) break;
             in_hold = 1;
             if (o.detach_hold) detach(&r, &o, code);
         }
@@ -1822,10 +1834,6 @@ int main(int argc, char **argv) {
             }
         }
     }
-    (void)lost_in_hold;
-    /* --once-per: a successful run records its period, fenced, under the lease
-       (the lease is still held here, also after a hold) */
-    if (o.once_per_s && code == 0 && r.judged_ok) done_mark_write(&r, &o);
 
 release:
     if (ldl_lock_state(&r.lock) == LDL_HELD || ldl_lock_state(&r.lock) == LDL_LOST) {
