@@ -1790,9 +1790,16 @@ int main(int argc, char **argv) {
         if (!lost && !doomed && left > o.grace_ms && left - o.grace_ms < (uint64_t)timeout)
             timeout = (int)(left - o.grace_ms);
         sigs = wait_events(&r, timeout);
-        /* the job ended: the lease is judged once more (job_ended: an ldl-run that was
-           stopped past the deadline must not pass the command's 0 on) */
+        /* the job ended: the lease is judged once more, at the top (job_ended: an
+           ldl-run that was stopped past the deadline must not pass the command's 0
+           on), before any poll here could read the same expiry as a loss of a running
+           job. A HUP/INT/QUIT/TERM that came with the end still cancels the hold. */
         reap(&r);
+        if (!in_hold && r.child_done && !job_alive(&r)) {
+            for (i = 0; i < NFWD; i++)
+                if ((sigs & (1u << i)) && escalates(fwd_sigs[i])) stopping = 1;
+            continue;
+        }
         for (i = 0; i < NFWD; i++) {
             if (!(sigs & (1u << i))) continue;
             /* HUP INT QUIT TERM end the hold at once (release), or, while the job

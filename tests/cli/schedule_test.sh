@@ -166,6 +166,16 @@ check "... and ldl-run exits 0 at the hold's end (got $rc)" '[ $rc = 0 ]'
 run -n RS -- touch rs.b; rc=$?
 check "... and released: -n gets it (got $rc)" '[ $rc = 0 ]'
 
+if [ "$kind" = redis ]; then
+  # a hold whose renews fail ends early, says so, and keeps the job's status: the store
+  # stops answering (SIGSTOP) during a 20 s hold under a 2 s TTL
+  xrun --ttl 2000 --grace 0.3 --min-hold 20 HE -- sh -c 'echo x > he.done; exit 4' 2>he.err & a=$!; bgs="$bgs $a"
+  wait_for he.done; sleep 0.3
+  kill -STOP $rpid; bwait $a; kill -CONT $rpid
+  check "a hold whose renews fail ends early, says so, the job's status stays (4, got $rc: $(cat he.err))" \
+    '[ $rc = 4 ] && grep -q "^ldl-run: the hold of .HE. ends early" he.err'
+fi
+
 # ---------------------------------------------------------------- messages
 run MS -- sh -c 'exit 69' 2>ms.err; rc=$?
 check "the job's own 69 passes through with no ldl-run line (rc $rc)" '[ $rc = 69 ] && [ ! -s ms.err ]'
