@@ -846,33 +846,9 @@ static int ask_holder(const opts *o, ldl_holder *h) {
     memset(&sst, 0, sizeof sst);
     watchdog(2u * o->io_ms, "asking who holds the key");
     if (o->store_kind == ST_SQLITE) {
-        sqlite3 *db = NULL;
-        sqlite3_stmt *st = NULL;
-        int found = -1;
-        /* read-only first: a missing file is not created, a missing table not made */
-        if (sqlite3_open_v2(o->store_arg, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-            sqlite3_close(db);
-            watchdog(0, NULL);
-            STORE_ERR("sqlite: no such store: '%s' (nothing created)%s", o->store_arg, NULL);
-            return EXIT_STORE;
-        }
-        sqlite3_busy_timeout(db, (int)(o->io_ms > 60000u ? 60000u : o->io_ms));
-        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                               -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_bind_text(st, 1, o->table ? o->table : "ldl_lease", -1, SQLITE_STATIC) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            found = sqlite3_column_int(st, 0) > 0;
-        if (found < 0) STORE_ERR("sqlite: %s%s", NULL, sqlite3_errmsg(db));
-        sqlite3_finalize(st);
-        sqlite3_close(db);
-        if (found <= 0) {
-            watchdog(0, NULL);
-            if (found == 0)
-                STORE_ERR("sqlite: no such table '%s' in that file (nothing created)%s",
-                          o->table ? o->table : "ldl_lease", NULL);
-            return EXIT_STORE;
-        }
-        rc = ldl_sqlite_open(&sst.sq, o->store_arg, o->table, 0);
+        /* the adapter's read-only inspection: a missing file is "no such store", a missing
+           table "no such table"; no file, side file, table or pragma is made */
+        rc = ldl_sqlite_open(&sst.sq, o->store_arg, o->table, LDL_SQLITE_INSPECT);
         if (rc != LDL_OK) {
             watchdog(0, NULL);
             sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: sqlite: %s%s" : "sqlite: %s%s",

@@ -127,7 +127,7 @@ period-not-utc|s/return (uint64_t)ts.tv_sec \/ o->once_per_s;/return ((uint64_t)
 metrics-label-unescaped|s/out\[n++\] = '\\\\'; out\[n++\] = (char)c; p++;/out[n++] = (char)c; p++;/|sched-sqlite
 metrics-not-renamed|s/rename(tmp, o->metrics) != 0/0/|sched-sqlite
 metrics-success-forgotten|s/if (!strncmp(line, prefix, strlen(prefix))) last_ok = /if (0) last_ok = /|sched-sqlite
-status-creates-sqlite-file|s/SQLITE_OPEN_READONLY/SQLITE_OPEN_READWRITE + SQLITE_OPEN_CREATE/|sched-sqlite
+status-creates-sqlite-file|s/o->table, LDL_SQLITE_INSPECT)/o->table, LDL_SQLITE_CREATE)/|sched-sqlite
 status-creates-pg-table|s/if (found <= 0) { watchdog(0, NULL); PQfinish(pc); return EXIT_STORE; }/;/|sched-pg
 sqlite-why-missing|s/if (s->kind == ST_SQLITE) return ldl_sqlite_why(\&s->sq);/;/|sched-sqlite
 EOF
