@@ -25,8 +25,17 @@ static void ldl_edge_bad(int from, int to) {
     abort();
 }
 
+/* LDL_MODEL_TRACE: also record each step and validate the trace against the
+   model (tests/model/trace_check.h; make test-model) */
+#ifdef LDL_MODEL_TRACE
+#include "../model/trace_check.h"
+#else
+#define LDL_TRACE_STEP(lock, from, to) ((void)0)
+#endif
+
 #define LDL_ON_TRANSITION(lock, from, to) do { \
     int f_ = (from), t_ = (to); \
     if (!ldl__edge_ok(f_, t_, LDL__EDGE_COMPETING(lock))) ldl_edge_bad(f_, t_); \
+    LDL_TRACE_STEP(lock, f_, t_); \
     ldl_edges_seen[f_][t_]++; } while (0)
 #endif
