@@ -136,8 +136,8 @@
    This diagram is the one prose copy. Its state-to-state arrows are one table
    in the implementation, LDL__EDGES (beside the guard table LDL__GUARD); every
    transition goes through one setter, which checks it against that table with
-   LDL_ASSERT, and the fuzzers' oracle (tests/fuzz/lifecycle_edges.h) and the
-   model's trace checker (tests/model/) read the same table.
+   LDL_ASSERT; the fuzzers' oracle (tests/fuzz/lifecycle_edges.h) and the
+   Spin model (tests/model/lock.pml) check their transitions against it too.
 
    The lease is trusted while now < start + ttl_ms - drift_ms, where start is
    the clock read just BEFORE the last successful acquire or renew call. A
@@ -1470,7 +1470,8 @@ static const unsigned char ldl__guard[LDL__NCALLS][4] = { LDL__GUARD(LDL__GUARD_
    in the top comment is its prose reading (the one prose copy; README,
    decision 0011 and the fuzzers' oracle point here). ldl__set_state checks
    every transition against it with LDL_ASSERT; tests/fuzz/lifecycle_edges.h
-   and the model's trace checker (tests/model/) use the same rows.
+   and the Spin model (tests/model/lock.pml, via a copy cut out at test time)
+   use the same rows.
    when: ALWAYS, or COMPETING = only while the election's campaign competes. */
 #define LDL__EDGES(X) \
     /*  from        to          when */ \
