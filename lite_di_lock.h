@@ -92,8 +92,12 @@
                                 Decisions 0009, 0010.
    LDL_OWNER_MAX                bytes of a holder identity with the NUL (64).
    LDL_ON_TRANSITION(lock, from, to)  a statement run at every state change,
-                                before it (a test hook: the fuzzers check
-                                each one is an edge of THE LIFECYCLE).
+                                before it (a test hook: the fuzzers count
+                                each edge taken).
+   LDL_ASSERT(cond)             checks each state change is an edge of THE
+                                LIFECYCLE. Default: assert() in a hosted build
+                                without NDEBUG, nothing under NDEBUG or
+                                freestanding (no <assert.h> is included then).
    LDL_SCOPE_BINDINGS           bindings per reference-container scope (8).
 
    The built-in clock is clock_gettime(CLOCK_MONOTONIC) on POSIX and
@@ -129,8 +133,11 @@
      any --release/dispose from inside a store call--> RELEASED at once (the cut:
                                   see RE-ENTRY; what the call grants goes back)
 
-   Every transition goes through one setter in the implementation; the
-   fuzzers check each one they see is an arrow here (tests/fuzz/lifecycle_edges.h).
+   This diagram is the one prose copy. Its state-to-state arrows are one table
+   in the implementation, LDL__EDGES (beside the guard table LDL__GUARD); every
+   transition goes through one setter, which checks it against that table with
+   LDL_ASSERT; the fuzzers' oracle (tests/fuzz/lifecycle_edges.h) and the
+   Spin model (tests/model/lock.pml) check their transitions against it too.
 
    The lease is trusted while now < start + ttl_ms - drift_ms, where start is
    the clock read just BEFORE the last successful acquire or renew call. A
@@ -815,6 +822,22 @@ typedef char ldl__check_hot[(offsetof(ldl_lock, _op) + offsetof(ldl_op, _phase) 
 #endif
 #endif /* LDL_NO_DEFAULT_CLOCK */
 
+/* LDL_ASSERT(c): the state setter's check that each transition is an edge of
+   THE EDGES (below). Default: assert() from <assert.h> in a hosted build
+   without NDEBUG (every test build), nothing under NDEBUG (release builds:
+   not one instruction more) or in a freestanding build (no <assert.h>: the
+   bare-metal port compiles the header with -nostdinc). Define it yourself to
+   check anywhere, e.g. #define LDL_ASSERT(c) do { if (!(c)) my_panic(); } while (0),
+   or as ((void)0) to turn it off. */
+#ifndef LDL_ASSERT
+#if !defined(NDEBUG) && (!defined(__STDC_HOSTED__) || __STDC_HOSTED__)
+#include <assert.h>
+#define LDL_ASSERT(c) assert(c)
+#else
+#define LDL_ASSERT(c) ((void)0)
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1442,6 +1465,50 @@ enum { LDL__GUARD(LDL__CALL_ENUM) LDL__NCALLS };
     { LDL__##free_, LDL__##inside, LDL__##hooked, LDL__##dead },
 static const unsigned char ldl__guard[LDL__NCALLS][4] = { LDL__GUARD(LDL__GUARD_ROW) };
 
+/* ------------------------------------------------------------ [lifecycle] THE EDGES
+   The legal transitions of _state, the one definition: THE LIFECYCLE diagram
+   in the top comment is its prose reading (the one prose copy; README,
+   decision 0011 and the fuzzers' oracle point here). ldl__set_state checks
+   every transition against it with LDL_ASSERT; tests/fuzz/lifecycle_edges.h
+   and the Spin model (tests/model/lock.pml, via a copy cut out at test time)
+   use the same rows.
+   when: ALWAYS, or COMPETING = only while the election's campaign competes. */
+#define LDL__EDGES(X) \
+    /*  from        to          when */ \
+    X(IDLE,       ACQUIRING,  ALWAYS)     /* acquire; [E] a retry attempt due */ \
+    X(IDLE,       RELEASED,   ALWAYS)     /* dispose, cut */ \
+    X(ACQUIRING,  HELD,       ALWAYS)     /* a grant */ \
+    X(ACQUIRING,  IDLE,       ALWAYS)     /* no grant, refused (late, fence), timeout */ \
+    X(ACQUIRING,  RELEASED,   ALWAYS)     /* release, dispose, cut */ \
+    X(HELD,       LOST,       ALWAYS)     /* renew != 1, deadline, timer unarmable */ \
+    X(HELD,       RELEASING,  ALWAYS)     /* release */ \
+    X(HELD,       RELEASED,   ALWAYS)     /* dispose, cut */ \
+    X(LOST,       ACQUIRING,  COMPETING)  /* [E] campaign: the next attempt */ \
+    X(LOST,       RELEASING,  ALWAYS)     /* release of the owed lease */ \
+    X(LOST,       RELEASED,   ALWAYS)     /* nothing owed, dispose, cut */ \
+    X(RELEASING,  RELEASED,   ALWAYS)     /* the answer, the timeout, dispose, cut */ \
+    X(RELEASED,   ACQUIRING,  ALWAYS)     /* acquire */ \
+    X(RELEASED,   IDLE,       ALWAYS)     /* init (the lock is RELEASED until then) */ \
+    X(RELEASED,   RELEASED,   ALWAYS)     /* dispose again */
+#define LDL__EDGE_IN_ALWAYS_ALWAYS       1
+#define LDL__EDGE_IN_ALWAYS_COMPETING    0
+#define LDL__EDGE_IN_COMPETING_ALWAYS    0
+#define LDL__EDGE_IN_COMPETING_COMPETING 1
+#define LDL__EDGE_BIT_ALWAYS(f, t, when) \
+    | ((uint64_t)LDL__EDGE_IN_ALWAYS_##when << (LDL_##f * 8 + LDL_##t))
+#define LDL__EDGE_BIT_COMPETING(f, t, when) \
+    | ((uint64_t)LDL__EDGE_IN_COMPETING_##when << (LDL_##f * 8 + LDL_##t))
+/* bit (from * 8 + to): the edges always legal, and those legal while competing */
+#define LDL__EDGES_ALWAYS    ((uint64_t)0 LDL__EDGES(LDL__EDGE_BIT_ALWAYS))
+#define LDL__EDGES_COMPETING ((uint64_t)0 LDL__EDGES(LDL__EDGE_BIT_COMPETING))
+/* 1 if from -> to is an edge (competing: the election's campaign competes) */
+LDL__INLINE int ldl__edge_ok(int from, int to, int competing) {
+    unsigned bit = (unsigned)from * 8u + (unsigned)to;
+    return ((unsigned)from | (unsigned)to) < 8u &&      /* bits 6, 7 of a row are 0 */
+           (((LDL__EDGES_ALWAYS >> bit) & 1u) != 0 ||
+            (competing && ((LDL__EDGES_COMPETING >> bit) & 1u) != 0));
+}
+
 /* LDL_NO_ASYNC: a build without non-blocking stores (decision 0006). The two
    reads below become constants, so the compiler drops every async branch;
    init refuses an async_store. The types and fields stay (same layout). */
@@ -1465,17 +1532,20 @@ static int ldl__enter(const ldl_lock *l, int call) {
 }
 
 /* ------------------------------------------------------------ [lifecycle] the state setter
-   Every transition of _state goes through here (init's first write aside).
-   The machine (the diagram in the top comment, THE LIFECYCLE):
-     IDLE/RELEASED -acquire-> ACQUIRING -grant-> HELD | -no grant-> IDLE
-     HELD -release-> RELEASING -answer/timeout-> RELEASED
-     HELD -loss-> LOST -release/dispose-> RELEASING|RELEASED
-     ACQUIRING -release/dispose/cut-> RELEASED; any -dispose/cut-> RELEASED */
+   Every transition of _state goes through here (init's first write aside),
+   and each must be a row of THE EDGES (LDL__EDGES above): LDL_ASSERT checks
+   it, after the test hook LDL_ON_TRANSITION has seen it. */
 #ifndef LDL_ON_TRANSITION
 #define LDL_ON_TRANSITION(lock, from, to) ((void)0)
 #endif
+#ifdef LDL_NO_ELECTION
+#define LDL__EDGE_COMPETING(l) 0
+#else
+#define LDL__EDGE_COMPETING(l) ((l)->_el.competing != 0)
+#endif
 static void ldl__set_state(ldl_lock *l, int state) {
     LDL_ON_TRANSITION(l, l->_state, state);
+    LDL_ASSERT(ldl__edge_ok(l->_state, state, LDL__EDGE_COMPETING(l)));
     l->_state = state;
 }
 

@@ -11,7 +11,7 @@
 
 BN_HDR_DIR ?= .
 BN_DIR     ?= $(B)/bench
-BN_CFLAGS   = -std=c11 -O2 -D_POSIX_C_SOURCE=200809L $(WARN) -I$(BN_HDR_DIR) -Ibench
+BN_CFLAGS   = -std=c11 -O2 -DNDEBUG -D_POSIX_C_SOURCE=200809L $(WARN) -I$(BN_HDR_DIR) -Ibench
 BN_PG_INC  := $(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
 DEPS_BENCH_PKGS := build-essential gcc-12-multilib gcc-arm-none-eabi \
                    redis-server redis-tools libhiredis-dev postgresql postgresql-contrib \

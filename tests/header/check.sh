@@ -5,7 +5,8 @@
 #   .bss symbol); LDL_STATIC, LDL_NO_DEFAULT_CLOCK, LDL_NO_ASYNC and LDL_KEY_MAX builds;
 #   the built-in clock's #error when a system header hides clock_gettime; the
 #   top comment's quick start compiles and runs as pasted; the Cortex-M4 footprint
-#   ceilings.
+#   ceilings; THE EDGES: README's diagram is the header's, the other copies
+#   point to LDL__EDGES, LDL_ASSERT is on without NDEBUG and gone under it.
 # Prints "N passed, N failed" last; exits non-zero on any failure.
 set -u
 H=lite_di_lock.h
@@ -207,6 +208,36 @@ if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
   if [ -n "$m4" ] && [ "$m4" -gt 0 ] && [ "$m4" -le 7964 ]; then ok; else bad "Cortex-M4 default .text ${m4:-?} B > 7964 B (v0.2)"; fi
   if [ -n "$m4s" ] && [ "$m4s" -gt 0 ] && [ "$m4s" -le 4250 ]; then ok; else bad "Cortex-M4 both switches .text ${m4s:-?} B > 4250 B"; fi
 else bad "arm-none-eabi-gcc missing (make deps installs it): the footprint checks cannot run"; fi
+
+# 8. THE EDGES (issue 36): one table in the header, one prose copy of the diagram
+#    a. README's lifecycle diagram is the header's THE LIFECYCLE diagram, verbatim
+#       (indentation aside): the header's is the one prose copy
+awk '/^   THE LIFECYCLE$/ { h = 1; next } h && /^     [A-Za-z]/ { d = 1 } d && /^ *$/ { exit } d' "$H" \
+  | sed 's/^     //' > "$T/diag_h.txt"
+awk '/^## The lifecycle$/ { r = 1; next } r && /^```$/ { if (d) exit; d = 1; next } d' README.md \
+  | sed 's/^  //' > "$T/diag_r.txt"
+if [ -s "$T/diag_h.txt" ] && cmp -s "$T/diag_h.txt" "$T/diag_r.txt"; then ok
+else bad "README's lifecycle diagram is not the header's: $(diff "$T/diag_h.txt" "$T/diag_r.txt" | head -4 | tr '\n' ' ')"; fi
+#    b. the copies that used to restate the edges point to the table instead
+if grep -q 'ldl__edge_ok' tests/fuzz/lifecycle_edges.h && ! grep -Eq '^[[:space:]]*(case|switch)\b' tests/fuzz/lifecycle_edges.h; then ok
+else bad "tests/fuzz/lifecycle_edges.h restates the edges instead of reading LDL__EDGES"; fi
+for f in docs/decisions/0011-one-guard-table-one-setter.md README.md; do
+  if grep -q 'LDL__EDGES' "$f"; then ok; else bad "$f does not point to LDL__EDGES"; fi
+done
+if sed -n '/\[lifecycle\] the state setter/,/^static void ldl__set_state/p' "$H" | grep -q -- '-acquire->'; then
+  bad "the setter's comment restates the machine"; else ok; fi
+#    c. LDL_ASSERT: assert() in a hosted build without NDEBUG, nothing under NDEBUG
+#       (the same code as with LDL_ASSERT defined away) or freestanding
+gcc -std=c99 -O2 -I. -c "$T/impl.c" -o "$T/a_dbg.o"
+gcc -std=c99 -O2 -DNDEBUG -I. -c "$T/impl.c" -o "$T/a_ndebug.o"
+gcc -std=c99 -O2 '-DLDL_ASSERT(c)=((void)0)' -I. -c "$T/impl.c" -o "$T/a_off.o"
+if nm -u "$T/a_dbg.o" | grep -q assert; then ok; else bad "LDL_ASSERT is not assert() in a hosted build without NDEBUG"; fi
+if nm -u "$T/a_ndebug.o" | grep -q assert; then bad "LDL_ASSERT still asserts under NDEBUG"; else ok; fi
+if [ "$(size -A "$T/a_ndebug.o" | awk '$1 == ".text" { print $2 }')" = "$(size -A "$T/a_off.o" | awk '$1 == ".text" { print $2 }')" ]; then ok
+else bad "an NDEBUG build's .text differs from one with LDL_ASSERT defined away"; fi
+if gcc -std=c99 -O2 $W -ffreestanding -nostdinc -isystem "$(gcc -print-file-name=include)" -DLDL_NO_DEFAULT_CLOCK \
+     -DLITE_DI_LOCK_IMPLEMENTATION -x c -c "$H" -o "$T/a_free.o" 2>"$T/err" && ! nm -u "$T/a_free.o" | grep -q assert; then ok
+else bad "a freestanding -nostdinc build pulls in assert: $(head -3 "$T/err")"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
