@@ -24,11 +24,13 @@ test-fence:
 #   make test-fence-recipes
 FENCE_TARGETS += test-fence-recipes
 DEPS_PKGS  += python3-psycopg2 python3-psycopg python3-redis sqlite3 libsqlite3-dev pgbouncer \
-              postgresql-client redis-server redis-tools libhiredis-dev
-DEPS_CMDS  += psql sqlite3 redis-cli pgbouncer
+              postgresql-client redis-server redis-tools libhiredis-dev \
+              golang-go golang-github-lib-pq-dev
+DEPS_CMDS  += psql sqlite3 redis-cli pgbouncer go
 DEPS_FILES += /usr/lib/python3/dist-packages/psycopg2/__init__.py \
               /usr/lib/python3/dist-packages/psycopg/__init__.py \
-              /usr/lib/python3/dist-packages/redis/__init__.py
+              /usr/lib/python3/dist-packages/redis/__init__.py \
+              /usr/share/gocode/src/github.com/lib/pq/conn.go
 
 FR_TOOLS := $(B)/fence_recipes/redis_script $(B)/fence_recipes/sqlite_check
 $(B)/fence_recipes/redis_script: tests/fence_recipes/redis_script.c $(HDR) adapters/lite_di_lock_redis.h

@@ -4,7 +4,7 @@
 # "<!-- recipe: NAME -->" in docs/postgres.md, docs/sqlite.md or docs/redis.md, written
 # out byte for byte and run with Debian's real clients against real servers.
 #   MODE direct     inside tests/store/with_pg.sh and tests/store/with_redis.sh: the
-#                   PostgreSQL recipes (psql, psycopg2, psycopg 3, the CREATE TABLE),
+#                   PostgreSQL recipes (psql, psycopg2, psycopg 3, Go lib/pq, the CREATE TABLE),
 #                   the SQLite ones (sqlite3 shell, python sqlite3, the CREATE TABLE)
 #                   and the Redis ones (the script's text and SHA1, redis-cli, redis-py)
 #   MODE pgbouncer  inside tests/store/with_pgbouncer.sh: the PostgreSQL recipes
@@ -67,6 +67,10 @@ out postgres.md pg-create.sql
 out postgres.md pg-psql.sh
 out postgres.md pg-psycopg2.py
 out postgres.md pg-psycopg3.py
+out postgres.md pg-go.go
+# the Go recipe, built as the doc says (Debian's golang-go and golang-github-lib-pq-dev)
+GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$d/gocache $TMO go build -o fence-go pg-go.go 2>e.txt; rc=$?
+check "pg-go.go builds with Debian's Go and lib/pq (rc $rc: $(head -c 300 e.txt))" '[ $rc = 0 ] && [ -x fence-go ]'
 q "DROP TABLE IF EXISTS public.ldl_lease_fence, report" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -f pg-create.sql; rc=$?
 psql -X -q -v ON_ERROR_STOP=1 -f pg-create.sql; rc2=$?
@@ -97,6 +101,7 @@ pg_client() {
 pg_client psql     psql     3  sh pg-psql.sh
 pg_client psycopg2 psycopg2 77 "$PY" pg-psycopg2.py
 pg_client psycopg3 psycopg3 77 "$PY" pg-psycopg3.py
+pg_client go       go       77 env PGSSLMODE=disable ./fence-go
 # no fence at all: the recipes fail, nothing written
 q "DELETE FROM report" >/dev/null
 LDL_FENCE= $TMO sh pg-psql.sh 2>/dev/null; r1=$?

@@ -86,6 +86,7 @@ min_pool_size = 0
 max_client_conn = 200
 server_round_robin = $rr
 query_wait_timeout = $qwt
+ignore_startup_parameters = extra_float_digits
 logfile = $tmp/pgb.log
 pidfile = $tmp/pgb.pid
 INI
