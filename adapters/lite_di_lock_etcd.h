@@ -212,7 +212,15 @@
 #define LDL__ETCD_CRED_MAX 128      /* user, password */
 #define LDL__ETCD_PATH_MAX 256      /* TLS file paths */
 #define LDL__ETCD_AUTH_MAX 256      /* the auth token */
-#define LDL__ETCD_BODY_MAX 1024     /* one request body */
+/* one request body, sized for the documented maxima: a prefix of LDL__ETCD_PREFIX_MAX-1
+   bytes plus a key of LDL_KEY_MAX-1 bytes in base64 (K64) appears at most 4 times (the
+   acquire txn: compare, put, the success range, the failure range), an owner of
+   LDL_OWNER_MAX-1 bytes in base64 (O64) once, two int64s, and at most 400 bytes of JSON
+   around them; ldl_etcd_init builds every body at these maxima and refuses to start
+   when one does not fit (decision 1010) */
+#define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX - 1 + LDL_KEY_MAX - 1 + 2) / 3 * 4 + 1)
+#define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX - 1 + 2) / 3 * 4 + 1)
+#define LDL__ETCD_BODY_MAX (4 * LDL__ETCD_K64_MAX + LDL__ETCD_O64_MAX + 2 * 20 + 400)
 #define LDL__ETCD_ERR_MAX 320
 
 #ifdef __cplusplus
@@ -486,8 +494,6 @@ static int ldl__etcd_key64(const char *prefix, const char *key, char *out, size_
     return ldl__etcd_b64enc(raw, pn + kn, out, cap);
 }
 
-#define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX + LDL_KEY_MAX + 2) / 3 * 4 + 1)
-#define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX + 2) / 3 * 4 + 1)
 
 /* ------------------------------------------------------------ request bodies
    Every variable part is base64 or a decimal number: nothing to escape. The
@@ -507,16 +513,18 @@ static int ldl__etcd_body_range(char *b, size_t cap, const char *k64) {
     return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\"}", k64), cap);
 }
 
-/* acquire: create_revision == 0 -> put with the lease; else range */
+/* acquire: create_revision == 0 -> put with the lease, then range the key (in the same
+   txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range */
 static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
                               int64_t lease) {
     char o64[LDL__ETCD_O64_MAX];
     if (ldl__etcd_b64enc((const unsigned char *)owner, strlen(owner), o64, sizeof o64) != 0) return -1;
     return ldl__etcd_fit(snprintf(b, cap,
         "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
-        "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}}],"
+        "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}},"
+        "{\"request_range\":{\"key\":\"%s\"}}],"
         "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
-        k64, k64, o64, (long long)lease, k64), cap);
+        k64, k64, o64, (long long)lease, k64, k64), cap);
 }
 
 /* release: create_revision == fence -> range, delete; else range (to tell "gone" from
@@ -598,7 +606,7 @@ static int ldl__etcd_header(cJSON *obj, uint64_t *cluster, int64_t *rev, const c
 /* one key-value of a range: the key must be ours. 0 ok, -1 */
 typedef struct ldl__etcd_kv {
     int         found;
-    int64_t     create, lease;
+    int64_t     create, mod, version, lease;
     const char *value64;            /* "" when absent */
 } ldl__etcd_kv;
 
@@ -624,8 +632,10 @@ static int ldl__etcd_range_kv(cJSON *r, const char *k64, ldl__etcd_kv *kv, const
         return -1;
     }
     if (ldl__etcd_i64(one, "create_revision", 0, &kv->create) != 0 || kv->create < 1 ||
+        ldl__etcd_i64(one, "mod_revision", 0, &kv->mod) != 0 ||
+        ldl__etcd_i64(one, "version", 0, &kv->version) != 0 ||
         ldl__etcd_i64(one, "lease", 0, &kv->lease) != 0) {
-        *why = "range reply: malformed create_revision or lease";
+        *why = "range reply: malformed create_revision, mod_revision, version or lease";
         return -1;
     }
     val = cJSON_GetObjectItemCaseSensitive(one, "value");
@@ -651,6 +661,43 @@ static int ldl__etcd_succeeded(cJSON *root) {
     if (!v) return 0;
     if (!cJSON_IsBool(v)) return -1;
     return cJSON_IsTrue(v) ? 1 : 0;
+}
+
+/* THE PROOF that an acquire txn's success reply answers THIS call (decision 1010): the
+   txn put the key with the lease this call was just granted, then ranged the key in the
+   same txn. etcd applies a txn's operations in order at one revision, the header's; a
+   lease id names one lease cluster-wide. So a reply is this call's grant only if it is
+   exactly [put, range], and the range shows the key asked for, carrying THIS call's
+   lease, created at the header's revision by that very put (create_revision ==
+   mod_revision == the header's revision, version 1). A reply that lacks any of these --
+   a canned "succeeded", another key, another lease, an older key -- is a store error.
+   0 with *fence (= the key's create_revision), or -1 with why */
+static int ldl__etcd_put_proof(cJSON *root, const char *k64, int64_t lease, int64_t *fence,
+                               const char **why) {
+    cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "responses"), *rr;
+    ldl__etcd_kv kv;
+    int64_t rev = 0;
+    *fence = 0;
+    if (ldl__etcd_i64(cJSON_GetObjectItemCaseSensitive(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
+        *why = "txn reply: no revision";
+        return -1;
+    }
+    if (!cJSON_IsArray(rs) || cJSON_GetArraySize(rs) != 2 || !ldl__etcd_txn_resp(root, 0, "response_put")) {
+        *why = "txn reply: not [put, range] (does not answer this request)";
+        return -1;
+    }
+    rr = ldl__etcd_txn_resp(root, 1, "response_range");
+    if (!rr) { *why = "txn reply: no range of the key after the put"; return -1; }
+    if (ldl__etcd_range_kv(rr, k64, &kv, why) != 0) return -1;
+    if (!kv.found) { *why = "txn reply: the key is absent after the put"; return -1; }
+    if (kv.lease != lease) { *why = "txn reply: the key does not carry this call's lease"; return -1; }
+    if (kv.create != rev || kv.mod != rev || kv.version != 1) {
+        *why = "txn reply: the key was not created by this txn (create_revision, mod_revision, "
+               "version vs the header's revision)";
+        return -1;
+    }
+    *fence = kv.create;
+    return 0;
 }
 
 /* no object in the tree holds a name twice (cJSON keeps both; the first would be read):
@@ -797,6 +844,39 @@ static struct curl_slist *ldl__etcd_headers(const char *auth) {
     return l;
 }
 
+/* the auth body (user and password, escaped by cJSON) in e->_body; 0, or -1 */
+static int ldl__etcd_body_auth(ldl_etcd *e) {
+    cJSON *req = cJSON_CreateObject();
+    int ok;
+    if (!req) return -1;
+    ok = cJSON_AddStringToObject(req, "name", e->_user) != NULL &&
+         cJSON_AddStringToObject(req, "password", e->_pass) != NULL &&
+         cJSON_PrintPreallocated(req, e->_body, (int)sizeof e->_body - 8, 0);  /* cJSON's margin */
+    cJSON_Delete(req);
+    return ok ? 0 : -1;
+}
+
+/* every request body, built at the documented maxima (this prefix, a key of
+   LDL_KEY_MAX-1 bytes, an owner of LDL_OWNER_MAX-1 bytes, the largest int64s), fits
+   one body buffer: NULL, or what does not fit. Checked at init, so that no call can
+   ever fail later for a key or an owner the documentation allows (decision 1010) */
+static const char *ldl__etcd_fits(ldl_etcd *e) {
+    char key[LDL_KEY_MAX], owner[LDL_OWNER_MAX], k64[LDL__ETCD_K64_MAX];
+    memset(key, 0x7E, sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    memset(owner, 0x7E, sizeof owner - 1);
+    owner[sizeof owner - 1] = '\0';
+    if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) return "prefix + key in base64";
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, INT64_MAX) != 0) return "the acquire txn";
+    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, INT64_MAX) != 0) return "the release txn";
+    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return "the range";
+    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, UINT32_MAX) != 0) return "the lease grant";
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, INT64_MAX) != 0) return "a lease body";
+    if (e->_user[0] && ldl__etcd_body_auth(e) != 0) return "the auth body (user and password)";
+    e->_body[0] = '\0';
+    return NULL;
+}
+
 /* ------------------------------------------------------------ init */
 static int ldl__etcd_copy(char *dst, size_t cap, const char *src) {
     size_t n;
@@ -859,6 +939,14 @@ LDL_ETCD_API int ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg) {
         ldl__etcd_copy(e->_keyf, sizeof e->_keyf, cfg->key_file) != 0) {
         LDL__ETCD_ERR(e, "init", "a TLS file path is too long (max 255 bytes)");
         return LDL_EINVAL;
+    }
+    {
+        const char *nf = ldl__etcd_fits(e);
+        if (nf) {
+            LDL__ETCD_ERR(e, "init: a request body at the documented maxima of prefix, key and "
+                             "owner does not fit LDL__ETCD_BODY_MAX", nf);
+            return LDL_EINVAL;
+        }
     }
     e->_attempt_ms = cfg->attempt_ms ? cfg->attempt_ms : LDL_ETCD_ATTEMPT_MS;
     e->_call_ms = cfg->call_ms ? cfg->call_ms : LDL_ETCD_CALL_MS;
@@ -973,17 +1061,10 @@ static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, cJSON **root) {
 
 static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, const char **why,
                                   char *tmp, size_t tmpcap) {
-    cJSON *req = cJSON_CreateObject(), *root = NULL, *tok;
+    cJSON *root = NULL, *tok;
     size_t n;
-    int v, ok;
-    if (!req) { *why = "out of memory (auth body)"; return LDL__ETCD_X_FATAL; }
-    ok = cJSON_AddStringToObject(req, "name", e->_user) != NULL &&
-         cJSON_AddStringToObject(req, "password", e->_pass) != NULL &&
-         cJSON_PrintPreallocated(req, e->_body, (int)sizeof e->_body - 8, 0);  /* cJSON's margin */
-    cJSON_Delete(req);
-    if (!ok) { *why = "auth body too long"; return LDL__ETCD_X_FATAL; }
-    n = strlen(e->_body);
-    (void)n;
+    int v;
+    if (ldl__etcd_body_auth(e) != 0) { *why = "auth body too long, or out of memory"; return LDL__ETCD_X_FATAL; }
     v = ldl__etcd_once(e, member, LDL__ETCD_AUTH, deadline, &root, why, tmp, tmpcap);
     if (v != LDL__ETCD_X_OK) return v == LDL__ETCD_X_AUTH ? LDL__ETCD_X_FATAL : v;
     tok = cJSON_GetObjectItemCaseSensitive(root, "token");
@@ -1005,9 +1086,17 @@ static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, co
 }
 
 /* ------------------------------------------------------------ the verbs (sync) */
+/* a request body that does not fit: init proved the maxima fit, so this means a bug;
+   still a store error WITH a why (every store error carries one) */
+static int ldl__etcd_nobody(ldl_etcd *e, const char *kind) {
+    LDL__ETCD_ERR(e, "request body does not fit LDL__ETCD_BODY_MAX", kind);
+    return LDL_ESTORE;
+}
+
 static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
     cJSON *root;
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, lease) != 0)
+        return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_REVOKE, deadline, &root) != 0) return LDL_ESTORE;
     cJSON_Delete(root);
     return 0;
@@ -1030,12 +1119,20 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) { LDL__ETCD_ERR(e, "acquire", "key too long"); return LDL_EINVAL; }
     deadline = ldl__etcd_now() + e->_call_ms;
     /* 1. the lease */
-    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0)
+        return ldl__etcd_nobody(e, "grant");
     if (ldl__etcd_x(e, LDL__ETCD_GRANT, deadline, &root) != 0) return LDL_ESTORE;
-    if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1 ||
-        ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)ttl_ms + 999u) / 1000u)) {
+    if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1) {
         cJSON_Delete(root);
-        LDL__ETCD_ERR(e, "lease grant", "reply without a lease ID, or a TTL below the one asked for");
+        LDL__ETCD_ERR(e, "lease grant", "reply without a lease ID");
+        return LDL_ESTORE;
+    }
+    if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)ttl_ms + 999u) / 1000u)) {
+        /* a lease shorter than asked would outlive the lock's trust in it the wrong way
+           round (the key frees before the holder stops trusting): never a grant */
+        cJSON_Delete(root);
+        ldl__etcd_revoke(e, lease, deadline);
+        LDL__ETCD_ERR(e, "lease grant", "the granted TTL is below the one asked for (or malformed)");
         return LDL_ESTORE;
     }
     cJSON_Delete(root);
@@ -1054,11 +1151,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     }
     ok = ldl__etcd_succeeded(root);
     if (ok == 1) {
-        if (!ldl__etcd_txn_resp(root, 0, "response_put") ||
-            ldl__etcd_i64(cJSON_GetObjectItemCaseSensitive(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
-            why = "txn reply: no put response or no revision";
-            ok = -1;
-        }
+        if (ldl__etcd_put_proof(root, k64, lease, &rev, &why) != 0) ok = -1;
     } else if (ok == 0) {
         ldl__etcd_kv kv;
         cJSON *r = ldl__etcd_txn_resp(root, 0, "response_range");
@@ -1095,7 +1188,8 @@ static int ldl__etcd_get(ldl_etcd *e, const char *k64, uint64_t deadline, ldl__e
                          char *value64, size_t vcap) {
     cJSON *root;
     const char *why = NULL;
-    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0)
+        return ldl__etcd_nobody(e, "range");
     if (ldl__etcd_x(e, LDL__ETCD_RANGE, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_range_kv(root, k64, kv, &why) != 0) {
         cJSON_Delete(root);
@@ -1131,7 +1225,8 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
     deadline = ldl__etcd_now() + e->_call_ms;
     if (ldl__etcd_get(e, k64, deadline, &kv, NULL, 0) != LDL_OK) return LDL_ESTORE;
     if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
+        return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
     res = cJSON_GetObjectItemCaseSensitive(root, "result");
     if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
@@ -1164,7 +1259,8 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
         return LDL_EINVAL;
     }
     deadline = ldl__etcd_now() + e->_call_ms;
-    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, token) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, token) != 0)
+        return ldl__etcd_nobody(e, "del");
     if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) return LDL_ESTORE;
     ok = ldl__etcd_succeeded(root);
     memset(&kv, 0, sizeof kv);
@@ -1219,7 +1315,8 @@ static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (n < 0 || n >= LDL_OWNER_MAX) { LDL__ETCD_ERR(e, "inspect", "the value is not an owner"); return LDL_ESTORE; }
     for (i = 0; i < n; i++)
         if (raw[i] < 0x20 || raw[i] > 0x7E) { LDL__ETCD_ERR(e, "inspect", "the owner is not printable ASCII"); return LDL_ESTORE; }
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
+        return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_TTL, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(root, "TTL", 1, &ttl) != 0) {
         cJSON_Delete(root);
@@ -1451,10 +1548,25 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     switch (r->_step) {
     case LDL__ETCD_S_GRANT: {
         int64_t id = 0, ttl = 0;
-        if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1 || ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 ||
-            ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
+        if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1) {
             cJSON_Delete(root);
-            ldl__etcd_fail(ea, r, what, "reply without a lease ID, or a TTL below the one asked for");
+            ldl__etcd_fail(ea, r, what, "reply without a lease ID");
+            return;
+        }
+        if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
+            /* shorter than asked: never a grant; the lease goes back */
+            cJSON_Delete(root);
+            ldl__etcd_aerr(ea, what, "the granted TTL is below the one asked for (or malformed)");
+            if (r->_op) {
+                ldl_op *op = r->_op;
+                op->store_data = 0;
+                r->_op = NULL;
+                ldl_op_complete(op, LDL_ESTORE, 0);
+            }
+            r->_lease = id;
+            r->_rc = LDL_ESTORE;
+            r->_token = 0;
+            ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
             return;
         }
         cJSON_Delete(root);
@@ -1467,8 +1579,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         int ok = ldl__etcd_succeeded(root);
         int64_t fence = 0;
         if (ok == 1) {
-            if (!ldl__etcd_txn_resp(root, 0, "response_put")) { ok = -1; why = "txn reply: no put response"; }
-            else fence = rev;
+            if (ldl__etcd_put_proof(root, k64, r->_lease, &fence, &why) != 0) ok = -1;
         } else if (ok == 0) {
             ldl__etcd_kv kv;
             cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");

@@ -13,6 +13,11 @@
  *   etcdt_restart(&m)  stop, then start again on the same ports and data dir.
  *   etcdt_post(url, path, body, out, cap)  one plain libcurl POST; the HTTP status, or -1.
  *   etcdt_count(url, prefix)  keys under prefix (a range with range_end), or -1.
+ *   etcdt_case(name, secs)  a per-case time bound (issue 37): if the case is still
+ *                    running after secs seconds, SIGALRM prints "CASE <name> HUNG past Ns"
+ *                    and a failing summary line, and ends the program with exit 1, so a
+ *                    hang fails within the suite's own bound naming the case.
+ *                    etcdt_case_end() disarms it.
  *   etcdt_shim       an ldl_store made of an ldl_etcd_async: every call submits, then pumps
  *                    until its op is answered (so the conformance body runs through the
  *                    non-blocking view: its bodies, steps and completions).
@@ -24,6 +29,38 @@
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
 #include <cjson/cJSON.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+static char etcdt__case_msg[256];
+static size_t etcdt__case_len;
+
+static void etcdt__case_alarm(int sig)
+{
+    ssize_t w;
+    (void)sig;
+    w = write(2, etcdt__case_msg, etcdt__case_len);
+    w = write(1, etcdt__case_msg, etcdt__case_len);     /* the summary line the make recipe tails */
+    (void)w;
+    _exit(1);
+}
+
+static ST__UNUSED void etcdt_case(const char *name, unsigned secs)
+{
+    struct sigaction sa;
+    int n = snprintf(etcdt__case_msg, sizeof etcdt__case_msg,
+                     "\nCASE %s HUNG past %u s (the per-case bound)\n0 passed, 1 failed (case %s hung)\n",
+                     name, secs, name);
+    etcdt__case_len = n > 0 && (size_t)n < sizeof etcdt__case_msg ? (size_t)n : sizeof etcdt__case_msg - 1;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = etcdt__case_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(secs);
+}
+
+static ST__UNUSED void etcdt_case_end(void) { alarm(0); }
 
 typedef struct etcdt_member {
     pid_t pid;
