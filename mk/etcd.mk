@@ -7,10 +7,13 @@
 #                       then against a real single member (started by the suites, free ports,
 #                       temp dirs): the conformance body sync and async (in parallel: the
 #                       body's TTL is 8 s, ~60 s; beside them the hostile gateway under
-#                       valgrind), the hostile gateway with ASan+UBSan (~25 s),
-#                       `ldl-run --etcd` (tests/cli/etcd_cli.sh)
+#                       valgrind), the hostile gateway with ASan+UBSan (~25 s), the
+#                       guards of issues 31/37 (tests/store/etcd_guards.c: a cut acquire
+#                       handed back, the 63 + 127 byte key, a why per error, the fenced
+#                       write, the ACL), `ldl-run --etcd` (tests/cli/etcd_cli.sh)
+#   make mutants-etcd   tests/mutants/etcd.txt, each mutant killed (minutes; not in make test)
 #   make bench-etcd     the lifecycle vs plain libcurl, 1,000 leases per heartbeat, depth
-# Decision records: docs/decisions/1001-1002. Details: docs/etcd.md.
+# Decision records: docs/decisions/1001-1003, 1010-1012. Details: docs/etcd.md.
 # The recipe expands ETCD_TARGETS when it runs, so fragments included after this one
 # (mk/*.mk are included in sorted order) still count.
 
@@ -34,7 +37,7 @@ test-etcd:
 	@echo "== make test-etcd: $(words $(ETCD_TARGETS)) suites passed: $(ETCD_TARGETS)"
 
 test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile $(B)/etcd/etcd_hostile_vg \
-                  $(B)/cli/ldl-run-san
+                  $(B)/etcd/etcd_guards $(B)/cli/ldl-run-san
 	@for b in $(ET_BUILDS); do printf '== etcd %-14s ' "$$(basename $$b):"; ./$$b || exit 1; done
 	@tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance sync > $(B)/etcd/conf_sync.log 2>&1 & p1=$$!; \
 	  tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance async > $(B)/etcd/conf_async.log 2>&1 & p2=$$!; \
@@ -48,6 +51,8 @@ test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile
 	  if [ $$r2 != 0 ]; then cat $(B)/etcd/conf_async.log; exit 1; fi; \
 	  if [ $$r3 != 0 ]; then cat $(B)/etcd/hostile_vg.log; exit 1; fi
 	@printf '== etcd hostile gateway:     '; out=$$(tests/store/with_etcd.sh ./$(B)/etcd/etcd_hostile 2>&1); rc=$$?; \
+	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
+	@printf '== etcd guards (issues 31/37): '; out=$$(tests/store/with_etcd.sh ./$(B)/etcd/etcd_guards 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
 	@printf '== ldl-run --etcd:           '; tests/store/with_etcd.sh sh tests/cli/etcd_cli.sh ./$(B)/cli/ldl-run-san
 
@@ -74,3 +79,10 @@ $(B)/etcd/bench_etcd: bench/bench_etcd.c bench/bench_util.h $(ET_THDRS)
 CLI_LIBS += $(ET_LIBS)
 $(CLI_BUILDS): adapters/lite_di_lock_etcd.h
 
+
+# ---------------------------------------------------------------- mutants (not in make test)
+# tests/mutants/etcd.txt: every mutant must be killed by tests/store/etcd_mutants.sh
+# (etcd_guards and etcd_hostile, each case under its own time bound; ~1 min per mutant)
+.PHONY: mutants-etcd
+mutants-etcd:
+	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/etcd.txt

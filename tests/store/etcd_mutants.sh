@@ -1,0 +1,25 @@
+#!/bin/sh
+# tests/store/etcd_mutants.sh -- the suite that must kill every mutant of
+# tests/mutants/etcd.txt (run by tests/mutants/adapters.sh, inside
+# tests/store/with_etcd.sh). MUT_DIR holds the mutated adapters/lite_di_lock_etcd.h:
+# every program is compiled with -I"$MUT_DIR" before -I. so the mutant wins.
+# No sanitizers and -O0 (speed); the most targeted programs run first and the first
+# failure ends the run (exit 1). A program that does not build prints BUILD-ERROR and
+# exits 3 (a runner error, never a kill). Each program bounds its own cases (etcdt_case).
+set -u
+: "${MUT_DIR:?run me through tests/mutants/adapters.sh}"
+CC=${CC:-cc}
+PROGS="etcd_guards etcd_hostile"
+for t in $PROGS; do
+  if ! $CC -std=c99 -O0 -g -w -I"$MUT_DIR" -I. "tests/store/$t.c" -lcurl -lcjson -o "$MUT_DIR/$t" \
+       > "$MUT_DIR/$t.build.log" 2>&1; then
+    echo "BUILD-ERROR $t"; cat "$MUT_DIR/$t.build.log"; exit 3
+  fi
+done
+for t in $PROGS; do
+  if ! "$MUT_DIR/$t" > "$MUT_DIR/$t.log" 2>&1; then
+    echo "$t: FAILED"; grep -E '^FAIL|HUNG' "$MUT_DIR/$t.log" | head -n 5; tail -n 1 "$MUT_DIR/$t.log"; exit 1
+  fi
+  echo "$t: $(tail -n 1 "$MUT_DIR/$t.log")"
+done
+exit 0
