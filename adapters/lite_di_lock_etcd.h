@@ -196,6 +196,9 @@
 #if LDL_ETCD_BATCH < 1
 #error "LDL_ETCD_BATCH must be at least 1"
 #endif
+#ifndef LDL_ETCD_WRITE_MAX
+#define LDL_ETCD_WRITE_MAX 65536    /* bytes of one fenced write's value (and target) */
+#endif
 #ifndef LDL_ETCD_REPLY_MAX
 #define LDL_ETCD_REPLY_MAX 4096
 #endif
@@ -254,16 +257,32 @@ typedef struct ldl_etcd {            /* caller-owned; fields are private */
     int         _over;               /* the reply passed LDL_ETCD_REPLY_MAX */
     int         _ambig;              /* an attempt of the last exchange failed after it
                                         may have been applied */
+    const char *_post;               /* a body of another size for the next exchanges
+                                        (the fenced write's); NULL = _body */
     char        _reply[LDL_ETCD_REPLY_MAX];
     char        _body[LDL__ETCD_BODY_MAX];
     char        _err[LDL__ETCD_ERR_MAX];
 } ldl_etcd;
+
+/* the fenced write (issue 31; the fence protocol of decision 0901 in etcd's native form,
+   decision 1012): ONE txn that compares the lock key's create_revision with the
+   holder's fence and, only if equal, does the caller's put or delete of `target` */
+typedef struct ldl_etcd_write {
+    const char *key;                 /* the lock key (the adapter adds the prefix) */
+    int64_t     fence;               /* the holder's fencing token (>= 1) */
+    const char *target;              /* the etcd key written, as is (no prefix added) */
+    const void *value;               /* the bytes put (NULL with value_len 0 = empty) */
+    size_t      value_len;           /* at most LDL_ETCD_WRITE_MAX */
+    int         del;                 /* 1 = delete target (value ignored), 0 = put */
+} ldl_etcd_write;
 
 LDL_ETCD_API int         ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg); /* no I/O */
 LDL_ETCD_API void        ldl_etcd_close(ldl_etcd *e);                            /* idempotent */
 LDL_ETCD_API ldl_store   ldl_etcd_store(ldl_etcd *e);
 LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e);     /* acquire_owned + inspect */
 LDL_ETCD_API const char *ldl_etcd_why(const ldl_etcd *e); /* never NULL */
+LDL_ETCD_API int         ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w); /* 1 written,
+                                                   0 refused (stale fence), negative error */
 LDL_ETCD_API int         ldl_etcd_member(const ldl_etcd *e); /* index of the member that
                                                                 answered last (0..n-1) */
 
@@ -352,6 +371,7 @@ LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea
 #include <fcntl.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -991,7 +1011,8 @@ static int ldl__etcd_once(ldl_etcd *e, int member, int x, uint64_t deadline, cJS
     curl_easy_reset(e->_easy);
     if (ldl__etcd_setup(e, e->_easy, hdrs) != 0 ||
         curl_easy_setopt(e->_easy, CURLOPT_URL, url) != CURLE_OK ||
-        curl_easy_setopt(e->_easy, CURLOPT_POSTFIELDS, e->_body) != CURLE_OK ||
+        curl_easy_setopt(e->_easy, CURLOPT_POSTFIELDS,
+                         x == LDL__ETCD_AUTH || !e->_post ? e->_body : e->_post) != CURLE_OK ||
         curl_easy_setopt(e->_easy, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
         curl_easy_setopt(e->_easy, CURLOPT_WRITEFUNCTION, ldl__etcd_write_e) != CURLE_OK ||
         curl_easy_setopt(e->_easy, CURLOPT_WRITEDATA, (void *)e) != CURLE_OK) {
@@ -1289,6 +1310,90 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
         /* the key is gone; the lease runs out by itself (why keeps the text) */
     }
     return 1;
+}
+
+/* the fenced write: compare the lock key's create_revision with the fence; if equal,
+   range the lock key (the reply's proof) and put/delete the target; else range it */
+LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
+    char k64[LDL__ETCD_K64_MAX];
+    char *body, *scratch, *t64, *v64;
+    size_t tn = 0, cap, t64n, v64n;
+    cJSON *root;
+    ldl__etcd_kv kv;
+    const char *why = NULL;
+    uint64_t deadline;
+    int ok, n;
+    if (!e) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "fenced", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!w || !ldl__etcd_key_ok(w->key) || w->fence < 1 || !w->target || !w->target[0] ||
+        (tn = strlen(w->target)) > LDL_ETCD_WRITE_MAX || w->value_len > LDL_ETCD_WRITE_MAX ||
+        (w->value_len && !w->value) || ldl__etcd_key64(e->_prefix, w->key, k64, sizeof k64) != 0) {
+        LDL__ETCD_ERR(e, "fenced", "want a lock key, a fence >= 1, a target and at most "
+                                   "LDL_ETCD_WRITE_MAX bytes of target and value");
+        return LDL_EINVAL;
+    }
+    t64n = (tn + 2) / 3 * 4 + 1;
+    v64n = (w->value_len + 2) / 3 * 4 + 1;
+    cap = 3 * sizeof k64 + t64n + v64n + 400;
+    scratch = (char *)malloc(t64n + v64n);
+    body = (char *)malloc(cap);
+    if (!scratch || !body) {
+        free(scratch);
+        free(body);
+        LDL__ETCD_ERR(e, "fenced", "out of memory (request body)");
+        return LDL_ESTORE;
+    }
+    t64 = scratch;
+    v64 = scratch + t64n;
+    if (ldl__etcd_b64enc((const unsigned char *)w->target, tn, t64, t64n) != 0 ||
+        ldl__etcd_b64enc((const unsigned char *)(w->value ? w->value : ""), w->value_len, v64, v64n) != 0)
+        n = -1;
+    else if (w->del)
+        n = snprintf(body, cap,
+            "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%lld\"}],"
+            "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_delete_range\":{\"key\":\"%s\"}}],"
+            "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+            k64, (long long)w->fence, k64, t64, k64);
+    else
+        n = snprintf(body, cap,
+            "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%lld\"}],"
+            "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}],"
+            "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+            k64, (long long)w->fence, k64, t64, v64, k64);
+    free(scratch);
+    if (ldl__etcd_fit(n, cap) != 0) {
+        free(body);
+        LDL__ETCD_ERR(e, "fenced", "request body does not fit");
+        return LDL_ESTORE;
+    }
+    deadline = ldl__etcd_now() + e->_call_ms;
+    e->_post = body;
+    ok = ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root);
+    e->_post = NULL;
+    free(body);
+    if (ok != 0) return LDL_ESTORE;
+    ok = ldl__etcd_succeeded(root);
+    if (ok >= 0) {
+        /* the proof: the lock key as the txn saw it. Success must show the key with this
+           fence AND the write's response; failure must NOT show it with this fence */
+        cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) {
+            if (!why) why = "txn reply: no range of the lock key";
+            ok = -1;
+        } else if (ok == 1 && (!kv.found || kv.create != w->fence ||
+                               !ldl__etcd_txn_resp(root, 1, w->del ? "response_delete_range" : "response_put"))) {
+            why = "txn reply: the range does not show this fence, or no write response";
+            ok = -1;
+        } else if (ok == 0 && kv.found && kv.create == w->fence) {
+            why = "txn reply: the compare failed but the range shows this fence";
+            ok = -1;
+        }
+    } else why = "txn reply: succeeded is not a boolean";
+    cJSON_Delete(root);
+    if (ok < 0) { LDL__ETCD_ERR(e, "fenced", why); return LDL_ESTORE; }
+    e->_err[0] = '\0';
+    if (ok == 0) LDL__ETCD_ERR(e, "fenced", "refused: the lock key is gone or holds another fence");
+    return ok;
 }
 
 static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {

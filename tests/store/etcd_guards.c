@@ -205,6 +205,175 @@ static void why_case(void)
     ldl_etcd_close(&e);
 }
 
+/* the value of etcd key k (raw, decoded) into out; 1 found, 0 absent, -1 error */
+static int get_value(const char *k, char *out, size_t cap)
+{
+    char k64[256], body[400], reply[4096];
+    cJSON *j, *kvs, *v;
+    int rc = -1;
+    out[0] = '\0';
+    if (ldl__etcd_b64enc((const unsigned char *)k, strlen(k), k64, sizeof k64) != 0) return -1;
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", k64);
+    if (etcdt_post(M.url, "/v3/kv/range", body, reply, sizeof reply) != 200) return -1;
+    j = cJSON_Parse(reply);
+    kvs = cJSON_GetObjectItemCaseSensitive(j, "kvs");
+    if (j && !kvs) rc = 0;
+    else if (cJSON_GetArraySize(kvs) == 1) {
+        long n;
+        v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(kvs, 0), "value");
+        n = ldl__etcd_b64dec(v && cJSON_IsString(v) ? v->valuestring : "", (unsigned char *)out, cap - 1);
+        if (n >= 0) { out[n] = '\0'; rc = 1; }
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int fenced(ldl_etcd *e, int64_t fence, const char *value, int del)
+{
+    ldl_etcd_write w;
+    memset(&w, 0, sizeof w);
+    w.key = "res";
+    w.fence = fence;
+    w.target = "data/x";
+    w.value = value;
+    w.value_len = value ? strlen(value) : 0;
+    w.del = del;
+    return ldl_etcd_fenced(e, &w);
+}
+
+/* the fenced write: a stale holder's put and delete are refused after a takeover */
+static void fence_case(void)
+{
+    ldl_etcd a, b;
+    ldl_etcd_config c;
+    ldl_store sa, sb;
+    ldl_etcd_write w;
+    int64_t ta = 0, tb = 0;
+    char v[64];
+    int rc;
+    etcdt_cfg(&c, M.url, "fence/");
+    ldl_etcd_init(&a, &c);
+    ldl_etcd_init(&b, &c);
+    sa = ldl_etcd_store(&a);
+    sb = ldl_etcd_store(&b);
+    ST_CHECK(sa.acquire(sa.ctx, "res", 3000, &ta) == 1, "[fence] A acquires");
+    rc = fenced(&a, ta, "a1", 0);
+    ST_CHECK(rc == 1 && get_value("data/x", v, sizeof v) == 1 && strcmp(v, "a1") == 0,
+             "[fence] the holder's put is applied: %d, value '%s' (%s)", rc, v, ldl_etcd_why(&a));
+    ST_CHECK(fenced(&a, ta, "a1b", 0) == 1, "[fence] the holder writes again under the same fence");
+    /* the takeover: A's lease ends (here: released by key and fence from another client,
+       as an expiry would), B acquires with a higher fence */
+    ST_CHECK(sb.release(sb.ctx, "res", ta) == 1, "[fence] A's lease ends");
+    ST_CHECK(sb.acquire(sb.ctx, "res", 3000, &tb) == 1 && tb > ta, "[fence] B takes over: %lld > %lld",
+             (long long)tb, (long long)ta);
+    rc = fenced(&b, tb, "b1", 0);
+    ST_CHECK(rc == 1, "[fence] the new holder's put = %d (%s)", rc, ldl_etcd_why(&b));
+    rc = fenced(&a, ta, "a2", 0);
+    ST_CHECK(rc == 0 && ldl_etcd_why(&a)[0], "[fence] the stale holder's put is refused: %d (%s)", rc, ldl_etcd_why(&a));
+    rc = fenced(&a, ta, NULL, 1);
+    ST_CHECK(rc == 0, "[fence] the stale holder's delete is refused: %d", rc);
+    rc = fenced(&a, tb + 1, "a3", 0);
+    ST_CHECK(rc == 0, "[fence] a fence above the holder's is refused too (equal, not at-least): %d", rc);
+    ST_CHECK(get_value("data/x", v, sizeof v) == 1 && strcmp(v, "b1") == 0, "[fence] the value is the new holder's: '%s'", v);
+    rc = fenced(&b, tb, NULL, 1);
+    ST_CHECK(rc == 1 && get_value("data/x", v, sizeof v) == 0, "[fence] the holder's delete is applied: %d", rc);
+    ST_CHECK(sb.release(sb.ctx, "res", tb) == 1, "[fence] B releases");
+    rc = fenced(&b, tb, "b2", 0);
+    ST_CHECK(rc == 0 && get_value("data/x", v, sizeof v) == 0, "[fence] after the release nobody writes: %d", rc);
+    memset(&w, 0, sizeof w);
+    w.key = "res";
+    w.target = "data/x";
+    ST_CHECK(ldl_etcd_fenced(&a, &w) == LDL_EINVAL && ldl_etcd_why(&a)[0], "[fence] fence 0: EINVAL with a why");
+    w.fence = 3;
+    w.target = NULL;
+    ST_CHECK(ldl_etcd_fenced(&a, &w) == LDL_EINVAL, "[fence] no target: EINVAL");
+    w.target = "data/x";
+    w.value_len = LDL_ETCD_WRITE_MAX + 1;
+    w.value = "x";
+    ST_CHECK(ldl_etcd_fenced(&a, &w) == LDL_EINVAL, "[fence] a value over LDL_ETCD_WRITE_MAX: EINVAL");
+    {   /* the largest value: one txn of LDL_ETCD_WRITE_MAX bytes */
+        static char big[LDL_ETCD_WRITE_MAX];
+        int64_t t = 0;
+        memset(big, 'v', sizeof big);
+        ST_CHECK(sa.acquire(sa.ctx, "res", 3000, &t) == 1, "[fence] A acquires again");
+        w.fence = t;
+        w.value = big;
+        w.value_len = sizeof big;
+        rc = ldl_etcd_fenced(&a, &w);
+        ST_CHECK(rc == 1, "[fence] a %d-byte value is written: %d (%s)", LDL_ETCD_WRITE_MAX, rc, ldl_etcd_why(&a));
+        w.del = 1;
+        ST_CHECK(ldl_etcd_fenced(&a, &w) == 1, "[fence] and deleted");
+        ST_CHECK(sa.release(sa.ctx, "res", t) == 1, "[fence] A releases");
+    }
+    ldl_etcd_close(&a);
+    ldl_etcd_close(&b);
+}
+
+static int ectl(const char *args)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ETCDCTL_API=3 etcdctl --dial-timeout=3s --command-timeout=5s --endpoints=%s %s >/dev/null 2>&1",
+             M.url, args);
+    return system(cmd);
+}
+
+/* the ACL that makes the lock's keys its own (docs/etcd.md): only the lockers' role may
+   write under the prefix. A user who can only read it can inspect the holder, but can
+   neither take the key, nor release or renew it, nor fence-write, nor put over it with
+   a plain client. Runs last: auth stays enabled on the member. */
+static void acl_case(void)
+{
+    ldl_etcd app, rd;
+    ldl_etcd_config c;
+    ldl_store sa, sr;
+    ldl_store_ext xr;
+    ldl_holder h;
+    ldl_etcd_write w;
+    int64_t t = 0, t2 = 0;
+    int rc;
+    ST_CHECK(ectl("user add root:rootpw") == 0 && ectl("user add app:apppw") == 0 &&
+             ectl("user add reader:readerpw") == 0 && ectl("role add ldl-lockers") == 0 &&
+             ectl("role add ldl-readers") == 0 &&
+             ectl("role grant-permission ldl-lockers readwrite --prefix=true acl/") == 0 &&
+             ectl("role grant-permission ldl-readers read --prefix=true acl/") == 0 &&
+             ectl("user grant-role app ldl-lockers") == 0 && ectl("user grant-role reader ldl-readers") == 0 &&
+             ectl("auth enable") == 0, "[acl] etcdctl: users, roles, auth enable");
+    etcdt_cfg(&c, M.url, "acl/");
+    c.user = "app";
+    c.password = "apppw";
+    ST_CHECK(ldl_etcd_init(&app, &c) == LDL_OK, "[acl] init app");
+    c.user = "reader";
+    c.password = "readerpw";
+    ST_CHECK(ldl_etcd_init(&rd, &c) == LDL_OK, "[acl] init reader");
+    sa = ldl_etcd_store(&app);
+    sr = ldl_etcd_store(&rd);
+    xr = ldl_etcd_ext(&rd);
+    rc = ldl_etcd_ext(&app).acquire_owned(&app, "k", 3000, "app-1", &t);
+    ST_CHECK(rc == 1 && t >= 1, "[acl] the lockers' user acquires: %d (%s)", rc, ldl_etcd_why(&app));
+    rc = xr.inspect(xr.ctx, "k", &h);
+    ST_CHECK(rc == 1 && h.token == t && strcmp(h.owner, "app-1") == 0, "[acl] a reader inspects: %d (%s)", rc,
+             ldl_etcd_why(&rd));
+    ST_CHECK(sr.release(sr.ctx, "k", t) == LDL_ESTORE && ldl_etcd_why(&rd)[0], "[acl] a reader cannot release: %s",
+             ldl_etcd_why(&rd));
+    ST_CHECK(ectl("--user reader:readerpw put acl/k stolen") != 0, "[acl] a reader cannot put over the key with etcdctl");
+    ST_CHECK(ectl("--user reader:readerpw del acl/k") != 0, "[acl] a reader cannot delete the key with etcdctl");
+    memset(&w, 0, sizeof w);
+    w.key = "k";
+    w.fence = t;                       /* even with the holder's fence */
+    w.target = "acl/data";
+    rc = ldl_etcd_fenced(&rd, &w);
+    ST_CHECK(rc == LDL_ESTORE && strstr(ldl_etcd_why(&rd), "permission denied"),
+             "[acl] a reader's fenced write is refused by etcd: %d (%s)", rc, ldl_etcd_why(&rd));
+    ST_CHECK(sa.renew(sa.ctx, "k", t, 3000) == 1, "[acl] the holder still holds it");
+    ST_CHECK(sa.release(sa.ctx, "k", t) == 1, "[acl] the holder releases");
+    t2 = 5;
+    rc = sr.acquire(sr.ctx, "k", 3000, &t2);
+    ST_CHECK(rc == LDL_ESTORE && t2 == 0, "[acl] a reader cannot take the free key: %d (%s)", rc, ldl_etcd_why(&rd));
+    ST_CHECK(etcdt_count(M.url, "acl/") <= 0, "[acl] nothing left under acl/ (or not readable without auth)");
+    ldl_etcd_close(&app);
+    ldl_etcd_close(&rd);
+}
+
 int main(void)
 {
     st_ignore_sigpipe();
@@ -219,6 +388,10 @@ int main(void)
     longkey();
     etcdt_case("every store error has a why", 30);
     why_case();
+    etcdt_case("fenced write", 30);
+    fence_case();
+    etcdt_case("the ACL: a read-only user", 60);
+    acl_case();
     etcdt_case_end();
     etcdt_stop(&M);
     curl_global_cleanup();
