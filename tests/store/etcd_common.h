@@ -33,15 +33,22 @@
 #include <signal.h>
 #include <unistd.h>
 
-static char etcdt__case_msg[256];
-static size_t etcdt__case_len;
+static char etcdt__case_name[128];
+static unsigned etcdt__case_secs;
 
+/* the program ends here: snprintf in a handler is tolerable for test code that _exits */
 static void etcdt__case_alarm(int sig)
 {
+    char msg[400];
+    int n;
     ssize_t w;
     (void)sig;
-    w = write(2, etcdt__case_msg, etcdt__case_len);
-    w = write(1, etcdt__case_msg, etcdt__case_len);     /* the summary line the make recipe tails */
+    n = snprintf(msg, sizeof msg, "\nCASE %s HUNG past %u s (the per-case bound)\n%d passed, %d failed (case %s hung)\n",
+                 etcdt__case_name, etcdt__case_secs, st__passed, st__failed + 1, etcdt__case_name);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof msg) n = (int)sizeof msg - 1;
+    fflush(stdout);                   /* the checks printed so far, then the summary line */
+    w = write(1, msg, (size_t)n);
     (void)w;
     _exit(1);
 }
@@ -49,10 +56,10 @@ static void etcdt__case_alarm(int sig)
 static ST__UNUSED void etcdt_case(const char *name, unsigned secs)
 {
     struct sigaction sa;
-    int n = snprintf(etcdt__case_msg, sizeof etcdt__case_msg,
-                     "\nCASE %s HUNG past %u s (the per-case bound)\n0 passed, 1 failed (case %s hung)\n",
-                     name, secs, name);
-    etcdt__case_len = n > 0 && (size_t)n < sizeof etcdt__case_msg ? (size_t)n : sizeof etcdt__case_msg - 1;
+    fflush(stdout);
+    fflush(stderr);
+    snprintf(etcdt__case_name, sizeof etcdt__case_name, "%s", name);
+    etcdt__case_secs = secs;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = etcdt__case_alarm;
     sigemptyset(&sa.sa_mask);
