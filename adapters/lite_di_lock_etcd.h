@@ -96,11 +96,13 @@
    release answer either) and 0 when another holder has it.
 
    BOUNDS. Every exchange: CURLOPT_CONNECTTIMEOUT_MS (connect_ms) and
-   CURLOPT_TIMEOUT_MS (min(attempt_ms, time left of call_ms)); every reply
-   body at most LDL_ETCD_REPLY_MAX bytes (the write callback refuses the
-   rest: a store error). Replies are believed only when they provably answer
-   this request: HTTP 200, one JSON object (cJSON; a name twice in any
-   object is refused),
+   CURLOPT_TIMEOUT_MS (min(attempt_ms, time left of call_ms)), name
+   resolution included (libcurl's threaded resolver, abandoned at the
+   bound); every reply body at most LDL_ETCD_REPLY_MAX bytes (the write
+   callback refuses the rest: a store error) and at most
+   LDL_ETCD_REPLY_NODES JSON values, both by default. Replies are believed
+   only when they provably answer this request: HTTP 200, one JSON object
+   (cJSON; a name twice in any object is refused),
    every int64 a decimal string as the gateway writes it, the header's
    cluster_id equal to the first one this adapter saw, a range's key equal
    to the key asked for. Anything else is LDL_ESTORE, never a grant.
@@ -158,6 +160,8 @@
      LDL_STATIC               makes the functions static (as in the core header)
      LDL_ETCD_MAX_ENDPOINTS   members in cfg.endpoints (default 8)
      LDL_ETCD_REPLY_MAX       bytes of one reply body (default 4096)
+     LDL_ETCD_REPLY_NODES     JSON values of one reply (default 128)
+     LDL_ETCD_WRITE_MAX       bytes of a fenced write's value or target (default 65536)
      LDL_ETCD_MAX_CONNS       connections of one non-blocking view (default 64;
                               more requests wait inside libcurl for one)
      LDL_ETCD_BATCH           exchanges one pump call starts at most (default 32:
@@ -198,6 +202,13 @@
 #endif
 #ifndef LDL_ETCD_WRITE_MAX
 #define LDL_ETCD_WRITE_MAX 65536    /* bytes of one fenced write's value (and target) */
+#endif
+#ifndef LDL_ETCD_REPLY_NODES
+#define LDL_ETCD_REPLY_NODES 128    /* JSON values of one parsed reply (the largest the
+                                       adapter reads, a txn with a range, has about 40) */
+#endif
+#if LDL_ETCD_REPLY_NODES < 64
+#error "LDL_ETCD_REPLY_NODES must be at least 64"
 #endif
 #ifndef LDL_ETCD_REPLY_MAX
 #define LDL_ETCD_REPLY_MAX 4096
@@ -720,22 +731,29 @@ static int ldl__etcd_put_proof(cJSON *root, const char *k64, int64_t lease, int6
     return 0;
 }
 
-/* no object in the tree holds a name twice (cJSON keeps both; the first would be read):
-   0 clean, -1 a duplicate. Depth is bounded by cJSON's nesting limit and the reply size. */
-static int ldl__etcd_nodup(const cJSON *j) {
+/* no object in the tree holds a name twice (cJSON keeps both; the first would be read),
+   and the tree holds at most LDL_ETCD_REPLY_NODES values (*budget counts down): 0 clean,
+   -1 a duplicate or too many values. The parse itself is bounded by the reply's bytes
+   (LDL_ETCD_REPLY_MAX: cJSON makes at most one value per byte); depth by cJSON's
+   nesting limit and the reply size. */
+static int ldl__etcd_nodup(const cJSON *j, long *budget) {
     const cJSON *a, *b;
     for (a = j ? j->child : NULL; a; a = a->next) {
+        if (--*budget < 0) return -1;
         if (cJSON_IsObject(j) && a->string)
             for (b = a->next; b; b = b->next)
                 if (b->string && strcmp(a->string, b->string) == 0) return -1;
-        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && ldl__etcd_nodup(a) != 0) return -1;
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && ldl__etcd_nodup(a, budget) != 0) return -1;
     }
     return 0;
 }
 
-/* parse exactly len bytes: one JSON value, then only white space; no duplicate names */
-static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end) {
+/* parse exactly len bytes: one JSON value, then only white space; no duplicate names;
+   at most LDL_ETCD_REPLY_NODES values (*many = 1 when that bound refused it) */
+static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end, int *many) {
     cJSON *j;
+    long budget = LDL_ETCD_REPLY_NODES - 1;       /* the root is one */
+    *many = 0;
     if (len == 0) return NULL;
     j = cJSON_ParseWithLengthOpts(buf, len, end, 0);
     if (!j) return NULL;
@@ -744,7 +762,7 @@ static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end) {
         for (; p < buf + len; p++)
             if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') { cJSON_Delete(j); return NULL; }
     }
-    if (ldl__etcd_nodup(j) != 0) { cJSON_Delete(j); return NULL; }
+    if (ldl__etcd_nodup(j, &budget) != 0) { *many = budget < 0; cJSON_Delete(j); return NULL; }
     return j;
 }
 
@@ -754,6 +772,7 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
                            cJSON **root, const char **why, char *tmp, size_t tmpcap) {
     const char *end = NULL;
     cJSON *j, *code;
+    int many = 0;
     *root = NULL;
     if (over) { *why = "reply larger than LDL_ETCD_REPLY_MAX"; return LDL__ETCD_X_NEXT; }
     if (cc != CURLE_OK) {
@@ -761,7 +780,7 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         *why = tmp;
         return LDL__ETCD_X_NEXT;
     }
-    j = ldl__etcd_parse(buf, len, &end);
+    j = ldl__etcd_parse(buf, len, &end, &many);
     if (http != 200) {
         /* the gateway's error body: {"error": "...", "code": N} (gRPC code) */
         int c = -1;
@@ -784,7 +803,8 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         return LDL__ETCD_X_NEXT;
     }
     if (!j || !cJSON_IsObject(j)) {
-        snprintf(tmp, tmpcap, "reply is not a JSON object%s", j ? "" :
+        snprintf(tmp, tmpcap, "reply is not a JSON object%s", j ? "" : many ?
+                 " (more JSON values than LDL_ETCD_REPLY_NODES)" :
                  " (malformed JSON, a duplicate key, or bytes after the value)");
         *why = tmp;
         if (j) cJSON_Delete(j);
@@ -838,6 +858,13 @@ static int ldl__etcd_setup(const ldl_etcd *e, CURL *h, struct curl_slist *hdrs) 
     bad |= curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, ldl__etcd_sockopt) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
+#if LIBCURL_VERSION_NUM >= 0x075700
+    /* a name still resolving when an exchange ends (its bound passed) is left to its
+       resolver thread: without this, libcurl joins that thread, and a silent DNS server
+       holds the call -- or a pump of the non-blocking view -- for the resolver's own
+       timeout (tested: 10 s against a 600 ms call bound; decision 1011) */
+    bad |= curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK;
+#endif
     if (e->_cacert[0]) bad |= curl_easy_setopt(h, CURLOPT_CAINFO, e->_cacert) != CURLE_OK;
     if (e->_cert[0]) {
         bad |= curl_easy_setopt(h, CURLOPT_SSLCERT, e->_cert) != CURLE_OK;

@@ -10,7 +10,8 @@
 #                       valgrind), the hostile gateway with ASan+UBSan (~25 s), the
 #                       guards of issues 31/37 (tests/store/etcd_guards.c: a cut acquire
 #                       handed back, the 63 + 127 byte key, a why per error, the fenced
-#                       write, the ACL), `ldl-run --etcd` (tests/cli/etcd_cli.sh)
+#                       write, the ACL), a name that resolves in 10 s (tests/store/etcd_dns.c
+#                       with the etcd_slowdns.so preload), `ldl-run --etcd` (tests/cli/etcd_cli.sh)
 #   make mutants-etcd   tests/mutants/etcd.txt, each mutant killed (minutes; not in make test)
 #   make bench-etcd     the lifecycle vs plain libcurl, 1,000 leases per heartbeat, depth
 # Decision records: docs/decisions/1001-1003, 1010-1012. Details: docs/etcd.md.
@@ -37,7 +38,7 @@ test-etcd:
 	@echo "== make test-etcd: $(words $(ETCD_TARGETS)) suites passed: $(ETCD_TARGETS)"
 
 test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile $(B)/etcd/etcd_hostile_vg \
-                  $(B)/etcd/etcd_guards $(B)/cli/ldl-run-san
+                  $(B)/etcd/etcd_guards $(B)/etcd/etcd_dns $(B)/etcd/etcd_slowdns.so $(B)/cli/ldl-run-san
 	@for b in $(ET_BUILDS); do printf '== etcd %-14s ' "$$(basename $$b):"; ./$$b || exit 1; done
 	@tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance sync > $(B)/etcd/conf_sync.log 2>&1 & p1=$$!; \
 	  tests/store/with_etcd.sh ./$(B)/etcd/etcd_conformance async > $(B)/etcd/conf_async.log 2>&1 & p2=$$!; \
@@ -54,12 +55,23 @@ test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
 	@printf '== etcd guards (issues 31/37): '; out=$$(tests/store/with_etcd.sh ./$(B)/etcd/etcd_guards 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
+	@printf '== etcd slow name resolution: '; out=$$(LD_PRELOAD=$(CURDIR)/$(B)/etcd/etcd_slowdns.so ./$(B)/etcd/etcd_dns 2>&1); rc=$$?; \
+	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
 	@printf '== ldl-run --etcd:           '; tests/store/with_etcd.sh sh tests/cli/etcd_cli.sh ./$(B)/cli/ldl-run-san
 
 # the suites: C99 with ASan + UBSan
 $(B)/etcd/etcd_%: tests/store/etcd_%.c $(ET_THDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< $(ET_LIBS) -o $@
+
+# the resolver bound (issue 31): no sanitizers (ASan must be first in the preload list);
+# the shim stands in for a silent DNS server
+$(B)/etcd/etcd_dns: tests/store/etcd_dns.c $(ET_THDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 -g $(WARN) -I. $< $(ET_LIBS) -o $@
+$(B)/etcd/etcd_slowdns.so: tests/store/etcd_slowdns.c
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -O1 -w $< -ldl -o $@
 
 # memcheck once, without the sanitizers (the hostile suite: every error path frees what it parsed)
 $(B)/etcd/etcd_%_vg: tests/store/etcd_%.c $(ET_THDRS)

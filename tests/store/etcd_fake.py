@@ -6,7 +6,7 @@ the adapter uses (/v3/lease/grant, /v3/kv/txn, /v3/kv/range, /v3/lease/keepalive
 /v3/lease/revoke, /v3/lease/timetolive) with well-formed replies (fence 5, lease 7,
 cluster 1), EXCEPT on the path the current mode targets, where it misbehaves.
 POST /_mode with body "MODE PATH" sets it ("ok *" = behave). Modes:
-  garbage  huge  http500  nobody  array  hang  dupkey  othercluster  otherkey
+  garbage  huge  manynodes  http500  nobody  array  hang  dupkey  othercluster  otherkey
   revnum  revtext  revneg  revzero  revbig  revobj  succstr  noresult  idtext
 the acquire txn's success reply, not bound to this request (decision 1010):
   canned (a bare "succeeded" + put response: no key, no lease)  twoput (two put
@@ -108,6 +108,8 @@ class H(BaseHTTPRequestHandler):
             return self.reply(200, "}{ not json \x01")
         if mode == "huge":
             return self.reply(200, '{"header":{"revision":"5","cluster_id":"1"},"pad":"' + "x" * (1 << 20) + '"}')
+        if mode == "manynodes":  # under the byte bound, over the value bound
+            return self.reply(200, '{"header":{"revision":"5","cluster_id":"1"},"pad":[' + ",".join(["0"] * 1400) + ']}')
         if mode == "http500":
             return self.reply(500, '{"error":"boom","message":"boom","code":13}')
         if mode == "nobody":

@@ -23,7 +23,7 @@ static void mode(const char *m, const char *path)
     if (etcdt_post(URL, "/_mode", body, NULL, 0) != 200) ST_CHECK(0, "set mode %s", body);
 }
 
-static const char *const BAD[] = { "garbage", "huge", "http500", "nobody", "array", "dupkey",
+static const char *const BAD[] = { "garbage", "huge", "manynodes", "http500", "nobody", "array", "dupkey",
     "othercluster", "otherkey", "revnum", "revtext", "revneg", "revzero", "revbig", "revobj",
     "succstr", "noresult", "idtext", "hang" };
 #define NBAD (sizeof BAD / sizeof BAD[0])
@@ -233,6 +233,8 @@ int main(void)
             }
             if (strcmp(BAD[i], "garbage") == 0 && j == 1)
                 ST_CHECK(strstr(ldl_etcd_why(&e), "JSON") != NULL, "why names the bad JSON: %s", ldl_etcd_why(&e));
+            if (strcmp(BAD[i], "manynodes") == 0 && j == 1)
+                ST_CHECK(strstr(ldl_etcd_why(&e), "LDL_ETCD_REPLY_NODES") != NULL, "why names the value bound: %s", ldl_etcd_why(&e));
             if (strcmp(BAD[i], "huge") == 0 && j == 1)
                 ST_CHECK(strstr(ldl_etcd_why(&e), "LDL_ETCD_REPLY_MAX") != NULL, "why names the size bound: %s", ldl_etcd_why(&e));
             ldl_etcd_close(&e);

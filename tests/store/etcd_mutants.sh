@@ -9,7 +9,11 @@
 set -u
 : "${MUT_DIR:?run me through tests/mutants/adapters.sh}"
 CC=${CC:-cc}
-PROGS="etcd_guards etcd_hostile"
+PROGS="etcd_guards etcd_dns etcd_hostile"
+if ! $CC -shared -fPIC -O1 -w tests/store/etcd_slowdns.c -ldl -o "$MUT_DIR/etcd_slowdns.so" > "$MUT_DIR/slowdns.build.log" 2>&1; then
+  echo "BUILD-ERROR etcd_slowdns.so"; cat "$MUT_DIR/slowdns.build.log"; exit 3
+fi
+case $MUT_DIR in /*) SLOWDNS=$MUT_DIR/etcd_slowdns.so ;; *) SLOWDNS=$PWD/$MUT_DIR/etcd_slowdns.so ;; esac
 for t in $PROGS; do
   if ! $CC -std=c99 -O0 -g -w -I"$MUT_DIR" -I. "tests/store/$t.c" -lcurl -lcjson -o "$MUT_DIR/$t" \
        > "$MUT_DIR/$t.build.log" 2>&1; then
@@ -17,7 +21,8 @@ for t in $PROGS; do
   fi
 done
 for t in $PROGS; do
-  if ! "$MUT_DIR/$t" > "$MUT_DIR/$t.log" 2>&1; then
+  pre=""; [ "$t" = etcd_dns ] && pre=$SLOWDNS
+  if ! env ${pre:+LD_PRELOAD=$pre} "$MUT_DIR/$t" > "$MUT_DIR/$t.log" 2>&1; then
     echo "$t: FAILED"; grep -E '^FAIL|HUNG' "$MUT_DIR/$t.log" | head -n 5; tail -n 1 "$MUT_DIR/$t.log"; exit 1
   fi
   echo "$t: $(tail -n 1 "$MUT_DIR/$t.log")"
