@@ -48,13 +48,20 @@
 
    THE MAPPING (decision 1001). Lock key K is the etcd key PREFIX + K (prefix
    default "ldl/"; base64 on the wire, so any byte of K is fine).
-     acquire(K, ttl)  POST /v3/lease/grant TTL = ceil(ttl_ms / 1000) s; then
+     acquire(K, ttl)  POST /v3/lease/grant TTL = ceil(ttl_ms / 1000) s (a
+                grant with a shorter TTL is LDL_ESTORE and is revoked); then
                 ONE POST /v3/kv/txn: if create_revision(key) == 0, put key
-                (value = the owner, "" without one) with that lease; else
-                range key. Fence = the txn's header revision, which IS the
-                key's create_revision: etcd's revision rises cluster-wide with
+                (value = the owner, "" without one) with that lease, then
+                range key; else range key. Fence = the key's create_revision:
+                etcd's revision rises cluster-wide with
                 every write and is kept in the WAL, so the fence rises per key
-                across holders, leader changes and restarts. If the compare
+                across holders, leader changes and restarts. A success reply
+                is a grant only with its PROOF (decision 1010): exactly [put,
+                range], the range showing key K carrying THIS call's fresh
+                lease with create_revision == mod_revision == the reply's
+                header revision and version 1 -- a reply that does not answer
+                this request (a canned "succeeded", another key or lease, an
+                older key) is LDL_ESTORE and the lease is revoked. If the compare
                 failed: when the key's lease is OUR fresh lease (an earlier
                 attempt of this same call committed, its answer was lost), it
                 is our grant with fence = its create_revision; otherwise the
@@ -68,6 +75,11 @@
                 and delete it (1), else nothing (0); then revoke the lease
                 the range named (its failure changes nothing: the key is gone
                 and the lease runs out by itself).
+     fenced write  ldl_etcd_fenced(e, &w): ONE txn: if create_revision(PREFIX +
+                w.key) == w.fence, range it and put (or delete) w.target;
+                else range it. 1 written, 0 refused (the key is gone or holds
+                another fence: a stale holder), negative on error. The reply
+                is proved like the acquire's (decision 1012).
    The lease id lives only in etcd (the key's lease field): the adapter keeps
    no table, so any process (another ldl_etcd, the lock's hand-back of a
    cancelled grant) can renew or release a lease by key and fence alone.
@@ -107,13 +119,21 @@
    cluster_id equal to the first one this adapter saw, a range's key equal
    to the key asked for. Anything else is LDL_ESTORE, never a grant.
 
+   REQUEST BODIES are sized for the documented maxima (a 63-byte prefix, a
+   127-byte key, a 63-byte owner); init builds every body at those maxima and
+   answers LDL_EINVAL with a why if one does not fit, so no call can fail
+   later for a key or owner the documentation allows. Every store error sets
+   a why.
+
    AUTH AND TLS. cfg.user / cfg.password: the adapter calls
    /v3/auth/authenticate and sends the token in the Authorization header;
    when etcd says the token is invalid or expired it authenticates again
    once within the call. cfg.cacert, cfg.cert, cfg.key_file go to libcurl as
    CURLOPT_CAINFO, CURLOPT_SSLCERT, CURLOPT_SSLKEY for https:// members
    (peer and host are always verified). The role needs readwrite on the key
-   prefix (docs/etcd.md: the ACL setup).
+   prefix, and no other role may write it (docs/etcd.md: the ACL setup;
+   tested with a read-only user, who can inspect but never take, release
+   or fence-write).
 
    HOLDER IDENTITY (SPEC's ldl_store_ext): ldl_etcd_ext(e): acquire_owned
    (the owner, 1..LDL_OWNER_MAX-1 bytes of printable ASCII, is the key's
