@@ -11,7 +11,9 @@
 #                       guards of issues 31/37 (tests/store/etcd_guards.c: a cut acquire
 #                       handed back, the 63 + 127 byte key, a why per error, the fenced
 #                       write, the ACL), a name that resolves in 10 s (tests/store/etcd_dns.c
-#                       with the etcd_slowdns.so preload), `ldl-run --etcd` (tests/cli/etcd_cli.sh)
+#                       with the etcd_slowdns.so preload), `ldl-run --etcd` against the
+#                       hostile gateway (tests/store/etcd_canned_cli.sh: a canned grant never
+#                       runs the job) and against a real member (tests/cli/etcd_cli.sh)
 #   make mutants-etcd   tests/mutants/etcd.txt, each mutant killed (minutes; not in make test)
 #   make bench-etcd     the lifecycle vs plain libcurl, 1,000 leases per heartbeat, depth
 # Decision records: docs/decisions/1001-1003, 1010-1012. Details: docs/etcd.md.
@@ -56,6 +58,8 @@ test-etcd-single: $(ET_BUILDS) $(B)/etcd/etcd_conformance $(B)/etcd/etcd_hostile
 	@printf '== etcd guards (issues 31/37): '; out=$$(tests/store/with_etcd.sh ./$(B)/etcd/etcd_guards 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
 	@printf '== etcd slow name resolution: '; out=$$(LD_PRELOAD=$(CURDIR)/$(B)/etcd/etcd_slowdns.so ./$(B)/etcd/etcd_dns 2>&1); rc=$$?; \
+	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
+	@printf '== ldl-run --etcd, hostile:  '; out=$$(tests/store/with_etcd.sh sh tests/store/etcd_canned_cli.sh ./$(B)/cli/ldl-run-san 2>&1); rc=$$?; \
 	  echo "$$out" | tail -n 1; if [ $$rc != 0 ]; then echo "$$out"; exit 1; fi
 	@printf '== ldl-run --etcd:           '; tests/store/with_etcd.sh sh tests/cli/etcd_cli.sh ./$(B)/cli/ldl-run-san
 
