@@ -30,7 +30,7 @@ DEPS_FILES   += /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/cjson/cJS
 # variable, not a copy -- the JSON library changed from jansson to cJSON, decision 1002)
 ET_LIBS   = -lcurl -lcjson
 ET_HDRS   = $(HDR) adapters/lite_di_lock_etcd.h
-ET_THDRS  = $(ET_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/etcd_common.h
+ET_THDRS  = $(ET_HDRS) tests/store/fenced.h tests/store/conformance.h tests/store/etcd_common.h tests/store/etcd_case.h
 ET_BUILDS = $(B)/etcd/build_c99 $(B)/etcd/build_c11 $(B)/etcd/build_clang $(B)/etcd/build_cxx17 \
             $(B)/etcd/build_static $(B)/etcd/build_noasync
 
