@@ -12,6 +12,9 @@ the acquire txn's success reply, not bound to this request (decision 1010):
   canned (a bare "succeeded" + put response: no key, no lease)  twoput (two put
   responses, no range)  wronglease (the key
   carries another lease)  oldkey (the key was created before this txn)
+the fenced write's txn: fencecanned (a bare "succeeded" with the write's response, no
+  range of the lock key)  fencenowrite (the range, no write response)  fenceother (the
+  range shows another fence)
 the lease grant: shortttl (a TTL one second below the one asked for; POST /_revokes
   answers the lease ids revoked since the last ask)
 and, not hostile, three txn answers the adapter must read right:
@@ -31,6 +34,16 @@ def header(rev="5", cluster="1"):
     return {"cluster_id": cluster, "member_id": "2", "revision": rev, "raft_term": "3"}
 
 
+def is_fenced(req):
+    """a fenced write's txn: compare the lock key, then range it and write ANOTHER key"""
+    succ = req.get("success", [])
+    if "compare" not in req or len(succ) != 2:
+        return False
+    lock = req["compare"][0]["key"]
+    w = succ[1].get("request_put") or succ[1].get("request_delete_range") or {}
+    return "request_range" in succ[0] and w.get("key") not in (None, lock)
+
+
 def valid(path, req):
     key = req.get("key", "")
     if path == "/v3/kv/txn":
@@ -38,6 +51,13 @@ def valid(path, req):
         cr = req["compare"][0].get("create_revision", "0")
         kv = {"key": key, "create_revision": "5", "mod_revision": "5", "version": "1",
               "value": "", "lease": "7"}
+        if is_fenced(req):
+            # a fenced write (ldl_etcd_fenced): the lock key holds the fence asked for
+            fk = dict(kv, create_revision=cr, mod_revision=cr)
+            op = "response_put" if "request_put" in req["success"][1] else "response_delete_range"
+            return {"header": header("6"), "succeeded": True,
+                    "responses": [{"response_range": {"header": {"revision": "6"}, "kvs": [fk], "count": "1"}},
+                                  {op: {"header": {"revision": "6"}}}]}
         if cr == "0":  # acquire: the put succeeds; the range after it shows the key with
             # the lease the request put, created by this put (the reply's proof)
             lease = req["success"][0]["request_put"].get("lease", "0")
@@ -173,6 +193,16 @@ class H(BaseHTTPRequestHandler):
         if mode == "oldkey" and acquire_ok:
             kv = body["responses"][1]["response_range"]["kvs"][0]
             kv["create_revision"], kv["version"] = "4", "2"
+            return self.reply(200, json.dumps(body))
+        fenced_ok = self.path == "/v3/kv/txn" and is_fenced(req)
+        if mode == "fencecanned" and fenced_ok:
+            body["responses"] = body["responses"][1:]
+            return self.reply(200, json.dumps(body))
+        if mode == "fencenowrite" and fenced_ok:
+            body["responses"] = body["responses"][:1]
+            return self.reply(200, json.dumps(body))
+        if mode == "fenceother" and fenced_ok:
+            body["responses"][0]["response_range"]["kvs"][0]["create_revision"] = "4"
             return self.reply(200, json.dumps(body))
         if mode == "shortttl" and self.path == "/v3/lease/grant":
             body["TTL"] = str(max(0, int(req.get("TTL", "1")) - 1))

@@ -129,6 +129,42 @@ static void proof_cases(ldl_store *s, const char *view, ldl_etcd_async *settle)
     mode("ok", "*");
 }
 
+/* the fenced write's reply is proved like the acquire's: success must show the lock key
+   with this fence and the write's response (decision 1012) */
+static void fenced_cases(void)
+{
+    static const char *const M[] = { "fencecanned", "fencenowrite", "fenceother" };
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_etcd_write w;
+    size_t i;
+    int rc, del;
+    etcdt_case("fenced write proofs", 30);
+    etcdt_cfg(&c, URL, NULL);
+    ldl_etcd_init(&e, &c);
+    memset(&w, 0, sizeof w);
+    w.key = "k";
+    w.fence = 5;
+    w.target = "data/x";
+    w.value = "v";
+    w.value_len = 1;
+    for (del = 0; del <= 1; del++) {
+        w.del = del;
+        mode("ok", "*");
+        rc = ldl_etcd_fenced(&e, &w);
+        ST_CHECK(rc == 1, "[fenced %s] the well-behaved fake: %d (%s)", del ? "delete" : "put", rc, ldl_etcd_why(&e));
+        for (i = 0; i < sizeof M / sizeof M[0]; i++) {
+            mode(M[i], "/v3/kv/txn");
+            rc = ldl_etcd_fenced(&e, &w);
+            ST_CHECK(rc < 0 && ldl_etcd_why(&e)[0], "[fenced %s] %s: %d, want a store error (%s)", del ? "delete" : "put",
+                     M[i], rc, ldl_etcd_why(&e));
+        }
+    }
+    mode("ok", "*");
+    ldl_etcd_close(&e);
+    etcdt_case_end();
+}
+
 static void bad_configs(void)
 {
     static const char *const eps[] = { "", "127.0.0.1:2379", "ftp://x", "http://h:1/v3", "http://h:1,",
@@ -303,6 +339,7 @@ int main(void)
             ldl_etcd_close(&e);
             etcdt_case_end();
         }
+    fenced_cases();
     mode("ok", "*");
     st_stop(pid, SIGTERM, 5000);
     curl_global_cleanup();
