@@ -63,16 +63,20 @@ CORE_BUILDS := $(sort $(patsubst CORE.%,%,$(filter CORE.%,$(.VARIABLES))))
 
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all demo test test-core test-header examples examples-core deps deps-check clean
+.PHONY: all demo test test-core test-header test-tools examples examples-core deps deps-check clean cli
 all: examples
 
 # ---------------------------------------------------------------- test
-# deps-check first (installs when root), then every area's suite. Each
-# suite prints "N passed, N failed"; the last line here sums the core runs.
+# deps-check first (installs when root), then every area's suite, each run
+# whatever the others answered (tools/run-targets.sh): one line per target,
+# then "targets: N passed, M failed: NAMES"; non-zero when any failed.
+ALL_TEST_TARGETS = test-header test-core examples test-tools $(TEST_TARGETS)
 test: deps-check
-	@$(MAKE) --no-print-directory test-header test-core examples $(TEST_TARGETS)
-	@echo "== make test: every suite passed: test-header test-core examples $(TEST_TARGETS)"
-	@echo "targets: $(words test-header test-core examples $(TEST_TARGETS)) passed, 0 failed"
+	@sh tools/run-targets.sh "$(MAKE)" $(ALL_TEST_TARGETS)
+
+# the runner's own promise: a red target hides none after it (issue 30)
+test-tools:
+	@sh tests/tools/run_targets_test.sh
 
 # -x c++ (in the flags) must come before the sources
 $(addprefix $(B)/core/,$(CORE_BUILDS)): $(B)/core/%: $(CORE_DEP)
@@ -118,6 +122,9 @@ $(B)/examples/%: examples/%.c $(HDR)
 # ---------------------------------------------------------------- demo
 demo: $(B)/examples/demo
 	@./$(B)/examples/demo
+
+# both CLIs (issue 30): ldl-run (mk/cli.mk) and ldl-fence (mk/fence_cli.mk)
+cli: $(B)/cli/ldl-run $(B)/cli/ldl-fence
 
 clean:
 	rm -rf $(B)

@@ -226,7 +226,7 @@
    a doubled quote, four quotes, a dot, the NUL */
 #define LDL__PG_IDENT_MAX 264
 #define LDL__PG_NAME_MAX 24
-#define LDL__PG_ERR_MAX 320
+#define LDL__PG_ERR_MAX 2048   /* a refusal names the table, the roles and the fix */
 #define LDL__PG_SQL_MAX 1024
 #define LDL__PG_NSTMT 5      /* acquire, renew, release, inspect, acquire with owner */
 
@@ -454,6 +454,14 @@ static void ldl__pg_err(ldl_pg *p, const char *what, const char *detail) {
     while (n > 0 && (p->_err[n - 1] == '\n' || p->_err[n - 1] == ' ')) p->_err[--n] = '\0';
     for (i = 0; i < n; i++)             /* one line: libpq's messages span several */
         if (p->_err[i] == '\n' || p->_err[i] == '\t') p->_err[i] = ' ';
+}
+
+/* a name from the catalog for a why: printable ASCII, others as '?', cut at cap */
+static void ldl__pg_printable(char *out, size_t cap, const char *s) {
+    size_t i;
+    for (i = 0; i + 1 < cap && s && s[i]; i++)
+        out[i] = (s[i] >= 0x20 && s[i] <= 0x7E) ? s[i] : '?';
+    out[i] = '\0';
 }
 
 /* a failed call: the server's message, or what happened to the connection */
@@ -906,12 +914,14 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
         "OR COALESCE((SELECT r.rolsuper FROM pg_catalog.pg_roles r "
         "WHERE r.oid OPERATOR(pg_catalog.=) c.relowner), false)), "
         "c.relrowsecurity, c.relhasrules, (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t "
-        "WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal), c.oid "
+        "WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal), c.oid, "
+        "pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text), "
+        "pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text) "
         "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
         "ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
         "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1::pg_catalog.text)",
         1, NULL, vals, NULL, NULL, 0);
-    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 9) {
+    if (!r || PQresultStatus(r) != PGRES_TUPLES_OK || PQnfields(r) != 11) {
         ldl__pg_err_res(p, "lookup", r);
     } else if (PQntuples(r) == 0) {
         out = 0;
@@ -923,9 +933,22 @@ static int ldl__pg_resolve(ldl_pg *p, char *oid, size_t oidcap) {
             ldl__pg_err(p, "table", "not an ordinary table (a view, partitioned or foreign table)");
         else if (strcmp(pers, "p") != 0)
             ldl__pg_err(p, "table", "UNLOGGED or TEMP: the fence would not survive a crash");
-        else if (strcmp(PQgetvalue(r, 0, 4), "t") != 0)
-            ldl__pg_err(p, "table", "owned by a role this role does not inherit from and "
-                        "not a superuser: its owner could rewrite the fence");
+        else if (strcmp(PQgetvalue(r, 0, 4), "t") != 0) {
+            /* name the table, its owner, this role and the fix: one NOLOGIN owner
+               role that the lock's login roles are members of (with INHERIT) */
+            char buf[LDL__PG_ERR_MAX], tn[LDL__PG_IDENT_MAX], own[140], me[140];
+            size_t tat = 0;
+            if (ldl__pg_qualify(tn, sizeof tn, &tat, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1)) != 0)
+                snprintf(tn, sizeof tn, "%s", "(the table)");
+            ldl__pg_printable(own, sizeof own, PQgetvalue(r, 0, 9));
+            ldl__pg_printable(me, sizeof me, PQgetvalue(r, 0, 10));
+            snprintf(buf, sizeof buf, "%s is owned by a role this role (%s) does not inherit from, %s, "
+                     "and %s is not a superuser: %s could rewrite the fence. Fix, as a superuser: "
+                     "CREATE ROLE ldl_lock_owner NOLOGIN; GRANT ldl_lock_owner TO %s, %s; "
+                     "ALTER TABLE %s OWNER TO ldl_lock_owner (docs/postgres.md, \"Several login roles\")",
+                     tn, me, own, me, own, own, me, tn);
+            ldl__pg_err(p, "table", buf);
+        }
         else if (strcmp(PQgetvalue(r, 0, 5), "f") != 0 || strcmp(PQgetvalue(r, 0, 6), "f") != 0 ||
                  strcmp(PQgetvalue(r, 0, 7), "0") != 0)
             ldl__pg_err(p, "table", "has row level security, rules or triggers");
@@ -957,7 +980,16 @@ static int ldl__pg_grants(ldl_pg *p, const char *oid) {
     vals[0] = oid;
     r = PQexecParams(p->_conn,
         "SELECT CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text "
-        "ELSE pg_catalog.pg_get_userbyid(x.grantee)::pg_catalog.text END, x.privilege_type, x.col "
+        "ELSE pg_catalog.pg_get_userbyid(x.grantee)::pg_catalog.text END, x.privilege_type, x.col, "
+        "CASE WHEN x.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text "
+        "ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(x.grantee)::pg_catalog.text) END, "
+        "pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text), "
+        "pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text), "
+        /* a lock role of another host holds all three of the lock's rights */
+        "(x.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid "
+        "AND pg_catalog.has_table_privilege(x.grantee, c.oid, 'SELECT'::pg_catalog.text) "
+        "AND pg_catalog.has_table_privilege(x.grantee, c.oid, 'INSERT'::pg_catalog.text) "
+        "AND pg_catalog.has_table_privilege(x.grantee, c.oid, 'UPDATE'::pg_catalog.text))::pg_catalog.text "
         "FROM pg_catalog.pg_class c CROSS JOIN LATERAL ("
         "SELECT e.grantee, e.privilege_type, NULL::pg_catalog.text AS col "
         "FROM pg_catalog.aclexplode(COALESCE(c.relacl, pg_catalog.acldefault('r'::pg_catalog.\"char\", c.relowner))) e "
@@ -973,23 +1005,44 @@ static int ldl__pg_grants(ldl_pg *p, const char *oid) {
         "LIMIT 1", 1, NULL, vals, NULL, NULL, 0);
     if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
         ldl__pg_err_res(p, "lookup", r);
-    } else if (PQnfields(r) != 3 || PQntuples(r) > 1 || PQftype(r, 0) != LDL__PG_TEXTOID ||
+    } else if (PQnfields(r) != 7 || PQntuples(r) > 1 || PQftype(r, 0) != LDL__PG_TEXTOID ||
                PQftype(r, 1) != LDL__PG_TEXTOID || PQftype(r, 2) != LDL__PG_TEXTOID ||
                PQfformat(r, 0) != 0 || PQfformat(r, 1) != 0 || PQfformat(r, 2) != 0 ||
-               (PQntuples(r) == 1 && (PQgetisnull(r, 0, 0) || PQgetisnull(r, 0, 1)))) {
+               (PQntuples(r) == 1 && (PQgetisnull(r, 0, 0) || PQgetisnull(r, 0, 1) ||
+                PQgetisnull(r, 0, 3) || PQgetisnull(r, 0, 4) || PQgetisnull(r, 0, 5) ||
+                PQgetisnull(r, 0, 6)))) {
         ldl__pg_err(p, "lookup", "grants: unexpected reply");
     } else if (PQntuples(r) == 0) {
         out = 0;
     } else {
-        char who[64], buf[LDL__PG_ERR_MAX];
-        const char *g = PQgetvalue(r, 0, 0), *col = PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2);
-        size_t i;
-        for (i = 0; i + 1 < sizeof who && g[i]; i++)     /* printable in the why */
-            who[i] = (g[i] >= 0x20 && g[i] <= 0x7E) ? g[i] : '?';
-        who[i] = '\0';
-        snprintf(buf, sizeof buf, "%s holds %.16s%s%.63s%s and is not a member of the table's owner "
-                 "nor of this role: it could rewrite the fence (REVOKE it)", who, PQgetvalue(r, 0, 1),
-                 col ? " (column " : "", col ? col : "", col ? ")" : "");
+        /* the why names the grantee, the right, the table, its owner and this
+           role, and the statements that fix it: a lock role of another host
+           (it holds SELECT, INSERT and UPDATE) joins one NOLOGIN owner role with
+           this one -- never "REVOKE", which would break that host's job; any
+           other grantee loses the right */
+        char who[64], qwho[140], own[140], me[140], c63[64], buf[LDL__PG_ERR_MAX];
+        const char *col = PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2);
+        const char *priv = PQgetvalue(r, 0, 1);
+        ldl__pg_printable(who, sizeof who, PQgetvalue(r, 0, 0));
+        ldl__pg_printable(qwho, sizeof qwho, PQgetvalue(r, 0, 3));
+        ldl__pg_printable(own, sizeof own, PQgetvalue(r, 0, 4));
+        ldl__pg_printable(me, sizeof me, PQgetvalue(r, 0, 5));
+        ldl__pg_printable(c63, sizeof c63, col ? col : "");
+        if (!strcmp(PQgetvalue(r, 0, 6), "true"))
+            snprintf(buf, sizeof buf, "%s holds %.16s%s%s%s and is a member neither of %s's owner (%s) "
+                     "nor of this role (%s): it could rewrite the fence. Fix, as a superuser (%s holds "
+                     "SELECT, INSERT and UPDATE, so it is taken for the lock role of another host): "
+                     "CREATE ROLE ldl_lock_owner NOLOGIN; "
+                     "GRANT ldl_lock_owner TO %s, %s; ALTER TABLE %s OWNER TO ldl_lock_owner "
+                     "(docs/postgres.md, \"Several login roles\")",
+                     who, priv, col ? " (column " : "", c63, col ? ")" : "", p->_ident, own, me,
+                     qwho, qwho, me, p->_ident);
+        else
+            snprintf(buf, sizeof buf, "%s holds %.16s%s%s%s and is a member neither of %s's owner (%s) "
+                     "nor of this role (%s): it could rewrite the fence. Fix, as a superuser or a "
+                     "member of %s: REVOKE %.16s%s%s%s ON %s FROM %s",
+                     who, priv, col ? " (column " : "", c63, col ? ")" : "", p->_ident, own, me,
+                     own, priv, col ? " (" : "", col ? c63 : "", col ? ")" : "", p->_ident, qwho);
         ldl__pg_err(p, "table", buf);
     }
     PQclear(r);

@@ -145,7 +145,12 @@
    more than LDL__REDIS_ARRAY_MAX (16) elements and a string longer than
    LDL_REDIS_REPLY_MAX bytes are refused before anything is allocated, and a
    reply still incomplete after LDL_REDIS_REPLY_MAX buffered bytes fails the
-   link. What the adapter cannot bound: one read's worth of buffered input
+   link. Every reply also has a budget of its own, by default and in both
+   views (decision 0119): LDL_REDIS_REPLY_OBJECTS (256) parsed objects and
+   LDL_REDIS_REPLY_TOTAL (128 KiB: its strings plus 16 bytes an object and 8
+   an array element); the object past it is refused and the call or link
+   fails (a 16-ary tree 5 deep, a million objects from 4.5 MB of input, stays
+   under 32 MB of RSS). What the adapter cannot bound: one read's worth of buffered input
    (16 KiB per read, drained at once), and replies to commands the program
    sends itself on the connection with hiredis' own redisCommand (the hooks
    stay installed, so the element bound holds for those too).
@@ -233,7 +238,11 @@
      LDL_REDIS_IMPLEMENTATION   in exactly one .c/.cpp file, after the core header
      LDL_STATIC                 makes the functions static (as in the core header)
      LDL_REDIS_PREFIX_MAX       bytes for the prefix including the NUL (default 64)
-     LDL_REDIS_REPLY_MAX        bytes one reply may use (default 4096)
+     LDL_REDIS_REPLY_MAX        bytes one reply string may use, and bytes of a
+                                reply still incomplete (default 4096)
+     LDL_REDIS_REPLY_OBJECTS    objects one reply may have (default 256)
+     LDL_REDIS_REPLY_TOTAL      bytes one whole reply may use: its strings plus
+                                16 an object and 8 an array element (default 131072)
      LDL_REDIS_PUMP_READS       read() calls one pump makes at most (default 64,
                                 16 KiB each)
      LDL_NO_ASYNC               (the core's switch) leaves the non-blocking view out
@@ -255,6 +264,14 @@
 #endif
 #ifndef LDL_REDIS_REPLY_MAX
 #define LDL_REDIS_REPLY_MAX 4096
+#endif
+/* the budget of ONE reply, by default (issue 31): parsed objects, and bytes
+   (its strings, plus 16 an object and 8 an array element) */
+#ifndef LDL_REDIS_REPLY_OBJECTS
+#define LDL_REDIS_REPLY_OBJECTS 256
+#endif
+#ifndef LDL_REDIS_REPLY_TOTAL
+#define LDL_REDIS_REPLY_TOTAL 131072
 #endif
 #ifndef LDL_REDIS_PUMP_READS
 #define LDL_REDIS_PUMP_READS 64
@@ -292,7 +309,10 @@ typedef struct ldl_redis_error {    /* the last error as values (ldl_redis_last_
 typedef struct ldl_redis_limits {
     int      elements;              /* most elements of one array (default 16) */
     size_t   string_bytes;          /* longest string (default LDL_REDIS_REPLY_MAX) */
-    long     objects;               /* most objects in one reply (default: no limit) */
+    long     objects;               /* most objects in one reply (default
+                                       LDL_REDIS_REPLY_OBJECTS, and LDL_REDIS_REPLY_TOTAL
+                                       bytes; set: this many objects, bytes unbounded
+                                       but by objects x string_bytes) */
     size_t   reply_bytes;           /* most bytes of a reply still incomplete (default
                                        LDL_REDIS_REPLY_MAX) */
     uint32_t call_ms;               /* wall-clock limit of the call (default: the context's
@@ -311,6 +331,7 @@ struct ldl_redis {                  /* private: complete so the caller owns the 
     uint32_t      _ep_e;            /* the node's last config epoch and replication ID ("": none) */
     char          _ep_r[41];
     long          _left;            /* objects the reply being read may still have */
+    size_t        _bleft;           /* and bytes */
     const ldl_redis_limits *_lim;   /* the bounds of the exchange under way */
     ldl_clock     _clock;           /* zero = the built-in monotonic clock */
     ldl_redis_error _err;
@@ -866,31 +887,44 @@ static size_t ldl__redis_name(const ldl_redis *r, const char *key, const char *s
 /* ------------------------------------------------------------ the reply hooks
    Forward to hiredis' own builders, refusing what no answer of ours can be
    before anything is allocated (a NULL makes the reader fail the reply). */
-/* one object more in the reply being read; 0 (refuse it) when `ok` is 0 or
-   the exchange's object budget is spent */
-static int ldl__redis_spend(ldl_redis *r, int ok) {
-    if (!ok || (r->_lim && r->_lim->objects > 0 && --r->_left < 0)) { r->_refused = 1; return 0; }
+/* one object more in the reply being read, of `bytes` (decision 0119); 0
+   (refuse it) when `ok` is 0 or the reply's budget of objects or bytes is
+   spent. The reply's first object (the task without a parent) sets the
+   budget: the exchange's limits, else LDL_REDIS_REPLY_OBJECTS and
+   LDL_REDIS_REPLY_TOTAL -- by default, in every view: a 16-ary tree 5 deep
+   (a million objects, 4.5 MB of input) is refused after 256 objects. */
+static int ldl__redis_spend(ldl_redis *r, const redisReadTask *t, int ok, size_t bytes) {
+    if (!t->parent) {                   /* a caller's own object budget: its bytes follow from it */
+        int own = r->_lim && r->_lim->objects > 0;
+        r->_left = own ? r->_lim->objects : LDL_REDIS_REPLY_OBJECTS;
+        r->_bleft = own ? (size_t)-1 : (size_t)LDL_REDIS_REPLY_TOTAL;
+    }
+    if (!ok || --r->_left < 0 || r->_bleft < 16 || bytes > r->_bleft - 16) {
+        r->_refused = 1;
+        return 0;
+    }
+    r->_bleft -= bytes + 16;
     return 1;
 }
 static void *ldl__redis_mk_str(const redisReadTask *t, char *s, size_t len) {
     ldl_redis *r = (ldl_redis *)t->privdata;
     size_t most = r && r->_lim && r->_lim->string_bytes ? r->_lim->string_bytes : LDL_REDIS_REPLY_MAX;
-    if (!r || !ldl__redis_spend(r, len <= most)) return NULL;
+    if (!r || !ldl__redis_spend(r, t, len <= most, len)) return NULL;
     return r->_dflt->createString(t, s, len);
 }
 static void *ldl__redis_mk_array(const redisReadTask *t, int n) {
     ldl_redis *r = (ldl_redis *)t->privdata;
     int most = r && r->_lim && r->_lim->elements ? r->_lim->elements : LDL__REDIS_ARRAY_MAX;
-    if (!r || !ldl__redis_spend(r, n <= most)) return NULL;
+    if (!r || !ldl__redis_spend(r, t, n <= most, n > 0 ? (size_t)n * 8u : 0u)) return NULL;
     return r->_dflt->createArray(t, n);
 }
 static void *ldl__redis_mk_int(const redisReadTask *t, long long v) {
     ldl_redis *r = (ldl_redis *)t->privdata;
-    return r && ldl__redis_spend(r, 1) ? r->_dflt->createInteger(t, v) : NULL;
+    return r && ldl__redis_spend(r, t, 1, 0) ? r->_dflt->createInteger(t, v) : NULL;
 }
 static void *ldl__redis_mk_nil(const redisReadTask *t) {
     ldl_redis *r = (ldl_redis *)t->privdata;
-    return r && ldl__redis_spend(r, 1) ? r->_dflt->createNil(t) : NULL;
+    return r && ldl__redis_spend(r, t, 1, 0) ? r->_dflt->createNil(t) : NULL;
 }
 static void ldl__redis_free_obj(void *o) { freeReplyObject(o); }
 
@@ -932,8 +966,10 @@ static size_t ldl__redis_unparsed(const redisContext *c) {
 /* the reader's error, in words (a refused reply says which bound) */
 static void ldl__redis_reader_why(ldl_redis *r, const char *errstr) {
     if (r->_refused)
-        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "reply refused: more than 16 elements or LDL_REDIS_REPLY_MAX bytes "
-                       "(or the exchange's own bounds; hostile or foreign server?)", NULL);
+        ldl__redis_say(r, LDL_REDIS_ERR_PROTOCOL, "reply refused: an array of more than 16 elements, a string of "
+                       "more than LDL_REDIS_REPLY_MAX bytes, or more than LDL_REDIS_REPLY_OBJECTS objects or "
+                       "LDL_REDIS_REPLY_TOTAL bytes in one reply (or the exchange's own bounds; hostile or "
+                       "foreign server?)", NULL);
     else
         ldl__redis_say(r, LDL_REDIS_ERR_IO, "connection failed: ", errstr);
 }
@@ -1172,7 +1208,6 @@ static redisReply *ldl__redis_exchange(ldl_redis *r, const char *text, size_t n,
        getsockopt before it (decision 0117); both only before a later read */
     int sock = !limit, first = 1;
     r->_refused = 0;
-    r->_left = lim ? lim->objects : 0;
     if (n == 0 || redisAppendFormattedCommand(c, text, n) != REDIS_OK) {
         ldl__redis_say(r, LDL_REDIS_ERR_IO, "could not format the command: ", c->errstr);
         return NULL;

@@ -72,7 +72,15 @@
    database or connection; a connection inside a transaction; a view, index
    or anything but a table in the name's place; a table whose stored CREATE
    text is not exactly the adapter's (another shape); a trigger on either
-   table (main or temp); an index of its own on either table. Statements are
+   table (main or temp); an index of its own on either table; storage
+   another local user may write (decision 0804, why "foreign file: ..."):
+   the database file (symlinks resolved) or its -wal, -shm or -journal owned
+   by another uid than this process's or root's, or writable by group or
+   others, a side file that is a symlink, the directory holding the file
+   owned by another uid or writable by group or others (sticky or not), a
+   directory above it owned by another uid or writable by others and not
+   sticky (and, for ldl_sqlite_open, a symlinked path's own link and
+   directories). Statements are
    prepared once (SQLITE_PREPARE_PERSISTENT) and kept until ldl_sqlite_close.
 
    ldl_sqlite_open(s, path, table, flags): the convenience init that opens a
@@ -89,6 +97,13 @@
      LDL_SQLITE_KEEP_JOURNAL  the file's journal mode as it is (a new file:
                          rollback journal, "delete"), synchronous=FULL: as
                          safe against power loss
+     LDL_SQLITE_INSPECT  (alone) read-only inspection: no file, table or
+                         pragma is created or set; a missing path is
+                         LDL_ESTORE "no such store: ...", missing tables
+                         "no such table: ..."; only ldl_sqlite_ext(s).inspect
+                         answers, store calls and the fence refuse. The
+                         connection is read-write with PRAGMA query_only = 1
+                         (a read-only one would leave -wal and -shm behind)
      LDL_SQLITE_FAST     journal_mode=WAL, synchronous=NORMAL: no fsync per
                          commit. It survives a process crash, but A POWER LOSS
                          (or kernel crash) CAN LOSE THE LAST COMMITS: a token
@@ -188,6 +203,7 @@
 #define LDL_SQLITE_CREATE 1u
 #define LDL_SQLITE_KEEP_JOURNAL 2u
 #define LDL_SQLITE_FAST   4u
+#define LDL_SQLITE_INSPECT 8u           /* read-only inspection: creates and changes nothing */
 
 /* ldl_sqlite_check_durability answers */
 #define LDL_SQLITE_NOT_SAFE   0
@@ -210,6 +226,7 @@ typedef struct ldl_sqlite {              /* caller-owned; fields are private */
     sqlite3_stmt *_st[LDL__SQLITE_NSTMT];
     int           _ok;                   /* 1 after a successful init */
     int           _own;                  /* 1: ldl_sqlite_open opened _db */
+    int           _ro;                   /* 1: opened with LDL_SQLITE_INSPECT (inspect only) */
     uint32_t      _busy_ms;
     char          _table[LDL__SQLITE_NAME_MAX];
     char          _boot[LDL__SQLITE_BOOT_MAX];
@@ -246,8 +263,18 @@ LDL_SQLITE_API ldl_store_ext ldl_sqlite_async_ext(ldl_sqlite *s);      /* submit
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #if defined(__linux__)
 #include <sys/vfs.h>
+#endif
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+#ifndef S_ISVTX
+#define S_ISVTX 01000                   /* the sticky bit (XSI) */
 #endif
 
 #if !defined(CLOCK_MONOTONIC)
@@ -407,6 +434,132 @@ static void ldl__sq_rollback(ldl_sqlite *s) {
     }
 }
 
+
+/* ------------------------------------------------------------ files others can write (decision 0804) */
+/* a file or directory that another user owns or may write lets that user
+   rewrite the token (or swap the file, or plant a -journal that SQLite rolls
+   "back" into it). Trusted owners: this process's euid and root. */
+static int ldl__sq_foreign(ldl_sqlite *s, const char *what, const char *path,
+                           const struct stat *st, int dir_sticky_ok) {
+    char buf[LDL__SQLITE_ERR_MAX];
+    uid_t me = geteuid();
+    int wr = (st->st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    if (st->st_uid != me && st->st_uid != 0) {
+        snprintf(buf, sizeof buf, "%s %.300s is owned by uid %lu, not by this user (uid %lu) or "
+                 "root: that user could rewrite the token", what, path,
+                 (unsigned long)st->st_uid, (unsigned long)me);
+        ldl__sq_err(s, "foreign file", buf);
+        return -1;
+    }
+    if (wr && !(dir_sticky_ok && (st->st_mode & S_ISVTX))) {
+        snprintf(buf, sizeof buf, "%s %.300s is writable by %s (mode %04lo): another user could "
+                 "%s; chmod go-w it", what, path,
+                 (st->st_mode & S_IWOTH) ? "others" : "its group",
+                 (unsigned long)(st->st_mode & 07777),
+                 S_ISDIR(st->st_mode) ? "swap the database or plant a -journal beside it"
+                                      : "rewrite the token");
+        ldl__sq_err(s, "foreign file", buf);
+        return -1;
+    }
+    return 0;
+}
+
+/* the directory `dir` and every directory above it: owned by this user or
+   root; the first must not be writable by others at all (they could create
+   the -wal, -shm or -journal name) unless sticky_ok; the ones above may be
+   sticky (/tmp: their entries are not others' to rename) */
+static int ldl__sq_guard_dirs(ldl_sqlite *s, const char *dir, int sticky_ok) {
+    char p[PATH_MAX];
+    size_t n = strlen(dir);
+    int first = !sticky_ok;
+    struct stat st;
+    if (n == 0 || n >= sizeof p) { ldl__sq_err(s, "foreign file", "path too long"); return -1; }
+    memcpy(p, dir, n + 1);
+    for (;;) {
+        char *slash;
+        if (stat(p[0] ? p : "/", &st) != 0) {
+            ldl__sq_err(s, "foreign file", "cannot stat a directory of the database's path");
+            return -1;
+        }
+        if (ldl__sq_foreign(s, "directory", p[0] ? p : "/", &st, !first) != 0) return -1;
+        first = 0;
+        if (!p[0] || strcmp(p, "/") == 0) return 0;
+        slash = strrchr(p, '/');
+        if (!slash) return 0;
+        *slash = '\0';
+    }
+}
+
+/* the directory part of `path` as an absolute path (the cwd prefixed to a
+   relative one); 0 ok */
+static int ldl__sq_dir_of(const char *path, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    size_t n;
+    if (!slash) return getcwd(out, cap) ? 0 : -1;
+    n = slash == path ? 1 : (size_t)(slash - path);
+    if (path[0] == '/') {
+        if (n >= cap) return -1;
+        memcpy(out, path, n);
+        out[n] = '\0';
+        return 0;
+    }
+    if (!getcwd(out, cap)) return -1;
+    if (strlen(out) + 1 + n >= cap) return -1;
+    strcat(out, "/");
+    strncat(out, path, n);
+    return 0;
+}
+
+/* the database file of the connection (SQLite names it with every symlink
+   resolved), its -wal, -shm and -journal (those that exist; never a
+   symlink: SQLite makes none), and the directories above it; `given`
+   (ldl_sqlite_open's path, may be NULL), when a symlink, adds the
+   directories above the link (whoever may write there can swap it).
+   In-memory and temporary databases have no file: nothing to check. */
+static int ldl__sq_guard(ldl_sqlite *s, sqlite3 *db, const char *given) {
+    static const char *const sfx[4] = { "", "-wal", "-shm", "-journal" };
+    const char *file = sqlite3_db_filename(db, "main");
+    char f[PATH_MAX + 16], dir[PATH_MAX];
+    struct stat st;
+    int k;
+    if (!file || !*file) return 0;
+    if (given && lstat(given, &st) == 0 && S_ISLNK(st.st_mode)) {
+        st.st_mode &= ~(mode_t)(S_IWGRP | S_IWOTH);  /* a link's own mode means nothing */
+        if (ldl__sq_foreign(s, "the symlink", given, &st, 0) != 0) return -1;
+        if (ldl__sq_dir_of(given, dir, sizeof dir) != 0) {
+            ldl__sq_err(s, "foreign file", "cannot name the directory of the symlink");
+            return -1;
+        }
+        /* a sticky directory (/tmp) keeps others from replacing a link of ours */
+        if (ldl__sq_guard_dirs(s, dir, 1) != 0) return -1;
+    }
+    for (k = 0; k < 4; k++) {
+        if (strlen(file) + strlen(sfx[k]) >= sizeof f) { ldl__sq_err(s, "foreign file", "path too long"); return -1; }
+        snprintf(f, sizeof f, "%s%s", file, sfx[k]);
+        if (lstat(f, &st) != 0) {
+            if (k > 0 && errno == ENOENT) continue;
+            ldl__sq_err(s, "foreign file", "cannot stat the database file");
+            return -1;
+        }
+        if (k == 0 && S_ISLNK(st.st_mode) && stat(f, &st) != 0) {
+            ldl__sq_err(s, "foreign file", "cannot stat the database file");
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(dir, sizeof dir, "%.300s is not a regular file%s", f,
+                     S_ISLNK(st.st_mode) ? " (a symlink)" : "");
+            ldl__sq_err(s, "foreign file", dir);
+            return -1;
+        }
+        if (ldl__sq_foreign(s, k == 0 ? "the database" : "the database's", f, &st, 0) != 0) return -1;
+    }
+    if (ldl__sq_dir_of(file, dir, sizeof dir) != 0) {
+        ldl__sq_err(s, "foreign file", "cannot name the database's directory");
+        return -1;
+    }
+    return ldl__sq_guard_dirs(s, dir, 0);
+}
+
 /* ------------------------------------------------------------ one store call */
 /* the statement's reply: at most one row of one INTEGER >= 1. Answers 1 (a
    row, *tok set), 0 (no row) or LDL_ESTORE (error or wrong shape). */
@@ -438,6 +591,7 @@ static int ldl__sq_call(ldl_sqlite *s, int which, const char *key, int64_t token
     int64_t deadline, now, got = 0;
     int rc, out;
     if (!s->_ok) { ldl__sq_err(s, "exec", "ldl_sqlite not initialised"); return LDL_ESTORE; }
+    if (s->_ro) { ldl__sq_err(s, "exec", "opened for inspection only (LDL_SQLITE_INSPECT)"); return LDL_ESTORE; }
     if (!sqlite3_get_autocommit(s->_db)) {
         ldl__sq_err(s, "exec", "the connection is inside a transaction of the caller's "
                     "(a lease taken there would be undone by its ROLLBACK)");
@@ -595,6 +749,7 @@ LDL_SQLITE_API int ldl_sqlite_fence(ldl_sqlite *s, const char *resource, int64_t
     int rc, out;
     if (!s) return LDL_EINVAL;
     if (!s->_ok) { ldl__sq_err(s, "fence", "ldl_sqlite not initialised"); return LDL_EINVAL; }
+    if (s->_ro) { ldl__sq_err(s, "fence", "opened for inspection only (LDL_SQLITE_INSPECT)"); return LDL_ESTATE; }
     if (!resource || (n = strlen(resource)) == 0 || n >= LDL_SQLITE_RESOURCE_MAX) {
         ldl__sq_err(s, "fence", "resource: want 1..LDL_SQLITE_RESOURCE_MAX-1 bytes");
         return LDL_EINVAL;
@@ -767,7 +922,7 @@ static int ldl__sq_prepare(ldl_sqlite *s, int first, int last) {
     return 0;
 }
 
-LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table) {
+static int ldl__sq_init(ldl_sqlite *s, sqlite3 *db, const char *table, int inspect) {
     char fence_table[LDL__SQLITE_NAME_MAX];
     int rc, pass, found = 1;
     if (!s) return LDL_EINVAL;
@@ -794,11 +949,12 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
         ldl__sq_err(s, "init", "the connection is inside a transaction of the caller's");
         return LDL_ESTORE;
     }
-    if (sqlite3_db_readonly(db, "main") != 0) {
+    if (!inspect && sqlite3_db_readonly(db, "main") != 0) {
         ldl__sq_err(s, "init", "read-only database (file permissions, a read-only connection "
                     "or file system): the lease table must be written");
         return LDL_ESTORE;
     }
+    if (ldl__sq_guard(s, db, NULL) != 0) return LDL_ESTORE;
     /* the transaction statements first: the others name tables that may
        not exist yet */
     if (ldl__sq_prepare(s, LDL__SQ_BEGIN, LDL__SQ_ROLLBACK) != 0) { ldl__sq_finalize(s); return LDL_ESTORE; }
@@ -817,6 +973,12 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
         }
         found = ldl__sq_table(s, table, LDL__SQ_LEASE_COLS, pass, deadline);
         if (found == 0) found = ldl__sq_table(s, fence_table, LDL__SQ_FENCE_COLS, pass, deadline);
+        if (found == 1 && inspect) {          /* inspection creates nothing */
+            char buf[LDL__SQLITE_ERR_MAX];
+            snprintf(buf, sizeof buf, "no such table: \"%s\" (or its _fence table): nothing was created", table);
+            ldl__sq_err(s, "inspect", buf);
+            found = -1;
+        }
         if (found < 0) {
             ldl__sq_rollback(s);
             ldl__sq_finalize(s);
@@ -831,10 +993,18 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
         }
         if (found == 0) break;
     }
-    if (ldl__sq_prepare(s, LDL__SQ_ACQ, LDL__SQ_FEN) != 0) { ldl__sq_finalize(s); return LDL_ESTORE; }
+    if (ldl__sq_prepare(s, inspect ? LDL__SQ_INS : LDL__SQ_ACQ, inspect ? LDL__SQ_INS : LDL__SQ_FEN) != 0) {
+        ldl__sq_finalize(s);
+        return LDL_ESTORE;
+    }
     s->_err[0] = '\0';
+    s->_ro = inspect;
     s->_ok = 1;
     return LDL_OK;
+}
+
+LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table) {
+    return ldl__sq_init(s, db, table, 0);
 }
 
 LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *table,
@@ -846,15 +1016,36 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
     memset(s, 0, sizeof *s);
     s->_busy_ms = LDL_SQLITE_BUSY_MS;
     if (!path || !*path) { ldl__sq_err(s, "open", "NULL or empty path"); return LDL_EINVAL; }
-    if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL | LDL_SQLITE_FAST)) {
-        ldl__sq_err(s, "open", "unknown flags");
+    if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL | LDL_SQLITE_FAST | LDL_SQLITE_INSPECT) ||
+        ((flags & LDL_SQLITE_INSPECT) && flags != LDL_SQLITE_INSPECT)) {
+        ldl__sq_err(s, "open", "unknown flags (LDL_SQLITE_INSPECT goes alone)");
         return LDL_EINVAL;
     }
     if (table && !ldl__sq_name_ok(table)) {
         ldl__sq_err(s, "init", "bad table name (want [A-Za-z_][A-Za-z0-9_]{0,62}, not sqlite_*)");
         return LDL_EINVAL;
     }
-    if (flags & LDL_SQLITE_CREATE) of |= SQLITE_OPEN_CREATE;
+    if (flags & LDL_SQLITE_INSPECT) {
+        /* no such store: say so, before SQLite could make anything of the path */
+        struct stat st;
+        if (stat(path, &st) != 0 && errno == ENOENT) {
+            snprintf(buf, sizeof buf, "no such store: %.300s does not exist (nothing was created)", path);
+            ldl__sq_err(s, "inspect", buf);
+            return LDL_ESTORE;
+        }
+    }
+    if (flags & LDL_SQLITE_CREATE) {
+        /* a new file in a directory others may write would be refused right after
+           SQLite made it: refuse first, and make nothing (decision 0804) */
+        struct stat st;
+        char dir[PATH_MAX];
+        if (lstat(path, &st) != 0 && errno == ENOENT &&          /* (a missing directory: SQLite says so) */
+            (ldl__sq_dir_of(path, dir, sizeof dir) != 0 || (stat(dir, &st) == 0 && ldl__sq_guard_dirs(s, dir, 0) != 0))) {
+            if (!s->_err[0]) ldl__sq_err(s, "foreign file", "cannot name the directory of the path");
+            return LDL_ESTORE;
+        }
+        of |= SQLITE_OPEN_CREATE;
+    }
     rc = sqlite3_open_v2(path, &db, of, NULL);
     if (rc != SQLITE_OK) {
         snprintf(buf, sizeof buf, "cannot open %.200s: %s%s", path,
@@ -863,6 +1054,30 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
         ldl__sq_err(s, "open", buf);
         sqlite3_close(db);
         return LDL_ESTORE;
+    }
+    s->_db = db;
+    if (ldl__sq_guard(s, db, path) != 0) {       /* before anything writes the file */
+        memcpy(buf, s->_err, sizeof buf);
+        sqlite3_close(db);
+        memset(s, 0, sizeof *s);
+        memcpy(s->_err, buf, sizeof buf);
+        return LDL_ESTORE;
+    }
+    s->_db = NULL;
+    if (flags & LDL_SQLITE_INSPECT) {
+        /* read-write (a read-only connection on a WAL file leaves -wal and -shm
+           behind; the last read-write one removes them at close), but
+           query_only: this connection writes nothing, and no pragma is set */
+        rc = ldl__sq_pragma(db, "PRAGMA query_only = 1", LDL_SQLITE_BUSY_MS, NULL, 0);
+        if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = ldl__sq_init(s, db, table, 1);
+        else { s->_db = db; ldl__sq_err_db(s, "inspect", rc); s->_db = NULL; rc = LDL_ESTORE; }
+        if (rc != LDL_OK) {
+            s->_db = NULL;
+            sqlite3_close(db);
+            return rc;
+        }
+        s->_own = 1;
+        return LDL_OK;
     }
     rc = ldl__sq_pragma(db, (flags & LDL_SQLITE_FAST) ? "PRAGMA main.synchronous = NORMAL"
                                                        : "PRAGMA main.synchronous = FULL",
@@ -899,6 +1114,7 @@ LDL_SQLITE_API void ldl_sqlite_close(ldl_sqlite *s) {
     if (s->_own && s->_db) sqlite3_close(s->_db);
     s->_db = NULL;
     s->_own = 0;
+    s->_ro = 0;
     s->_ok = 0;
 }
 

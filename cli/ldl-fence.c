@@ -35,6 +35,7 @@
 #include "adapters/lite_di_lock_redis.h"
 #define LDL_PG_IMPLEMENTATION
 #include "adapters/lite_di_lock_pg.h"
+#include <pg_query.h>   /* PostgreSQL's parser, for the gate (libpg-query-dev) */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,7 @@
 #define EXIT_DATAERR   65   /* the SQL file or the Redis command failed (EX_DATAERR): rolled back */
 #define EXIT_NOINPUT   66   /* FILE.sql unreadable, too large, holds a NUL (EX_NOINPUT): nothing sent */
 #define EXIT_STORE     69   /* store unreachable, refusing or failing (EX_UNAVAILABLE) */
+#define EXIT_ENDED     70   /* the backstop: the file ended the fenced transaction after all (EX_SOFTWARE) */
 #define EXIT_OSERR     71   /* system error (EX_OSERR) */
 #define EXIT_STALE     77   /* stale fence: a higher fence has written; nothing written (EX_NOPERM) */
 #define EXIT_TIMEOUT   124  /* no answer within the bound (timeout(1)'s code) */
@@ -85,9 +87,14 @@ static const char usage_text[] =
 "(the adapter's ldl_pg_fence: equal or higher than the resource's mark passes and\n"
 "raises it); the file; COMMIT. Stale, or the file fails: ROLLBACK, nothing of it\n"
 "is visible. FILE.sql (- for stdin): at most 16 MiB, no NUL byte, sent as one\n"
-"multi-statement query; it must not end the transaction (BEGIN, START, COMMIT,\n"
-"END, ROLLBACK, ABORT, PREPARE TRANSACTION are refused before any statement is\n"
-"sent), nor use COPY FROM STDIN / TO STDOUT. Its query results are not printed.\n"
+"multi-statement query. Before anything is sent, PostgreSQL 15's own parser\n"
+"(libpg_query) reads it: a statement that would end or nest the transaction\n"
+"(BEGIN, START, COMMIT, END, ROLLBACK, ABORT, PREPARE TRANSACTION, COMMIT/ROLLBACK\n"
+"PREPARED) is refused, and so is a file the parser cannot read; SAVEPOINT,\n"
+"RELEASE and ROLLBACK TO are fine; a COMMIT inside CALL or DO is the server's\n"
+"error (the block runs them atomically). The session must have\n"
+"standard_conforming_strings on (client_encoding is set to UTF8). No COPY FROM\n"
+"STDIN / TO STDOUT. Its query results are read one row at a time, not printed.\n"
 "In it, current_setting('ldl.fence') and current_setting('ldl.resource') are\n"
 "the fence and the resource (set local to the transaction).\n"
 "  --conninfo CONNINFO    libpq conninfo or URI (default: libpq's environment,\n"
@@ -119,8 +126,9 @@ static const char usage_text[] =
 "  --resource NAME        what the write protects (required)\n"
 "  --fence N              the fence (default $LDL_FENCE): 1..9223372036854775807,\n"
 "                         decimal digits only; anything else exits 64, nothing sent\n"
-"  --store-timeout SECONDS  bound on every store step: the connect, each statement\n"
-"                         of the protocol, the script (default 2; decimals allowed)\n"
+"  --store-timeout SECONDS  bound on every store step: the name's resolution and\n"
+"                         the connect, each statement of the protocol, the script\n"
+"                         (default 2; decimals allowed)\n"
 "  -v, --verbose          say on stderr what was done\n"
 "  -h, --help             this text;  -V, --version  the version\n";
 
@@ -129,10 +137,14 @@ static const char usage_more[] =
 "Exit status:\n"
 "  0     written: the transaction committed / the command ran (reply on stdout)\n"
 "  64    usage: bad option, argument, resource or fence; nothing was sent\n"
-"  65    the SQL file failed (rolled back: nothing of it is visible, the mark is\n"
-"        unchanged) or the Redis command answered an error (printed on stderr)\n"
+"  65    the SQL file was refused before anything was sent, or failed (rolled\n"
+"        back: nothing of it is visible, the mark is unchanged), or the Redis\n"
+"        command answered an error (printed on stderr; the mark is unchanged)\n"
 "  66    FILE.sql cannot be read, is over 16 MiB or holds a NUL; nothing was sent\n"
 "  69    store error: unreachable, refusing (its fence table or script), or failing\n"
+"  70    the backstop: FILE.sql ended the fenced transaction although the gate\n"
+"        passed it; what ran before that MAY HAVE COMMITTED WITHOUT THE FENCE\n"
+"        (do not retry blindly; a gate bug: report it)\n"
 "  71    system error\n"
 "  77    stale: a higher fence has already written to the resource; rolled back /\n"
 "        the command did not run; the resource keeps the newer data\n"
@@ -324,123 +336,101 @@ static char *read_sql(const char *path, size_t *lenp) {
     return buf;
 }
 
-/* ------------------------------------------------------------------ the file's statements */
-static int ident_start(unsigned char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c >= 0x80; }
-static int ident_char(unsigned char c) { return ident_start(c) || (c >= '0' && c <= '9') || c == '$'; }
+/* ------------------------------------------------------------------ the gate */
+/* Whether FILE.sql could end the fenced transaction is judged by PostgreSQL's
+   own parser (libpg_query: PostgreSQL 15's scanner and grammar, not a lexer of
+   ours; decision 0705). Of the file's top-level statements, every transaction
+   statement is refused except SAVEPOINT, RELEASE and ROLLBACK TO (they cannot
+   reach past the fence check, which runs before any savepoint of the file).
+   CALL and DO need no gate: inside a transaction block the server runs them
+   atomically, so a COMMIT or ROLLBACK in a procedure or a DO body is a server
+   error there, not an end of the block. The parser reads strings as the server
+   does with standard_conforming_strings on and the text as UTF-8: run_pg makes
+   the session match (client_encoding UTF8, and a session with
+   standard_conforming_strings off is refused). */
+typedef struct gate {
+    const char *bad;          /* the refused statement's name, or NULL */
+    long at;                  /* its byte offset in the file */
+    unsigned rollback_to;     /* ROLLBACK TO statements (their tag is ROLLBACK too) */
+    char why[512];            /* the parser's error, when it cannot read the file */
+} gate;
 
-static int word_is(const char *w, size_t n, const char *kw) {
+/* the kinds the server would let end or nest the block */
+static const char *tx_kind_name(const char *k, size_t n) {
+    static const char *const kinds[][2] = {
+        { "TRANS_STMT_BEGIN", "BEGIN" }, { "TRANS_STMT_START", "START TRANSACTION" },
+        { "TRANS_STMT_COMMIT", "COMMIT" }, { "TRANS_STMT_ROLLBACK", "ROLLBACK" },
+        { "TRANS_STMT_PREPARE", "PREPARE TRANSACTION" },
+        { "TRANS_STMT_COMMIT_PREPARED", "COMMIT PREPARED" },
+        { "TRANS_STMT_ROLLBACK_PREPARED", "ROLLBACK PREPARED" },
+    };
     size_t i;
-    if (strlen(kw) != n) return 0;
-    for (i = 0; i < n; i++) {
-        char c = w[i];
-        if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
-        if (c != kw[i]) return 0;
-    }
-    return 1;
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strlen(kinds[i][0]) == n && !memcmp(kinds[i][0], k, n)) return kinds[i][1];
+    return "a transaction statement";   /* unknown kind: refused too */
 }
 
-/* A statement of FILE.sql that would end (or nest) the transaction ldl-fence
-   opened: BEGIN, START, COMMIT, END, ABORT, ROLLBACK (but ROLLBACK TO [SAVEPOINT]),
-   PREPARE TRANSACTION (but PREPARE name AS ...). A lexer enough for statement
-   boundaries: '...' and E'...' strings, "..." identifiers, $tag$...$tag$ bodies,
-   -- and nested slash-star comments are skipped; ';' ends a statement unless inside a
-   BEGIN ATOMIC ... END function body (CASE ... END nests inside one). std_strings
-   is the server's standard_conforming_strings (0: a backslash escapes in every
-   '...'). Answers the offending first word (its offset in *at), or NULL. The
-   check after the file (same transaction id, still in the block) is the backstop
-   for what this might miss. */
-static const char *tx_control(const char *s, size_t len, int std_strings, size_t *at) {
-    size_t i = 0, words = 0, first = 0, firstn = 0, second = 0, secondn = 0;
-    int depth = 0, prev_begin = 0;
-    for (;;) {
-        unsigned char c = i < len ? (unsigned char)s[i] : ';';
-        if (c == ';' || i >= len) {
-            if (words >= 1) {
-                const char *w = s + first;
-                const char *bad = NULL;
-                if (word_is(w, firstn, "BEGIN")) bad = "BEGIN";
-                else if (word_is(w, firstn, "START")) bad = "START";
-                else if (word_is(w, firstn, "COMMIT")) bad = "COMMIT";
-                else if (word_is(w, firstn, "END")) bad = "END";
-                else if (word_is(w, firstn, "ABORT")) bad = "ABORT";
-                else if (word_is(w, firstn, "ROLLBACK") && !(words >= 2 && word_is(s + second, secondn, "TO")))
-                    bad = "ROLLBACK";
-                else if (word_is(w, firstn, "PREPARE") && words >= 2 && word_is(s + second, secondn, "TRANSACTION"))
-                    bad = "PREPARE TRANSACTION";
-                if (bad) { *at = first; return bad; }
-            }
-            if (i >= len) return NULL;
-            if (depth == 0) { words = 0; }
-            i++;
-            continue;
-        }
-        if (c == '-' && i + 1 < len && s[i + 1] == '-') {            /* -- comment */
-            while (i < len && s[i] != '\n') i++;
-            continue;
-        }
-        if (c == '/' && i + 1 < len && s[i + 1] == '*') {            /* nested comment */
-            int nest = 1;
-            i += 2;
-            while (i < len && nest > 0) {
-                if (s[i] == '/' && i + 1 < len && s[i + 1] == '*') { nest++; i += 2; }
-                else if (s[i] == '*' && i + 1 < len && s[i + 1] == '/') { nest--; i += 2; }
-                else i++;
-            }
-            continue;
-        }
-        if (c == '\'') {                                             /* '...' ('' inside) */
-            int backslash = !std_strings;
-            if (i > 0 && (s[i - 1] == 'E' || s[i - 1] == 'e') &&
-                (i < 2 || !ident_char((unsigned char)s[i - 2]))) backslash = 1;
-            for (i++; i < len; i++) {
-                if (backslash && s[i] == '\\') { i++; continue; }
-                if (s[i] == '\'') {
-                    if (i + 1 < len && s[i + 1] == '\'') { i++; continue; }
-                    break;
-                }
-            }
-            i++;
-            continue;
-        }
-        if (c == '"') {                                              /* "identifier" */
-            for (i++; i < len; i++) {
-                if (s[i] == '"') {
-                    if (i + 1 < len && s[i + 1] == '"') { i++; continue; }
-                    break;
-                }
-            }
-            i++;
-            continue;
-        }
-        if (c == '$' && (i == 0 || !ident_char((unsigned char)s[i - 1]))) {   /* $tag$ */
-            size_t t = i + 1;
-            while (t < len && ident_char((unsigned char)s[t]) && s[t] != '$' &&
-                   (t > i + 1 || ident_start((unsigned char)s[t]))) t++;
-            if (t < len && s[t] == '$') {
-                size_t taglen = t - i + 1, k;
-                const char *tag = s + i;
-                for (k = t + 1; k + taglen <= len; k++)
-                    if (s[k] == '$' && !memcmp(s + k, tag, taglen)) break;
-                i = k + taglen <= len ? k + taglen : len;
-                continue;
-            }
-            i++;
-            continue;
-        }
-        if (ident_start(c)) {                                        /* a word */
-            size_t st = i;
-            while (i < len && ident_char((unsigned char)s[i])) i++;
-            words++;
-            if (words == 1) { first = st; firstn = i - st; }
-            else if (words == 2) { second = st; secondn = i - st; }
-            if (words > 1 && prev_begin && word_is(s + st, i - st, "ATOMIC")) depth++;
-            else if (depth > 0 && word_is(s + st, i - st, "CASE")) depth++;
-            else if (depth > 0 && word_is(s + st, i - st, "END")) depth--;
-            prev_begin = words > 1 && word_is(s + st, i - st, "BEGIN");
-            continue;
-        }
-        i++;
+/* 0: the file may run; 1: g->bad names the statement that is refused; -1: the
+   parser cannot read the file (g->why). The parse tree (JSON) is walked for its
+   top-level statements only: root {, "stmts" [, a RawStmt {, its "stmt" { (depth
+   4) whose one key is the node's name. JSON strings are skipped whole, so a name
+   or a kind inside a literal of the file is never read as one. */
+static int sql_gate(const char *sql, gate *g) {
+    PgQueryParseResult pr;
+    const char *j, *p;
+    int depth = 0, rc = 0;
+    memset(g, 0, sizeof *g);
+    pr = pg_query_parse(sql);
+    if (pr.error) {
+        snprintf(g->why, sizeof g->why, "%s (at byte %d)", pr.error->message ? pr.error->message : "error",
+                 pr.error->cursorpos > 0 ? pr.error->cursorpos - 1 : 0);
+        pg_query_free_parse_result(pr);
+        pg_query_exit();
+        return -1;
     }
+    j = pr.parse_tree ? pr.parse_tree : "";
+    for (p = j; *p && rc == 0; p++) {
+        if (*p == '"') {
+            for (p++; *p && *p != '"'; p++)
+                if (*p == '\\' && p[1]) p++;
+            if (!*p) break;
+            continue;
+        }
+        if (*p == '}' || *p == ']') { depth--; continue; }
+        if (*p != '{' && *p != '[') continue;
+        depth++;
+        if (*p == '{' && depth == 4 && p - j >= 7 && !memcmp(p - 7, "\"stmt\":", 7)) {
+            static const char ts[] = "\"TransactionStmt\":{";
+            static const char kd[] = "\"kind\":\"";
+            const char *k, *ke, *loc;
+            size_t kn;
+            if (strncmp(p + 1, ts, sizeof ts - 1) != 0) continue;
+            k = p + 1 + sizeof ts - 1;
+            kn = 0;
+            ke = k;
+            if (!strncmp(k, kd, sizeof kd - 1)) {
+                k += sizeof kd - 1;
+                for (ke = k; *ke && *ke != '"'; ke++) {}
+                kn = (size_t)(ke - k);
+            }
+            if ((kn == 20 && !memcmp(k, "TRANS_STMT_SAVEPOINT", 20)) ||
+                (kn == 18 && !memcmp(k, "TRANS_STMT_RELEASE", 18)))
+                continue;
+            if (kn == 22 && !memcmp(k, "TRANS_STMT_ROLLBACK_TO", 22)) { g->rollback_to++; continue; }
+            g->bad = kn ? tx_kind_name(k, kn) : "BEGIN";   /* the default kind is BEGIN */
+            /* its offset: the RawStmt's "stmt_location" (absent: 0) */
+            loc = strstr(ke, "\"stmt_location\":");
+            g->at = 0;
+            if (loc) {
+                const char *next = strstr(ke, "{\"stmt\":");
+                if (!next || loc < next) g->at = strtol(loc + 16, NULL, 10);
+            }
+            rc = 1;
+        }
+    }
+    pg_query_free_parse_result(pr);
+    pg_query_exit();
+    return rc;
 }
 
 /* ------------------------------------------------------------------ pg */
@@ -499,15 +489,24 @@ static void pg_rollback(PGconn *c, const opts *o) {
 
 static int run_pg(const opts *o) {
     static ldl_pg pg;
-    static const char *const keys[] = { "dbname", "fallback_application_name", NULL };
-    const char *vals[3];
-    size_t len = 0, at = 0;
+    /* client_encoding after dbname: it overrides a conninfo's own (the gate reads UTF-8) */
+    static const char *const keys[] = { "dbname", "fallback_application_name", "client_encoding", NULL };
+    const char *vals[4];
+    size_t len = 0;
     char *sql, txa[32], txb[32], num[24], tmo[24];
-    const char *bad, *std;
+    const char *std, *enc;
     PGconn *c;
     PGresult *r;
-    int rc, code = EXIT_OK, failed = 0, cancelled = 0;
-    char *errtext = NULL;
+    int rc, code = EXIT_OK, failed = 0, cancelled = 0, ended = 0;
+    unsigned rollbacks = 0;
+#ifdef LDL_FENCE_TEST_NO_GATE   /* test build: the tag check can be switched off, so that the
+                                   block-state check behind it is reached on its own */
+    const int notags = getenv("LDL_FENCE_TEST_NO_TAGS") != NULL;
+#else
+    const int notags = 0;
+#endif
+    char *errtext = NULL, endtag[64];
+    gate g;
 
     /* everything that can be judged here is, before anything is sent */
     if (strlen(o->resource) >= LDL_PG_RESOURCE_MAX) {
@@ -516,18 +515,29 @@ static int run_pg(const opts *o) {
     }
     sql = read_sql(o->file, &len);
     if (!sql) return EXIT_NOINPUT;
-    /* refused now when it ends the transaction however the server reads strings;
-       else judged again once the server says how (standard_conforming_strings) */
-    if ((bad = tx_control(sql, len, 1, &at)) != NULL && tx_control(sql, len, 0, &at) != NULL) {
-        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
-            "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
+    /* the gate, before anything is sent: PostgreSQL's parser reads the file */
+    rc = sql_gate(sql, &g);
+    if (rc < 0) {
+        say("%s: PostgreSQL 15's parser cannot read it: %s: refused, nothing was sent", o->file, g.why);
         free(sql);
         return EXIT_DATAERR;
     }
+#ifndef LDL_FENCE_TEST_NO_GATE   /* a test build only: reaches the backstop (mk/fence_cli.mk) */
+    if (rc > 0) {
+        char at[32];
+        snprintf(at, sizeof at, "%ld", g.at);
+        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
+            "(ldl-fence runs the file inside its own fenced transaction)", o->file, g.bad);
+        say("(PostgreSQL's parser found it at byte %s of the file)%s", at, NULL);
+        free(sql);
+        return EXIT_DATAERR;
+    }
+#endif
 
     vals[0] = o->conninfo ? o->conninfo : "";
     vals[1] = "ldl-fence";
-    vals[2] = NULL;
+    vals[2] = "UTF8";
+    vals[3] = NULL;
     watchdog(o->io_ms, "while connecting", "nothing was sent");
     c = PQconnectdbParams(keys, vals, 1);
     if (!c || PQstatus(c) != CONNECTION_OK) {
@@ -538,12 +548,17 @@ static int run_pg(const opts *o) {
         return EXIT_STORE;
     }
     (void)PQsetNoticeProcessor(c, pg_notice, NULL);
-    /* the server lexes '...' with backslash escapes when this is off: so must we */
+    /* the gate read the file as the server does with standard_conforming_strings
+       on and UTF-8 text; a session that differs would read it otherwise ('a\''
+       closes a string when off): refused, not guessed */
     std = PQparameterStatus(c, "standard_conforming_strings");
-    if ((bad = tx_control(sql, len, std && !strcmp(std, "on"), &at)) != NULL) {
+    enc = PQparameterStatus(c, "client_encoding");
+    if (!std || strcmp(std, "on") != 0 || !enc || strcmp(enc, "UTF8") != 0) {
         watchdog(0, NULL, NULL);
-        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
-            "(ldl-fence runs the file inside its own fenced transaction)", o->file, bad);
+        say("%s: the session has standard_conforming_strings %s", o->file, std ? std : "(unknown)");
+        say("and client_encoding %s: the gate reads the file as PostgreSQL does with on and UTF8, "
+            "so it is refused, nothing was sent (ALTER ROLE ... SET standard_conforming_strings = on)%s",
+            enc ? enc : "(unknown)", NULL);
         PQfinish(c);
         free(sql);
         return EXIT_DATAERR;
@@ -601,15 +616,34 @@ static int run_pg(const opts *o) {
         PQfinish(c); free(sql);
         return EXIT_STORE;
     }
+    /* rows come one at a time and are dropped at once: memory stays bounded
+       whatever the file selects */
+    if (len > 0) (void)PQsetSingleRowMode(c);
+    endtag[0] = 0;
     while (len > 0 && (r = PQgetResult(c)) != NULL) {
         ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COMMAND_OK && !ended && !notags) {
+            /* the backstop's first half: a command tag that says the block ended.
+               ROLLBACK is also ROLLBACK TO's tag: only more of them than the
+               gate counted ROLLBACK TO statements is an end */
+            const char *tag = PQcmdStatus(r);
+            if (!strcmp(tag, "ROLLBACK")) rollbacks++;
+            if (!strcmp(tag, "COMMIT") || !strcmp(tag, "BEGIN") || !strcmp(tag, "START TRANSACTION") ||
+                !strcmp(tag, "PREPARE TRANSACTION") || !strcmp(tag, "COMMIT PREPARED") ||
+                !strcmp(tag, "ROLLBACK PREPARED") || (!strcmp(tag, "ROLLBACK") && rollbacks > g.rollback_to)) {
+                ended = 1;
+                snprintf(endtag, sizeof endtag, "%s", tag);
+            }
+        }
         if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH) {
             watchdog(0, NULL, NULL);
             say("%s: COPY FROM STDIN / TO STDOUT is not supported: the connection is closed, "
                 "so the server rolls back%s", o->file, NULL);
+            if (ended) say("but %s had ended the fenced transaction before (%s): what ran before that "
+                           "may have COMMITTED WITHOUT THE FENCE", o->file, endtag);
             PQclear(r);
             PQfinish(c); free(sql);
-            return EXIT_DATAERR;
+            return ended ? EXIT_ENDED : EXIT_DATAERR;
         }
         if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
             if (!failed) {
@@ -631,6 +665,23 @@ static int run_pg(const opts *o) {
         PQfinish(c);
         return EXIT_STORE;
     }
+    /* the backstop's second half: a failed file leaves our block aborted
+       (PQTRANS_INERROR); any other state means the block was ended */
+    if (failed && PQtransactionStatus(c) != PQTRANS_INERROR && !ended) {
+        ended = 1;
+        snprintf(endtag, sizeof endtag, "%s", "(no open transaction block after the error)");
+    }
+    if (ended) {
+        say("%s ended the fenced transaction (%s) although the gate passed it: what ran before that "
+            "may have COMMITTED WITHOUT THE FENCE, what is still open is rolled back", o->file, endtag);
+        if (failed) say("%s then failed: %s", o->file, errtext ? errtext : "error");
+        say("exit 70: do not retry blindly; check the resource (this is a gate bug: please report it)%s%s",
+            NULL, NULL);
+        free(errtext);
+        pg_rollback(c, o);
+        PQfinish(c);
+        return EXIT_ENDED;
+    }
     if (failed) {
         say("%s failed: %s", o->file, errtext ? errtext : "error");
         say("rolled back: nothing of %s is visible, the mark of '%s' is unchanged", o->file, o->resource);
@@ -649,11 +700,14 @@ static int run_pg(const opts *o) {
     if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, NULL, NULL, NULL, txb, sizeof txb);
     watchdog(0, NULL, NULL);
     if (strcmp(txa, txb) != 0) {
-        say("%s ended the fenced transaction (its statements after that were not fenced): "
-            "what is still open is rolled back%s", o->file, NULL);
+        say("%s ended the fenced transaction although the gate passed it (the transaction id changed): "
+            "what ran before that may have COMMITTED WITHOUT THE FENCE, what is still open is rolled back%s",
+            o->file, NULL);
+        say("exit 70: do not retry blindly; check the resource (this is a gate bug: please report it)%s%s",
+            NULL, NULL);
         pg_rollback(c, o);
         PQfinish(c);
-        return EXIT_DATAERR;
+        return EXIT_ENDED;
     }
     watchdog(o->io_ms, "to COMMIT", "the outcome is unknown (the COMMIT was sent)");
     r = PQexec(c, "COMMIT");
@@ -724,12 +778,14 @@ static int run_redis(const opts *o) {
         snprintf(num, sizeof num, "%d", LDL_REDIS_FENCE_NAME_MAX - 1);
         return usage_error("--resource: too long; bytes at most: ", num);
     }
+    /* the name's resolution is a wait like the connect: inside the same bound */
+    watchdog(o->io_ms, "while resolving the name and connecting", "nothing was sent");
     if (!strchr(o->redis, '/')) {
         int r = parse_hostport(o->redis, host, sizeof host, &port);
+        if (r != 0) watchdog(0, NULL, NULL);
         if (r == -1) return usage_error("--redis: want HOST:PORT or a socket path, got ", o->redis);
         if (r == -2) { say("--redis: cannot resolve '%s'%s", o->redis, NULL); return EXIT_STORE; }
     }
-    watchdog(o->io_ms, "while connecting", "nothing was sent");
     c = strchr(o->redis, '/') ? redisConnectUnix(o->redis) : redisConnect(host, port);
     watchdog(0, NULL, NULL);
     if (!c || c->err) {

@@ -66,6 +66,8 @@
 #define EXIT_STORE        69    /* store unreachable or failing while acquiring (EX_UNAVAILABLE) */
 #define EXIT_OSERR        71    /* fork, pipe, poll failed (EX_OSERR) */
 #define EXIT_LOST         75    /* the lease was lost while the command ran (EX_TEMPFAIL) */
+#define EXIT_DONE         79    /* --once-per: this period's run already happened (default of
+                                   --done-exit-code; not a sysexits code, not 128+N) */
 #define EXIT_NOEXEC       126   /* the command could not be executed */
 #define EXIT_NOTFOUND     127   /* the command was not found */
 
@@ -80,6 +82,33 @@
 #define CLI_NAME "ldl-run"
 #define CLI_WATCHDOG_EXIT EXIT_STORE
 #include "cli/ldl_cli.h"   /* esc, say, usage_error, parse_*, the watchdog */
+
+/* "ldl-run: SIDE error: " (SIDE "store", "system"; NULL: no side) and fmt with a
+   and b escaped, as say() does -- except that b (a server's text) keeps its lines:
+   the first goes into fmt, each further one follows on its own line
+   "ldl-run: | LINE", escaped per line, so libpq's LINE/caret pairs stay aligned */
+static void sayx(const char *side, const char *fmt, const char *a, const char *b) {
+    char ea[1024], eb[1024];
+    const char *nl;
+    size_t n;
+    if (!b) b = "";
+    while (*b == '\n') b++;
+    nl = strchr(b, '\n');
+    n = nl ? (size_t)(nl - b) : strlen(b);
+    fprintf(stderr, CLI_NAME ": ");
+    if (side) fprintf(stderr, "%s error: ", side);
+    fprintf(stderr, fmt, esc(a, ea, sizeof ea), escn(b, n, eb, sizeof eb));
+    fputc('\n', stderr);
+    while (nl) {
+        b = nl + 1;
+        nl = strchr(b, '\n');
+        n = nl ? (size_t)(nl - b) : strlen(b);
+        if (!nl && n == 0) break;
+        fprintf(stderr, CLI_NAME ": | %s\n", escn(b, n, eb, sizeof eb));
+    }
+}
+#define STORE_ERR(fmt, a, b) sayx("store", fmt, a, b)
+#define SYS_ERR(fmt, a, b)   sayx("system", fmt, a, b)
 
 static const char usage_text[] =
 "usage: ldl-run [options] KEY [--] COMMAND [ARGS...]\n"
@@ -134,9 +163,33 @@ static const char usage_text[] =
 "                         the connect, each acquire attempt (-n included), the release\n"
 "                         at the end, --status (default 2; decimals allowed)\n"
 "  -v, --verbose          say on stderr when KEY is acquired, renewed, released\n"
+"  -q, --quiet            say nothing when KEY is held elsewhere or the period's run is\n"
+"                         done (the exit status still says it)\n"
 "  -h, --help             this text;  -V, --version  the version\n";
 
-/* two strings: C99 promises 4095 bytes per literal */
+/* C99 promises 4095 bytes per literal: three strings */
+static const char usage_sched[] =
+"\n"
+"Scheduled jobs (cron on several hosts; decision 0710):\n"
+"  --min-hold SECONDS     keep KEY, renewed, until at least SECONDS after the grant,\n"
+"                         also when COMMAND ends sooner: a host whose schedule fires\n"
+"                         inside that window is not acquired. ldl-run exits when the\n"
+"                         hold ends (a signal ends the hold at once and releases)\n"
+"  --detach-hold          exit with COMMAND's status as soon as it is done; a process\n"
+"                         in the background (no terminal, output to /dev/null) keeps\n"
+"                         the hold. For cron; not under systemd (it ends the unit's\n"
+"                         processes when ldl-run exits, and with them the hold)\n"
+"  --once-per SECONDS     a successful run (exit 0) records, fenced and under the lease,\n"
+"                         that the run of this period is done; a later run in the same\n"
+"                         period, on any host, exits --done-exit-code without running\n"
+"                         COMMAND. Periods are floor(UTC seconds / SECONDS): 86400 =\n"
+"                         UTC days. Redis, PostgreSQL, SQLite (not etcd, not --memory)\n"
+"  --done-exit-code CODE  exit code when the period's run is done (default 79)\n"
+"  --metrics FILE         write FILE (Prometheus text format, for node_exporter's\n"
+"                         textfile collector) at the end: start, success, duration,\n"
+"                         wait for KEY, fence, renew failures, exit status, by key.\n"
+"                         Written to FILE.tmp.PID, then renamed over FILE\n";
+
 static const char usage_more[] =
 "\n"
 "Signals: HUP, INT, QUIT, TERM, USR1 and USR2 sent to ldl-run are forwarded to\n"
@@ -173,7 +226,13 @@ static const char usage_more[] =
 "  75    the lease was lost (or its time left reached --grace with no renew)\n"
 "        while COMMAND ran: the job was terminated (or, if it had already\n"
 "        exited, its work may not have been exclusive)\n"
+"  79    --once-per: this period's run is already done (change it with\n"
+"        --done-exit-code); COMMAND did not run\n"
 "  126   COMMAND could not be executed;  127  COMMAND was not found\n"
+"Every failure of ldl-run itself prints one line \"ldl-run: usage: ...\",\n"
+"\"ldl-run: store error: ...\" or \"ldl-run: system error: ...\" on stderr (a\n"
+"server's own multi-line text follows on lines \"ldl-run: | ...\"); COMMAND's\n"
+"own codes come with no such line.\n"
 "  128+N signal N ended the wait for KEY or the connect (nothing ran)\n";
 
 /* ------------------------------------------------------------------ clock */
@@ -277,6 +336,7 @@ static const char *store_why(const store *s) {
     if (s->kind == ST_REDIS) return ldl_redis_async_why(&s->ra);
     if (s->kind == ST_PG) return ldl_pg_why(&s->pg);
     if (s->kind == ST_ETCD) return ldl_etcd_async_why(&s->eta);
+    if (s->kind == ST_SQLITE) return ldl_sqlite_why(&s->sq);
     return "";
 }
 
@@ -284,7 +344,8 @@ static const char *store_why(const store *s) {
 static int store_open_sqlite(store *s, const char *path, const char *table) {
     int rc = ldl_sqlite_open(&s->sq, path, table, LDL_SQLITE_CREATE);
     if (rc != LDL_OK) {
-        say("sqlite: %s%s", ldl_sqlite_why(&s->sq), NULL);
+        sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: sqlite: %s%s" : "sqlite: %s%s",
+             NULL, ldl_sqlite_why(&s->sq));
         return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
     }
     s->kind = ST_SQLITE;
@@ -305,11 +366,12 @@ static int store_open_etcd(store *s, const char *endpoints, const char *prefix) 
     cfg.attempt_ms = cfg.call_ms < LDL_ETCD_ATTEMPT_MS ? cfg.call_ms : LDL_ETCD_ATTEMPT_MS;
     rc = ldl_etcd_init(&s->et, &cfg);
     if (rc != LDL_OK) {
-        say("etcd: %s%s", ldl_etcd_why(&s->et), NULL);
+        sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: etcd: %s%s" : "etcd: %s%s",
+             NULL, ldl_etcd_why(&s->et));
         return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
     }
     if (ldl_etcd_async_init(&s->eta, &s->et, s->ereqs, sizeof s->ereqs / sizeof s->ereqs[0]) != LDL_OK) {
-        say("etcd: %s%s", ldl_etcd_async_why(&s->eta), NULL);
+        STORE_ERR("etcd: %s%s", NULL, ldl_etcd_async_why(&s->eta));
         return EXIT_STORE;
     }
     s->kind = ST_ETCD;
@@ -329,7 +391,7 @@ static PGconn *pg_connect(const char *conninfo, uint64_t ms) {
     PGconn *c = PQconnectStart(conninfo);
     int st = PGRES_POLLING_WRITING;
     uint64_t end = now_ms() + ms;
-    if (!c) { say("--pg: out of memory%s%s", NULL, NULL); return NULL; }
+    if (!c) { SYS_ERR("--pg: out of memory%s%s", NULL, NULL); return NULL; }
     while (PQstatus(c) != CONNECTION_BAD) {
         struct pollfd p;
         uint64_t t = now_ms();
@@ -337,7 +399,7 @@ static PGconn *pg_connect(const char *conninfo, uint64_t ms) {
         if (t >= end) {
             char n[24];
             snprintf(n, sizeof n, "%llu", (unsigned long long)ms);
-            say("postgres: store error: no answer within %s ms while connecting%s", n, NULL);
+            STORE_ERR("postgres: no answer within %s ms while connecting%s", n, NULL);
             PQfinish(c);
             return NULL;
         }
@@ -345,7 +407,7 @@ static PGconn *pg_connect(const char *conninfo, uint64_t ms) {
         if (poll(&p, 1, (int)(end - t)) > 0) st = (int)PQconnectPoll(c);
         if (st == PGRES_POLLING_FAILED) break;
     }
-    say("postgres: %s%s", PQerrorMessage(c), NULL);
+    STORE_ERR("postgres: %s%s", NULL, PQerrorMessage(c));
     PQfinish(c);
     return NULL;
 }
@@ -368,16 +430,17 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
         } else {
             char host[128];
             int port = 0, r = parse_hostport(arg, host, sizeof host, &port);
-            if (r == -1) { say("--redis: want HOST:PORT or a socket path, got '%s'%s", arg, NULL); return EXIT_USAGE; }
-            if (r == -2) { say("--redis: cannot resolve '%s'%s", arg, NULL); return EXIT_STORE; }
+            if (r == -1) { say("usage: --redis: want HOST:PORT or a socket path, got '%s'%s", arg, NULL); return EXIT_USAGE; }
+            if (r == -2) { STORE_ERR("--redis: cannot resolve '%s'%s", arg, NULL); return EXIT_STORE; }
             s->rc = redisConnectNonBlock(host, port);
         }
-        if (!s->rc) { say("--redis: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
-        if (s->rc->err) { say("redis: %s%s", s->rc->errstr, NULL); return EXIT_STORE; }
+        if (!s->rc) { SYS_ERR("--redis: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
+        if (s->rc->err) { STORE_ERR("redis: %s%s", NULL, s->rc->errstr); return EXIT_STORE; }
         if (ldl_redis_async_init(&s->ra, s->rc, prefix, s->rreqs, sizeof s->rreqs / sizeof s->rreqs[0])
                 != LDL_OK) {
-            say("redis: %s%s", ldl_redis_async_why(&s->ra), NULL);
-            return strstr(ldl_redis_async_why(&s->ra), "prefix") ? EXIT_USAGE : EXIT_STORE;
+            int u = strstr(ldl_redis_async_why(&s->ra), "prefix") != NULL;
+            sayx(u ? NULL : "store", u ? "usage: redis: %s%s" : "redis: %s%s", NULL, ldl_redis_async_why(&s->ra));
+            return u ? EXIT_USAGE : EXIT_STORE;
         }
         s->inner = ldl_redis_async_store(&s->ra);
         s->ext = ldl_redis_async_ext(&s->ra);
@@ -388,11 +451,12 @@ static int store_open(store *s, int kind, const char *arg, const char *prefix, c
         if (!s->pc) return EXIT_STORE;
         rc = ldl_pg_init(&s->pg, s->pc, table);
         if (rc != LDL_OK) {
-            say("postgres: %s%s", ldl_pg_why(&s->pg), NULL);
+            sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: postgres: %s%s" : "postgres: %s%s",
+                 NULL, ldl_pg_why(&s->pg));
             return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
         }
         if (ldl_pg_async_init(&s->pa, &s->pg, s->preqs, sizeof s->preqs / sizeof s->preqs[0]) != LDL_OK) {
-            say("postgres: %s%s", ldl_pg_why(&s->pg), NULL);
+            STORE_ERR("postgres: %s%s", NULL, ldl_pg_why(&s->pg));
             return EXIT_STORE;
         }
         s->inner = ldl_pg_async_store(&s->pa);
@@ -493,6 +557,14 @@ typedef struct run {
     int child_done;
     int signal_seen;             /* last terminating signal received (0: none) */
     int forwarded;
+    /* issue 33: the hold, the period, the metrics */
+    uint64_t grant_t, hold_end;  /* monotonic ms */
+    int judged, judged_ok;       /* the lease judged when the job ended (ok: still held) */
+    int detached, granted, child_started;
+    uint64_t period;             /* --once-per: the period this run started in */
+    uint32_t errs_at_grant;
+    int64_t fence;               /* the grant's (the lock forgets it at the release) */
+    double start_wall, grant_wall, spawn_wall, job_end_wall, end_wall, wait_s;
 } run;
 
 /* wait for the store's socket, a signal, or timeout_ms; then pump the store and
@@ -515,7 +587,7 @@ static unsigned wait_events(run *r, int timeout_ms) {
         w.fd = sig_pipe[0]; w.events = CURL_WAIT_POLLIN; w.revents = 0;
         (void)curl_multi_poll(ldl_etcd_async_multi(&r->st.eta), &w, 1, timeout_ms, NULL);
     } else if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
-        say("poll: %s%s", strerror(errno), NULL);
+        SYS_ERR("poll: %s%s", strerror(errno), NULL);
         exit(EXIT_OSERR);
     }
     for (;;) {
@@ -553,6 +625,12 @@ typedef struct opts {
     const char *key;
     const char *owner;           /* NULL: ldl-run@HOST:PID */
     int status;                  /* --status: inspect KEY, run nothing */
+    int quiet;                   /* -q: no "held by" / "done" line */
+    uint64_t min_hold_ms;        /* --min-hold (0: none) */
+    int detach_hold;             /* --detach-hold */
+    uint64_t once_per_s;         /* --once-per (0: none) */
+    int done_code;               /* --done-exit-code */
+    const char *metrics;         /* --metrics FILE */
     char **cmd;
 } opts;
 
@@ -564,13 +642,14 @@ static int parse_args(int argc, char **argv, opts *o) {
     o->conflict_code = EXIT_NOT_ACQUIRED;
     o->grace_ms = 10000;
     o->io_ms = 2000;
+    o->done_code = EXIT_DONE;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = 1;
         if (a[0] != '-' || a[1] == 0) break;               /* KEY */
         if (!strcmp(a, "--")) { i++; break; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_more, stdout); return -1; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_sched, stdout); fputs(usage_more, stdout); return -1; }
         if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
             printf("ldl-run %s (lite_di_lock %s)\n", RUN_VERSION, LDL_VERSION);
             return -1;
@@ -578,14 +657,16 @@ static int parse_args(int argc, char **argv, opts *o) {
         if (!strcmp(a, "-n") || !strcmp(a, "--nonblock")) { o->nonblock = 1; continue; }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; continue; }
         if (!strcmp(a, "--status")) { o->status = 1; continue; }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { o->quiet = 1; continue; }
+        if (!strcmp(a, "--detach-hold")) { o->detach_hold = 1; continue; }
         if (!strcmp(a, "--memory")) {
-            if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
+            if (o->store_kind) return usage_error("usage: give exactly one of --redis, --pg, --sqlite, --etcd, --memory", NULL);
             o->store_kind = ST_MEMORY;
             continue;
         }
-        if (!v) return usage_error("option needs a value: ", a);
+        if (!v) return usage_error("usage: option needs a value: ", a);
         if (!strcmp(a, "--redis") || !strcmp(a, "--pg") || !strcmp(a, "--sqlite") || !strcmp(a, "--etcd")) {
-            if (o->store_kind) return usage_error("give exactly one of --redis, --pg, --memory", NULL);
+            if (o->store_kind) return usage_error("usage: give exactly one of --redis, --pg, --sqlite, --etcd, --memory", NULL);
             o->store_kind = a[2] == 'r' ? ST_REDIS : a[2] == 's' ? ST_SQLITE : a[2] == 'e' ? ST_ETCD : ST_PG;
             o->store_arg = v;
         } else if (!strcmp(a, "--prefix")) {
@@ -595,45 +676,64 @@ static int parse_args(int argc, char **argv, opts *o) {
         } else if (!strcmp(a, "--owner")) {
             o->owner = v;
         } else if (!strcmp(a, "--ttl")) {
-            if (parse_u32(v, &o->ttl_ms)) return usage_error("--ttl: want milliseconds, got ", v);
+            if (parse_u32(v, &o->ttl_ms)) return usage_error("usage: --ttl: want milliseconds, got ", v);
         } else if (!strcmp(a, "--heartbeat")) {
-            if (parse_u32(v, &o->heartbeat_ms)) return usage_error("--heartbeat: want milliseconds, got ", v);
+            if (parse_u32(v, &o->heartbeat_ms)) return usage_error("usage: --heartbeat: want milliseconds, got ", v);
         } else if (!strcmp(a, "-w") || !strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
-            if (parse_seconds(v, &o->wait_ms)) return usage_error("-w: want seconds, got ", v);
+            if (parse_seconds(v, &o->wait_ms)) return usage_error("usage: -w: want seconds, got ", v);
             o->wait_set = 1;
         } else if (!strcmp(a, "-E") || !strcmp(a, "--conflict-exit-code")) {
             uint32_t c;
-            if (parse_u32(v, &c) || c > 255) return usage_error("-E: want 0..255, got ", v);
+            if (parse_u32(v, &c) || c > 255) return usage_error("usage: -E: want 0..255, got ", v);
             o->conflict_code = (int)c;
         } else if (!strcmp(a, "--grace")) {
-            if (parse_seconds(v, &o->grace_ms)) return usage_error("--grace: want seconds, got ", v);
+            if (parse_seconds(v, &o->grace_ms)) return usage_error("usage: --grace: want seconds, got ", v);
             o->grace_set = 1;
+        } else if (!strcmp(a, "--min-hold")) {
+            if (parse_seconds(v, &o->min_hold_ms)) return usage_error("usage: --min-hold: want seconds, got ", v);
+        } else if (!strcmp(a, "--once-per")) {
+            uint64_t ms;
+            if (parse_seconds(v, &ms) || ms < 1000u || ms % 1000u)
+                return usage_error("usage: --once-per: want whole seconds >= 1, got ", v);
+            o->once_per_s = ms / 1000u;
+        } else if (!strcmp(a, "--done-exit-code")) {
+            uint32_t c;
+            if (parse_u32(v, &c) || c > 255) return usage_error("usage: --done-exit-code: want 0..255, got ", v);
+            o->done_code = (int)c;
+        } else if (!strcmp(a, "--metrics")) {
+            if (!*v) return usage_error("usage: --metrics: want a file name", NULL);
+            o->metrics = v;
         } else if (!strcmp(a, "--store-timeout")) {
             if (parse_seconds(v, &o->io_ms) || o->io_ms == 0)
-                return usage_error("--store-timeout: want seconds > 0, got ", v);
+                return usage_error("usage: --store-timeout: want seconds > 0, got ", v);
         } else {
             takes = 0;
         }
-        if (!takes) return usage_error("unknown option: ", a);
+        if (!takes) return usage_error("usage: unknown option: ", a);
         i++;
     }
-    if (i >= argc) return usage_error(o->status ? "missing KEY" : "missing KEY and COMMAND", NULL);
+    if (i >= argc) return usage_error(o->status ? "usage: missing KEY" : "usage: missing KEY and COMMAND", NULL);
     o->key = argv[i++];
     if (o->status) {
-        if (i < argc) return usage_error("--status takes KEY and no COMMAND", NULL);
-        if (!o->store_kind) return usage_error("no store: give --redis or --pg", NULL);
-        if (o->store_kind == ST_MEMORY) return usage_error("--status needs a shared store (--redis or --pg)", NULL);
+        if (i < argc) return usage_error("usage: --status takes KEY and no COMMAND", NULL);
+        if (!o->store_kind) return usage_error("usage: no store: give --redis or --pg", NULL);
+        if (o->store_kind == ST_MEMORY) return usage_error("usage: --status needs a shared store (--redis or --pg)", NULL);
         return 0;
     }
     if (i < argc && !strcmp(argv[i], "--")) i++;
-    if (i >= argc) return usage_error("missing COMMAND after KEY", NULL);
+    if (i >= argc) return usage_error("usage: missing COMMAND after KEY", NULL);
     o->cmd = argv + i;
-    if (!o->store_kind) return usage_error("no store: give --redis, --pg or --memory", NULL);
-    if (o->nonblock && o->wait_set) return usage_error("-n and -w exclude each other", NULL);
+    if (!o->store_kind) return usage_error("usage: no store: give --redis, --pg or --memory", NULL);
+    if (o->nonblock && o->wait_set) return usage_error("usage: -n and -w exclude each other", NULL);
+    if (o->detach_hold && !o->min_hold_ms) return usage_error("usage: --detach-hold needs --min-hold", NULL);
+    if (o->once_per_s && (o->store_kind == ST_ETCD || o->store_kind == ST_MEMORY))
+        return usage_error("usage: --once-per needs a store with fenced writes (--redis, --pg, --sqlite)", NULL);
     return 0;
 }
 
 /* ------------------------------------------------------------------ acquire */
+static void tell_loser(run *r, const opts *o);
+
 /* a signal while acquiring: give up, nothing ran */
 static int acquire_signalled(run *r, unsigned sigs, int *code) {
     int j;
@@ -658,7 +758,7 @@ static int acquire_loop(run *r, const opts *o, int *code) {
         unsigned sigs;
         if (rc == 1) return 1;
         if (c->store_errors != errs) {
-            say("store error while acquiring: %s%s", store_why(&r->st)[0] ? store_why(&r->st) : "no answer", NULL);
+            STORE_ERR("while acquiring: %s%s", NULL, store_why(&r->st)[0] ? store_why(&r->st) : "no answer");
             *code = EXIT_STORE;
             return 0;
         }
@@ -681,14 +781,14 @@ static int acquire_loop(run *r, const opts *o, int *code) {
                 char ms[24];
                 (void)ldl_lock_release(&r->lock);    /* cancels; the adapter hands back a late grant */
                 snprintf(ms, sizeof ms, "%llu", (unsigned long long)(abound - attempt_t0));
-                say("store error while acquiring: no answer within %s ms%s", ms, NULL);
+                STORE_ERR("while acquiring: no answer within %s ms%s", ms, NULL);
                 *code = EXIT_STORE;
                 return 0;
             }
         } else {
             abound = 0;
             if (!ldl_lock_retrying(&r->lock)) {      /* -n, or the -w budget is spent */
-                if (verbose) say("'%s' is held elsewhere: not acquired%s", o->key, NULL);
+                if (!o->quiet) tell_loser(r, o);
                 *code = o->conflict_code;
                 return 0;
             }
@@ -728,13 +828,14 @@ static const char *probe(const ldl_lock_desc *desc) {
     return why[0] ? why : "refused by the library";
 }
 
-/* --status: who holds KEY, asked through a synchronous connection of the store;
-   the whole of it bounded by the watchdog (2 x --store-timeout: the connect, then
-   the one question). Key and owner are printed escaped. */
-static int show_status(const opts *o) {
-    ldl_holder h;
+/* --status and the loser's line: who holds KEY, asked through a synchronous
+   connection of the store; the whole of it bounded by the watchdog (2 x
+   --store-timeout: the connect, then the one question). Creates nothing (issue
+   31): a SQLite file or a lease table that does not exist is "no such store" /
+   "no such table", not made. 1 held (*h filled), 0 free, else an exit code
+   (the reason printed, "ldl-run: store error: ..."). */
+static int ask_holder(const opts *o, ldl_holder *h) {
     ldl_store_ext ext;
-    ldl_lock_desc kd;
     const char *why;
     int rc;
     static ldl_redis rs;
@@ -742,21 +843,47 @@ static int show_status(const opts *o) {
     redisContext *c = NULL;
     PGconn *pc = NULL;
     static store sst;
-    char ek[4 * LDL_KEY_MAX + 8], eo[4 * LDL_OWNER_MAX + 8];
-    memset(&kd, 0, sizeof kd);           /* the key is the library's to judge, first */
-    kd.key = o->key;
-    kd.ttl_ms = 1000;
-    if ((why = probe(&kd)) != NULL) {
-        say("--status: bad KEY '%s': %s", o->key, why);
-        return EXIT_USAGE;
-    }
+    memset(&sst, 0, sizeof sst);
     watchdog(2u * o->io_ms, "asking who holds the key");
     if (o->store_kind == ST_SQLITE) {
-        if ((rc = store_open_sqlite(&sst, o->store_arg, o->table)) != 0) return rc;
-        ext = sst.ext;
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        int found = -1;
+        /* read-only first: a missing file is not created, a missing table not made */
+        if (sqlite3_open_v2(o->store_arg, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+            sqlite3_close(db);
+            watchdog(0, NULL);
+            STORE_ERR("sqlite: no such store: '%s' (nothing created)%s", o->store_arg, NULL);
+            return EXIT_STORE;
+        }
+        sqlite3_busy_timeout(db, (int)(o->io_ms > 60000u ? 60000u : o->io_ms));
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                               -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_bind_text(st, 1, o->table ? o->table : "ldl_lease", -1, SQLITE_STATIC) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            found = sqlite3_column_int(st, 0) > 0;
+        if (found < 0) STORE_ERR("sqlite: %s%s", NULL, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (found <= 0) {
+            watchdog(0, NULL);
+            if (found == 0)
+                STORE_ERR("sqlite: no such table '%s' in that file (nothing created)%s",
+                          o->table ? o->table : "ldl_lease", NULL);
+            return EXIT_STORE;
+        }
+        rc = ldl_sqlite_open(&sst.sq, o->store_arg, o->table, 0);
+        if (rc != LDL_OK) {
+            watchdog(0, NULL);
+            sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: sqlite: %s%s" : "sqlite: %s%s",
+                 NULL, ldl_sqlite_why(&sst.sq));
+            return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+        }
+        sst.kind = ST_SQLITE;
+        ext = ldl_sqlite_ext(&sst.sq);
     } else if (o->store_kind == ST_ETCD) {
         sst.io_ms = o->io_ms;
-        if ((rc = store_open_etcd(&sst, o->store_arg, o->prefix)) != 0) return rc;
+        if ((rc = store_open_etcd(&sst, o->store_arg, o->prefix)) != 0) { watchdog(0, NULL); return rc; }
         ext = ldl_etcd_ext(&sst.et);
     } else if (o->store_kind == ST_REDIS) {
         struct timeval tv;
@@ -767,51 +894,122 @@ static int show_status(const opts *o) {
         } else {
             char host[128];
             int port = 0, r = parse_hostport(o->store_arg, host, sizeof host, &port);
-            if (r == -1) return usage_error("--redis: want HOST:PORT or a socket path, got ", o->store_arg);
-            if (r == -2) { say("--redis: cannot resolve '%s'%s", o->store_arg, NULL); return EXIT_STORE; }
+            if (r == -1) { watchdog(0, NULL); return usage_error("usage: --redis: want HOST:PORT or a socket path, got ", o->store_arg); }
+            if (r == -2) { watchdog(0, NULL); STORE_ERR("--redis: cannot resolve '%s'%s", o->store_arg, NULL); return EXIT_STORE; }
             c = redisConnectWithTimeout(host, port, tv);
         }
         if (!c || c->err) {
-            say("redis: %s%s", c ? c->errstr : "out of memory", NULL);
+            watchdog(0, NULL);
+            STORE_ERR("redis: %s%s", NULL, c ? c->errstr : "out of memory");
             if (c) redisFree(c);
             return EXIT_STORE;
         }
         (void)redisSetTimeout(c, tv);
         if (ldl_redis_init(&rs, c, o->prefix) != LDL_OK) {
-            say("redis: %s%s", ldl_redis_why(&rs), NULL);
+            watchdog(0, NULL);
+            say("usage: redis: %s%s", ldl_redis_why(&rs), NULL);
             redisFree(c);
             return EXIT_USAGE;
         }
         ext = ldl_redis_ext(&rs);
     } else {
+        PGresult *res;
+        const char *tn = o->table ? o->table : "ldl_lease";
+        char q[300];
+        size_t k, j = 0;
+        int found;
         pc = pg_connect(o->store_arg, o->io_ms);
-        if (!pc) return EXIT_STORE;
+        if (!pc) { watchdog(0, NULL); return EXIT_STORE; }
+        /* the table must exist: ldl_pg_init would create it. The name as the
+           adapter quotes it: each part of [schema.]name in double quotes (a name
+           the adapter refuses is its to say, below) */
+        q[j++] = '"';
+        for (k = 0; tn[k] && j < sizeof q - 4; k++) {
+            if (tn[k] == '.') { q[j++] = '"'; q[j++] = '.'; q[j++] = '"'; }
+            else if (tn[k] != '"') q[j++] = tn[k];
+        }
+        q[j++] = '"'; q[j] = 0;
+        {
+            const char *pv[1];
+            pv[0] = q;
+            res = PQexecParams(pc, "SELECT pg_catalog.to_regclass($1) IS NOT NULL", 1, NULL, pv, NULL, NULL, 0);
+        }
+        found = res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1
+                ? PQgetvalue(res, 0, 0)[0] == 't' : -1;
+        if (found < 0) STORE_ERR("postgres: %s%s", NULL, PQerrorMessage(pc));
+        PQclear(res);
+        if (found == 0) STORE_ERR("postgres: no such table '%s' (nothing created)%s", tn, NULL);
+        if (found <= 0) { watchdog(0, NULL); PQfinish(pc); return EXIT_STORE; }
         rc = ldl_pg_init(&pg, pc, o->table);
         if (rc != LDL_OK) {
-            say("postgres: %s%s", ldl_pg_why(&pg), NULL);
+            watchdog(0, NULL);
+            sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: postgres: %s%s" : "postgres: %s%s",
+                 NULL, ldl_pg_why(&pg));
             PQfinish(pc);
             return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
         }
         ext = ldl_pg_ext(&pg);
     }
-    rc = ldl_store_inspect(&ext, o->key, &h);
+    rc = ldl_store_inspect(&ext, o->key, h);
     watchdog(0, NULL);
-    if (rc == 1) {
-        printf("%s: held by %s, fence %lld, %lu ms left\n", esc(o->key, ek, sizeof ek),
-               h.owner[0] ? esc(h.owner, eo, sizeof eo) : "(no owner recorded)",
-               (long long)h.token, (unsigned long)h.ttl_left_ms);
-    } else if (rc == 0) {
-        printf("%s: free\n", esc(o->key, ek, sizeof ek));
-    } else {
+    if (rc != 1 && rc != 0) {
         why = o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : o->store_kind == ST_SQLITE ?
               ldl_sqlite_why(&sst.sq) : o->store_kind == ST_ETCD ? ldl_etcd_why(&sst.et) : ldl_pg_why(&pg);
-        say("status of '%s': %s", o->key, why[0] ? why : "the store refused the question");
+        if (rc == LDL_EINVAL) say("usage: status of '%s': %s", o->key, why[0] ? why : "refused");
+        else STORE_ERR("status of '%s': %s", o->key, why[0] ? why : "the store refused the question");
     }
     store_close(&sst);
     if (c) redisFree(c);
     if (pc) PQfinish(pc);
-    if (rc == LDL_EINVAL) return EXIT_USAGE;
-    return rc == 1 ? 0 : rc == 0 ? EXIT_NOT_ACQUIRED : EXIT_STORE;
+    if (rc == 1 || rc == 0) return rc;
+    return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+}
+
+/* "held by OWNER, fence F, N ms left" (escaped) into buf */
+static const char *holder_text(const ldl_holder *h, char *buf, size_t n) {
+    char eo[4 * LDL_OWNER_MAX + 8];
+    snprintf(buf, n, "held by %s, fence %lld, %lu ms left",
+             h->owner[0] ? esc(h->owner, eo, sizeof eo) : "(no owner recorded)",
+             (long long)h->token, (unsigned long)h->ttl_left_ms);
+    return buf;
+}
+
+static int show_status(const opts *o) {
+    ldl_holder h;
+    ldl_lock_desc kd;
+    const char *why;
+    int rc;
+    char ek[4 * LDL_KEY_MAX + 8], line[4 * LDL_OWNER_MAX + 96];
+    memset(&kd, 0, sizeof kd);           /* the key is the library's to judge, first */
+    kd.key = o->key;
+    kd.ttl_ms = 1000;
+    if ((why = probe(&kd)) != NULL) {
+        say("usage: --status: bad KEY '%s': %s", o->key, why);
+        return EXIT_USAGE;
+    }
+    rc = ask_holder(o, &h);
+    if (rc == 1) printf("%s: %s\n", esc(o->key, ek, sizeof ek), holder_text(&h, line, sizeof line));
+    else if (rc == 0) printf("%s: free\n", esc(o->key, ek, sizeof ek));
+    return rc == 1 ? 0 : rc == 0 ? EXIT_NOT_ACQUIRED : rc;
+}
+
+/* the loser's line (issue 33): who holds KEY, as --status says it; through the
+   store's own inspect when its view has one (SQLite, etcd), else a synchronous
+   connection of the same store */
+static void tell_loser(run *r, const opts *o) {
+    ldl_holder h;
+    int rc;
+    char line[4 * LDL_OWNER_MAX + 96];
+    memset(&h, 0, sizeof h);
+    if (r->st.ext.inspect) rc = ldl_store_inspect(&r->st.ext, o->key, &h);
+    else rc = ask_holder(o, &h);
+    if (rc == 1) {
+        char ek[4 * LDL_KEY_MAX + 8];
+        fprintf(stderr, CLI_NAME ": not acquired: '%s' is %s\n", esc(o->key, ek, sizeof ek),
+                holder_text(&h, line, sizeof line));
+    }
+    else if (rc == 0) say("not acquired: '%s' was held elsewhere (free again now)%s", o->key, NULL);
+    else say("not acquired: '%s' is held elsewhere (by whom: no answer)%s", o->key, NULL);
 }
 
 /* ------------------------------------------------------------------ child */
@@ -930,6 +1128,441 @@ static int child_code(int st) {
     return EXIT_OSERR;
 }
 
+/* ------------------------------------------------------------------ scheduled jobs */
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* the store said "not yours" (a release, a renew): who has KEY now. Through the
+   view's own inspect when it has one, else a synchronous connection. */
+static void say_taken(run *r, const opts *o, const char *what) {
+    ldl_holder h;
+    int rc;
+    char ek[4 * LDL_KEY_MAX + 8], line[4 * LDL_OWNER_MAX + 96];
+    memset(&h, 0, sizeof h);
+    if (r->st.ext.inspect) rc = ldl_store_inspect(&r->st.ext, o->key, &h);
+    else rc = ask_holder(o, &h);
+    esc(o->key, ek, sizeof ek);
+    if (rc == 1 && h.token != ldl_lock_fencing_token(&r->lock))
+        fprintf(stderr, CLI_NAME ": %s '%s': taken over by another holder: %s\n", what, ek,
+                holder_text(&h, line, sizeof line));
+    else if (rc == 0)
+        fprintf(stderr, CLI_NAME ": %s '%s': the store says it is no longer ours: it lapsed "
+                "(free now)\n", what, ek);
+    else
+        fprintf(stderr, CLI_NAME ": %s '%s': the store says it is no longer ours (taken over "
+                "by another holder, or lapsed)\n", what, ek);
+}
+
+/* the job is gone: judge the lease once more (a lease whose deadline passed as the
+   command ended is lost: its work may not have been exclusive) and set the exit
+   code. 1: the run is over; 0: the --min-hold starts (r->hold_end set). */
+static int job_ended(run *r, const opts *o, int *code, int *lost, int doomed, int stopping) {
+    uint64_t t = now_ms();
+    char num[24];
+    r->judged = 1;
+    r->job_end_wall = wall_s();
+    if (*lost || doomed) {
+        *code = EXIT_LOST;
+        if (verbose) say("command ended after the loss%s%s", NULL, NULL);
+        return 1;
+    }
+    *code = child_code(r->child_status);
+    if (ldl_lock_state(&r->lock) == LDL_HELD && ldl_lock_poll(&r->lock) != 1) {
+        say("lease '%s' expired as the command ended: its work may not have been exclusive%s",
+            o->key, NULL);
+        *code = EXIT_LOST;
+        *lost = 1;
+        return 1;
+    }
+    r->judged_ok = 1;
+    if (!o->min_hold_ms || stopping || ldl_lock_state(&r->lock) != LDL_HELD ||
+        t >= r->grant_t + o->min_hold_ms)
+        return 1;
+    r->hold_end = r->grant_t + o->min_hold_ms;
+    if (verbose) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)(r->hold_end - t));
+        say("command done; '%s' is held %s ms more (--min-hold)", o->key, num);
+    }
+    return 0;
+}
+
+static void write_metrics(run *r, const opts *o, int code);
+
+/* --detach-hold: the caller gets COMMAND's status now; a child of this process,
+   in its own session with no terminal and its output on /dev/null (cron waits for
+   the output pipe to close), keeps renewing until the hold ends */
+static void detach(run *r, const opts *o, int code) {
+    pid_t pid;
+    int fd;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        SYS_ERR("fork (--detach-hold): %s: the hold stays in the foreground%s", strerror(errno), NULL);
+        return;
+    }
+    if (pid > 0) {                           /* the store's link is the child's now */
+        r->end_wall = wall_s();
+        if (o->metrics) write_metrics(r, o, code);
+        _exit(code);
+    }
+    r->detached = 1;
+    (void)setsid();
+    fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        (void)dup2(fd, 0); (void)dup2(fd, 1); (void)dup2(fd, 2);
+        if (fd > 2) close(fd);
+    }
+    verbose = 0;
+}
+
+/* ---- --once-per: the done-mark (decision 0711). The period is
+   floor(UTC seconds / SECONDS). The mark of period N of KEY is the fence mark of
+   the resource "ldl-run-once:KEY:N", written with the store's fenced write and the
+   lease's fence while the lease is held: Redis the fenced-write script (its
+   command sets "{R}:P:done" with a TTL of 3 periods; the mark gets the same TTL),
+   PostgreSQL and SQLite ldl_*_fence inside a transaction that also deletes the
+   marks of KEY's periods before N - 1. A stale holder (a lower fence than one
+   that wrote the mark) writes nothing. The check: does the mark exist. */
+static uint64_t period_now(const opts *o) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec / o->once_per_s;
+}
+
+static void once_resource(const opts *o, uint64_t period, char *buf, size_t n) {
+    snprintf(buf, n, "ldl-run-once:%s:%llu", o->key, (unsigned long long)period);
+}
+
+/* PostgreSQL: "schema"."table_fence" as the adapter names it */
+static void pg_fence_ident(const opts *o, char *q, size_t cap) {
+    const char *tn = o->table ? o->table : "ldl_lease";
+    size_t k, j = 0;
+    q[j++] = '"';
+    for (k = 0; tn[k] && j < cap - 12; k++) {
+        if (tn[k] == '.') { q[j++] = '"'; q[j++] = '.'; q[j++] = '"'; }
+        else if (tn[k] != '"') q[j++] = tn[k];
+    }
+    memcpy(q + j, "_fence\"", 8);
+}
+
+typedef struct once_conn {
+    redisContext *c;
+    ldl_redis rs;
+    PGconn *pc;
+    ldl_pg pf;
+} once_conn;
+
+static int once_open(run *r, const opts *o, once_conn *oc) {
+    memset(oc, 0, sizeof *oc);
+    if (o->store_kind == ST_REDIS) {
+        struct timeval tv;
+        tv.tv_sec = (time_t)(o->io_ms / 1000u);
+        tv.tv_usec = (suseconds_t)(o->io_ms % 1000u) * 1000;
+        if (strchr(o->store_arg, '/')) oc->c = redisConnectUnixWithTimeout(o->store_arg, tv);
+        else {
+            char host[128];
+            int port = 0;
+            if (parse_hostport(o->store_arg, host, sizeof host, &port) != 0) return -1;
+            oc->c = redisConnectWithTimeout(host, port, tv);
+        }
+        if (!oc->c || oc->c->err) {
+            STORE_ERR("--once-per: redis: %s%s", NULL, oc->c ? oc->c->errstr : "out of memory");
+            return -1;
+        }
+        (void)redisSetTimeout(oc->c, tv);
+        if (ldl_redis_init(&oc->rs, oc->c, o->prefix) != LDL_OK) {
+            STORE_ERR("--once-per: redis: %s%s", NULL, ldl_redis_why(&oc->rs));
+            return -1;
+        }
+    } else if (o->store_kind == ST_PG) {
+        oc->pc = pg_connect(o->store_arg, o->io_ms);
+        if (!oc->pc) return -1;
+        if (ldl_pg_init_ex(&oc->pf, oc->pc, o->table, LDL_PG_FENCE) != LDL_OK) {
+            STORE_ERR("--once-per: postgres: %s%s", NULL, ldl_pg_why(&oc->pf));
+            return -1;
+        }
+    }
+    (void)r;
+    return 0;
+}
+
+static void once_close(once_conn *oc) {
+    if (oc->c) redisFree(oc->c);
+    if (oc->pc) PQfinish(oc->pc);
+    memset(oc, 0, sizeof *oc);
+}
+
+/* 1 the mark of period exists, 0 not, -1 store error (printed) */
+static int done_mark_check(run *r, const opts *o, once_conn *oc, uint64_t period) {
+    char res[LDL_KEY_MAX + 64], mark[LDL_KEY_MAX + 128];
+    int out = -1;
+    once_resource(o, period, res, sizeof res);
+    if (o->store_kind == ST_REDIS) {
+        redisReply *rep;
+        if (!ldl_redis_fence_mark(&oc->rs, res, mark, sizeof mark)) {
+            STORE_ERR("--once-per: redis: no mark name for '%s'%s", res, NULL);
+            return -1;
+        }
+        rep = (redisReply *)redisCommand(oc->c, "EXISTS %s", mark);
+        if (rep && rep->type == REDIS_REPLY_INTEGER) out = rep->integer > 0;
+        else STORE_ERR("--once-per: redis: %s%s", NULL, rep && rep->str ? rep->str : oc->c->errstr);
+        if (rep) freeReplyObject(rep);
+    } else if (o->store_kind == ST_PG) {
+        char sql[400], q[300];
+        const char *pv[1];
+        PGresult *pr;
+        pg_fence_ident(o, q, sizeof q);
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE resource OPERATOR(pg_catalog.=) $1", q);
+        pv[0] = res;
+        pr = PQexecParams(oc->pc, sql, 1, NULL, pv, NULL, NULL, 0);
+        if (pr && PQresultStatus(pr) == PGRES_TUPLES_OK && PQntuples(pr) == 1)
+            out = strcmp(PQgetvalue(pr, 0, 0), "0") != 0;
+        else STORE_ERR("--once-per: postgres: %s%s", NULL, PQerrorMessage(oc->pc));
+        PQclear(pr);
+    } else {
+        sqlite3 *db = ldl_sqlite_db(&r->st.sq);
+        sqlite3_stmt *st = NULL;
+        char sql[200];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM main.\"%s_fence\" WHERE resource = ?1",
+                 o->table ? o->table : "ldl_lease");
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_bind_text(st, 1, res, -1, SQLITE_STATIC) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            out = sqlite3_column_int(st, 0) > 0;
+        else STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+    }
+    return out;
+}
+
+/* the fenced write of period's mark: 1 written, 0 stale (a higher fence wrote
+   it), -1 store error (printed) */
+static int done_mark_put(run *r, const opts *o, once_conn *oc, uint64_t period) {
+    char res[LDL_KEY_MAX + 64], prev[LDL_KEY_MAX + 64], mark[LDL_KEY_MAX + 128];
+    int64_t fence = ldl_lock_fencing_token(&r->lock);
+    int rc = -1;
+    once_resource(o, period, res, sizeof res);
+    once_resource(o, period ? period - 1u : 0u, prev, sizeof prev);
+    if (o->store_kind == ST_REDIS) {
+        char done[LDL_KEY_MAX + 128], ttl[24];
+        const char *argv[5];
+        int keyidx[1] = { 1 };
+        redisReply *rep = NULL;
+        size_t k = ldl_redis_fence_mark(&oc->rs, res, mark, sizeof mark);
+        if (!k || k < 4 || k + 1 > sizeof done) { STORE_ERR("--once-per: redis: no mark name for '%s'%s", res, NULL); return -1; }
+        memcpy(done, mark, k - 4);
+        memcpy(done + k - 4, "done", 5);     /* "{R}:P:mark" -> "{R}:P:done" */
+        snprintf(ttl, sizeof ttl, "%llu", (unsigned long long)o->once_per_s * 3000u);
+        argv[0] = "SET"; argv[1] = done; argv[2] = "1"; argv[3] = "PX"; argv[4] = ttl;
+        rc = ldl_redis_fence(&oc->rs, res, fence, 1, keyidx, 5, argv, NULL, &rep);
+        if (rep) freeReplyObject(rep);
+        if (rc == 1) {                       /* the mark lives 3 periods */
+            rep = (redisReply *)redisCommand(oc->c, "PEXPIRE %s %s", mark, ttl);
+            if (rep) freeReplyObject(rep);
+            return 1;
+        }
+        if (rc == 0) return 0;
+        STORE_ERR("--once-per: redis: %s%s", NULL, ldl_redis_why(&oc->rs));
+        return -1;
+    } else if (o->store_kind == ST_PG) {
+        char sql[600], q[300], num[24];
+        const char *pv[3];
+        PGresult *pr = PQexec(oc->pc, "BEGIN");
+        int ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+        PQclear(pr);
+        if (ok) rc = ldl_pg_fence(&oc->pf, res, fence);
+        if (ok && rc == 1) {
+            /* the marks of KEY's older periods go (all but this one and the last) */
+            pg_fence_ident(o, q, sizeof q);
+            snprintf(sql, sizeof sql, "DELETE FROM %s WHERE pg_catalog.left(resource, $1::pg_catalog.int4) "
+                     "OPERATOR(pg_catalog.=) pg_catalog.left($2, $1::pg_catalog.int4) AND resource "
+                     "OPERATOR(pg_catalog.<>) $2 AND resource OPERATOR(pg_catalog.<>) $3", q);
+            snprintf(num, sizeof num, "%u", (unsigned)(strlen("ldl-run-once:") + strlen(o->key) + 1u));
+            pv[0] = num; pv[1] = res; pv[2] = prev;
+            pr = PQexecParams(oc->pc, sql, 3, NULL, pv, NULL, NULL, 0);
+            ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+            if (!ok) STORE_ERR("--once-per: postgres: %s%s", NULL, PQerrorMessage(oc->pc));
+            PQclear(pr);
+            if (ok) {
+                pr = PQexec(oc->pc, "COMMIT");
+                ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+                if (!ok) STORE_ERR("--once-per: postgres: COMMIT: %s%s", NULL, PQerrorMessage(oc->pc));
+                PQclear(pr);
+                return ok ? 1 : -1;
+            }
+            rc = -1;
+        } else if (ok && rc != 0) {
+            STORE_ERR("--once-per: postgres: %s%s", NULL, ldl_pg_why(&oc->pf));
+            rc = -1;
+        } else if (!ok) {
+            STORE_ERR("--once-per: postgres: BEGIN: %s%s", NULL, PQerrorMessage(oc->pc));
+        }
+        pr = PQexec(oc->pc, "ROLLBACK");
+        PQclear(pr);
+        return rc;
+    } else {
+        sqlite3 *db = ldl_sqlite_db(&r->st.sq);
+        sqlite3_stmt *st = NULL;
+        char sql[300];
+        const char *tn = o->table ? o->table : "ldl_lease";
+        /* another process's transaction may hold the file: try again for up to
+           --store-timeout (the connection's own busy handling is the adapter's) */
+        uint64_t until = now_ms() + o->io_ms;
+        int ok, brc;
+        while ((brc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) == SQLITE_BUSY && now_ms() < until) {
+            struct timespec nap = { 0, 5000000 };
+            (void)nanosleep(&nap, NULL);
+        }
+        ok = brc == SQLITE_OK;
+        if (!ok) { STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db)); return -1; }
+        rc = ldl_sqlite_fence(&r->st.sq, res, fence);
+        if (rc == 1) {
+            snprintf(sql, sizeof sql, "DELETE FROM main.\"%s_fence\" WHERE substr(resource, 1, ?1) = "
+                     "substr(?2, 1, ?1) AND resource <> ?2 AND resource <> ?3", tn);
+            ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_bind_int(st, 1, (int)(strlen("ldl-run-once:") + strlen(o->key) + 1u)) == SQLITE_OK &&
+                 sqlite3_bind_text(st, 2, res, -1, SQLITE_STATIC) == SQLITE_OK &&
+                 sqlite3_bind_text(st, 3, prev, -1, SQLITE_STATIC) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_DONE;
+            sqlite3_finalize(st);
+            if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 1;
+            STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
+            rc = -1;
+        } else if (rc != 0) {
+            STORE_ERR("--once-per: sqlite: %s%s", NULL, ldl_sqlite_why(&r->st.sq));
+            rc = -1;
+        }
+        (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+}
+
+/* after the grant: is this period's run done? 1 yes (say so), 0 no, -1 store error */
+static int done_mark_ask(run *r, const opts *o) {
+    once_conn oc;
+    int rc;
+    char num[24];
+    watchdog(2u * o->io_ms, "asking whether the period's run is done");
+    r->period = period_now(o);
+    rc = once_open(r, o, &oc) == 0 ? done_mark_check(r, o, &oc, r->period) : -1;
+    once_close(&oc);
+    watchdog(0, NULL);
+    if (rc == 1 && !o->quiet) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)r->period);
+        say("'%s': the run of period %s (--once-per) is done already: COMMAND not run", o->key, num);
+    }
+    return rc;
+}
+
+/* after a run that exited 0: record the period as done (the period the run
+   started in). A failure is said (store error) and leaves the exit code alone. */
+static void done_mark_write(run *r, const opts *o) {
+    once_conn oc;
+    int rc;
+    char num[24];
+    watchdog(2u * o->io_ms, "recording the period's run");
+    rc = once_open(r, o, &oc) == 0 ? done_mark_put(r, o, &oc, r->period) : -1;
+    once_close(&oc);
+    watchdog(0, NULL);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)r->period);
+    if (rc == 1 && verbose) say("'%s': the run of period %s is recorded as done", o->key, num);
+    if (rc == 0) say("'%s': the run of period %s is not recorded: a higher fence wrote the mark "
+                     "(this holder was overtaken)", o->key, num);
+    if (rc < 0) STORE_ERR("'%s': the run of period %s is not recorded as done: another host may run it again",
+                          o->key, num);
+}
+
+/* ---- --metrics FILE: Prometheus text format 0.0.4, written to FILE.tmp.PID and
+   renamed over FILE. Label values: \ " and newline escaped as the format asks;
+   bytes that are not UTF-8 as the text \xHH (the format is UTF-8). */
+static void metrics_label(const char *s, char *out, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && n + 8 < cap) {
+        unsigned c = *p;
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        size_t k;
+        int valid = len > 0;
+        for (k = 1; valid && k < len; k++) if ((p[k] & 0xC0) != 0x80) valid = 0;
+        if (valid && len == 2 && c < 0xC2) valid = 0;                 /* overlong */
+        if (valid && len == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F))) valid = 0;
+        if (valid && len == 4 && ((c == 0xF0 && p[1] < 0x90) || c > 0xF4 || (c == 0xF4 && p[1] > 0x8F))) valid = 0;
+        if (!valid) {
+            out[n++] = '\\'; out[n++] = '\\'; out[n++] = 'x';
+            out[n++] = hex[c >> 4]; out[n++] = hex[c & 15];
+            p++;
+        } else if (c == '\\' || c == '"') {
+            out[n++] = '\\'; out[n++] = (char)c; p++;
+        } else if (c == '\n') {
+            out[n++] = '\\'; out[n++] = 'n'; p++;
+        } else {
+            for (k = 0; k < len; k++) out[n++] = (char)p[k];
+            p += len;
+        }
+    }
+    out[n] = 0;
+}
+
+static void write_metrics(run *r, const opts *o, int code) {
+    char lab[4 * LDL_KEY_MAX + 16], tmp[4096], prefix[4 * LDL_KEY_MAX + 96];
+    double last_ok = 0;
+    FILE *f;
+    int fd, ok;
+    const ldl_counters *c = ldl_lock_counters(&r->lock);
+    uint32_t renew_fail = r->granted ? c->store_errors - r->errs_at_grant : 0;
+    metrics_label(o->key, lab, sizeof lab);
+    /* last success carries over from the file as it was (a failed run keeps it) */
+    snprintf(prefix, sizeof prefix, "ldl_run_last_success_timestamp_seconds{key=\"%s\"} ", lab);
+    if ((f = fopen(o->metrics, "r")) != NULL) {
+        static char line[8192];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, prefix, strlen(prefix))) last_ok = strtod(line + strlen(prefix), NULL);
+        fclose(f);
+    }
+    if (code == 0 && r->child_started) last_ok = r->end_wall;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->metrics, (long)getpid()) >= (int)sizeof tmp) {
+        SYS_ERR("--metrics: file name too long%s%s", NULL, NULL);
+        return;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+        SYS_ERR("--metrics: %s: %s", tmp, strerror(errno));
+        if (fd >= 0) close(fd);
+        return;
+    }
+#define GAUGE(name, help) fprintf(f, "# HELP " name " " help "\n# TYPE " name " gauge\n")
+    GAUGE("ldl_run_last_start_timestamp_seconds", "When ldl-run last started for this key (Unix time).");
+    fprintf(f, "ldl_run_last_start_timestamp_seconds{key=\"%s\"} %.3f\n", lab, r->start_wall);
+    GAUGE("ldl_run_last_success_timestamp_seconds", "When a run of COMMAND last ended with exit 0 (Unix time; 0: never seen).");
+    fprintf(f, "ldl_run_last_success_timestamp_seconds{key=\"%s\"} %.3f\n", lab, last_ok);
+    GAUGE("ldl_run_duration_seconds", "How long COMMAND ran in the last run (0: it did not run).");
+    fprintf(f, "ldl_run_duration_seconds{key=\"%s\"} %.3f\n", lab,
+            r->child_started && r->job_end_wall > r->spawn_wall ? r->job_end_wall - r->spawn_wall : 0.0);
+    GAUGE("ldl_run_lease_wait_seconds", "How long the last run waited for the lease (until granted or given up).");
+    fprintf(f, "ldl_run_lease_wait_seconds{key=\"%s\"} %.3f\n", lab, r->wait_s);
+    GAUGE("ldl_run_held_seconds", "How long the last run held the lease (grant to release; with --detach-hold until the exit).");
+    fprintf(f, "ldl_run_held_seconds{key=\"%s\"} %.3f\n", lab,
+            r->granted && r->end_wall > r->grant_wall ? r->end_wall - r->grant_wall : 0.0);
+    GAUGE("ldl_run_fence", "The fencing token of the last run's lease (0: not acquired).");
+    fprintf(f, "ldl_run_fence{key=\"%s\"} %lld\n", lab, (long long)r->fence);
+    GAUGE("ldl_run_renew_failures", "Store errors met while the last run held the lease (renews ridden out, a release).");
+    fprintf(f, "ldl_run_renew_failures{key=\"%s\"} %lu\n", lab, (unsigned long)renew_fail);
+    GAUGE("ldl_run_exit_status", "ldl-run's exit status of the last run (COMMAND's, or ldl-run's own: see --help).");
+    fprintf(f, "ldl_run_exit_status{key=\"%s\"} %d\n", lab, code);
+#undef GAUGE
+    ok = fflush(f) == 0 && fsync(fd) == 0;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, o->metrics) != 0) {
+        SYS_ERR("--metrics: %s: %s", o->metrics, strerror(errno));
+        (void)unlink(tmp);
+    }
+}
+
 /* ------------------------------------------------------------------ main */
 static int escalates(int sig) {              /* decision 0702: these end the job */
     return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM;
@@ -944,6 +1577,7 @@ int main(int argc, char **argv) {
     opts o;
     ldl_lock_desc d;
     int rc, code = 0, lost = 0, doomed = 0, killed = 0, leftovers = 0;
+    int in_hold = 0, stopping = 0, lost_in_hold = 0;
     uint64_t kill_at = 0, trust_end = 0, room;
     uint32_t hb;
     char fence[24], num[24], num2[24];
@@ -955,9 +1589,10 @@ int main(int argc, char **argv) {
     if (rc == -1) return 0;
     if (rc) return rc;
     if (o.status) return show_status(&o);
+    r.start_wall = wall_s();
 
     in_setup = 1;                            /* until the store is open: a signal ends us */
-    if (install_signals() != 0) { say("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
+    if (install_signals() != 0) { SYS_ERR("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
 
     /* the lock first: a bad key, TTL or heartbeat is a usage error, before any connect */
     memset(&d, 0, sizeof d);
@@ -990,7 +1625,7 @@ int main(int argc, char **argv) {
         }
         d.owner = o.owner;
     }
-    if ((why = probe(&d)) != NULL) { say("bad option: %s%s", why, NULL); return EXIT_USAGE; }
+    if ((why = probe(&d)) != NULL) { say("usage: bad option: %s%s", why, NULL); return EXIT_USAGE; }
     /* riding out a store error: the renew is tried again every RIDE_OUT_MS while the
        lease is trusted (decision 0703) */
     d.ride_out_ms = RIDE_OUT_MS < o.ttl_ms - d.drift_ms - 1u ? RIDE_OUT_MS : 1u;
@@ -1001,7 +1636,7 @@ int main(int argc, char **argv) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)o.grace_ms);
         snprintf(num2, sizeof num2, "%llu", (unsigned long long)room);
         if (o.grace_set) {
-            say("--grace %s ms does not fit this lease: it must be < ttl - heartbeat - drift = %s ms "
+            say("usage: --grace %s ms does not fit this lease: it must be < ttl - heartbeat - drift = %s ms "
                 "(SIGTERM comes --grace before the lease's deadline, after the renew that is due)", num, num2);
             return EXIT_USAGE;
         }
@@ -1026,24 +1661,44 @@ int main(int argc, char **argv) {
         d.store_ext = NULL;
     }
     if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
-        say("bad option: %s%s", ldl_lock_why(&r.lock), NULL);
+        say("usage: bad option: %s%s", ldl_lock_why(&r.lock), NULL);
         store_close(&r.st);
         return EXIT_USAGE;
     }
 
-    if (acquire_loop(&r, &o, &code) != 1) {
+    {
+        uint64_t t0 = now_ms();
+        rc = acquire_loop(&r, &o, &code);
+        r.wait_s = (double)(now_ms() - t0) / 1000.0;
+    }
+    if (rc != 1) {
+        r.end_wall = wall_s();
+        if (o.metrics) write_metrics(&r, &o, code);
         ldl_lock_dispose(&r.lock);
         for (i = 0; i < 5; i++) store_pump(&r.st);   /* let a hand-back go out */
         store_close(&r.st);
         return code;
     }
+    r.grant_t = now_ms();
+    r.grant_wall = wall_s();
+    r.granted = 1;
+    r.fence = ldl_lock_fencing_token(&r.lock);
+    r.errs_at_grant = ldl_lock_counters(&r.lock)->store_errors;
     r.st.ride_out = 1;
     snprintf(fence, sizeof fence, "%lld", (long long)ldl_lock_fencing_token(&r.lock));
     if (verbose) say("acquired '%s' with fence %s", o.key, fence);
+    if (o.once_per_s) {                      /* under the lease: is this period's run done? */
+        rc = done_mark_ask(&r, &o);
+        if (rc != 0) {
+            code = rc == 1 ? o.done_code : EXIT_STORE;
+            r.judged = 1;
+            goto release;
+        }
+    }
     /* overwrite: an LDL_KEY / LDL_FENCE from the caller's environment must not reach
        the command */
     if (setenv("LDL_KEY", o.key, 1) != 0 || setenv("LDL_FENCE", fence, 1) != 0) {
-        say("setenv: %s%s", strerror(errno), NULL);
+        SYS_ERR("setenv: %s%s", strerror(errno), NULL);
         code = EXIT_OSERR;
         goto release;
     }
@@ -1056,46 +1711,65 @@ int main(int argc, char **argv) {
     for (i = 0; i < NFWD; i++) sigaddset(&block, fwd_sigs[i]);
     sigaddset(&block, SIGCHLD);
     sigprocmask(SIG_BLOCK, &block, &oldmask);      /* no handler runs in the child */
+    r.spawn_wall = wall_s();
     r.child = spawn(o.cmd, &oldmask);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
     if (r.child < 0) {
-        say("fork: %s%s", strerror(errno), NULL);
+        SYS_ERR("fork: %s%s", strerror(errno), NULL);
         code = EXIT_OSERR;
         goto release;
     }
     r.pgid = r.child;
+    r.child_started = 1;
 
-    /* the run: renew, forward signals, watch the child and then the rest of the job.
+    /* the run: renew, forward signals, watch the child and then the rest of the job;
+       then, with --min-hold, keep the lease until the hold ends (decision 0710).
        kill_at (0: none) is when the job gets SIGKILL; it only ever moves earlier. */
     for (;;) {
         uint64_t t, left = 0;
         int timeout, pr;
         unsigned sigs;
         reap(&r);
-        if (r.child_done && !job_alive(&r)) break;
+        if (!in_hold && r.child_done && !job_alive(&r)) {
+            int over = job_ended(&r, &o, &code, &lost, doomed, stopping);
+            /* --once-per: a successful run records its period now, fenced, under the
+               lease -- before any hold, so that a hold cut short or detached cannot lose it */
+            if (o.once_per_s && code == 0 && r.judged_ok) done_mark_write(&r, &o);
+            if (over) break;
+            in_hold = 1;
+            if (o.detach_hold) detach(&r, &o, code);
+        }
         t = now_ms();
+        if (in_hold && (stopping || t >= r.hold_end)) break;
         if (ldl_lock_state(&r.lock) == LDL_HELD) {
             left = ldl_lock_valid_ms(&r.lock);
             if (ldl_lock_state(&r.lock) == LDL_HELD) trust_end = t + left;
         }
-        if (r.child_done && !leftovers && !killed) {
+        if (!in_hold && r.child_done && !leftovers && !killed) {
             /* the command is gone but the job is not: it ends with the command */
             if (verbose) say("command exited; terminating what is left of the job%s%s", NULL, NULL);
             signal_job(&r, SIGTERM);
             leftovers = 1;
             set_kill(&kill_at, t + o.grace_ms);
         }
-        if (!lost && !doomed && ldl_lock_state(&r.lock) == LDL_HELD && left <= o.grace_ms) {
+        if (in_hold && ldl_lock_state(&r.lock) == LDL_HELD && left <= o.grace_ms) {
+            /* nothing of the job is left to end: the hold just ends early */
+            snprintf(num, sizeof num, "%llu", (unsigned long long)left);
+            say("the hold of '%s' ends early: no renew succeeded, %s ms left", o.key, num);
+            if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
+            break;
+        }
+        if (!in_hold && !lost && !doomed && ldl_lock_state(&r.lock) == LDL_HELD && left <= o.grace_ms) {
             /* no renew has succeeded for long enough that only --grace is left */
             doomed = 1;
             snprintf(num, sizeof num, "%llu", (unsigned long long)left);
             say("lease '%s': no renew succeeded, %s ms left: SIGTERM to the job, SIGKILL at the "
                 "lease's deadline", o.key, num);
-            if (store_why(&r.st)[0]) say("store: %s%s", store_why(&r.st), NULL);
+            if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
             signal_job(&r, SIGTERM);
             set_kill(&kill_at, trust_end);
         }
-        if (kill_at && t >= kill_at) {
+        if (!in_hold && kill_at && t >= kill_at) {
             reap(&r);
             if (!r.child_done || job_alive(&r)) {
                 if (!killed) say("grace period over: SIGKILL to the job%s%s", NULL, NULL);
@@ -1104,33 +1778,60 @@ int main(int argc, char **argv) {
             killed = 1;
         }
         timeout = clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000);
-        if (r.child_done || killed) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
-        if (kill_at && !killed) {
-            if (t >= kill_at) timeout = 0;
-            else if (kill_at - t < (uint64_t)timeout) timeout = (int)(kill_at - t);
+        if (in_hold) {
+            if (r.hold_end - t < (uint64_t)timeout) timeout = (int)(r.hold_end - t);
+        } else {
+            if (r.child_done || killed) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
+            if (kill_at && !killed) {
+                if (t >= kill_at) timeout = 0;
+                else if (kill_at - t < (uint64_t)timeout) timeout = (int)(kill_at - t);
+            }
         }
         if (!lost && !doomed && left > o.grace_ms && left - o.grace_ms < (uint64_t)timeout)
             timeout = (int)(left - o.grace_ms);
         sigs = wait_events(&r, timeout);
-        /* the job ended: the lease is judged once more at the release (an ldl-run
-           that was stopped past the deadline must not pass the command's 0 on) */
+        /* the job ended: the lease is judged once more, at the top (job_ended: an
+           ldl-run that was stopped past the deadline must not pass the command's 0
+           on), before any poll here could read the same expiry as a loss of a running
+           job. A HUP/INT/QUIT/TERM that came with the end still cancels the hold. */
         reap(&r);
-        if (r.child_done && !job_alive(&r)) break;
+        if (!in_hold && r.child_done && !job_alive(&r)) {
+            for (i = 0; i < NFWD; i++)
+                if ((sigs & (1u << i)) && escalates(fwd_sigs[i])) stopping = 1;
+            continue;
+        }
         for (i = 0; i < NFWD; i++) {
             if (!(sigs & (1u << i))) continue;
+            /* HUP INT QUIT TERM end the hold at once (release), or, while the job
+               runs, also cancel the hold to come */
+            if (escalates(fwd_sigs[i])) {
+                if (in_hold && verbose) say("signal %s: the hold ends now%s", strsignal(fwd_sigs[i]), NULL);
+                stopping = 1;
+            }
+            if (in_hold) continue;           /* nothing of the job is left to signal */
             if (verbose) say("forwarding signal %s%s", strsignal(fwd_sigs[i]), NULL);
             signal_job(&r, fwd_sigs[i]);
             r.forwarded = 1;
             /* a job that ignores the signal that was to end it gets SIGKILL */
             if (escalates(fwd_sigs[i])) set_kill(&kill_at, now_ms() + o.grace_ms);
         }
+        if (in_hold && stopping) break;
         if (!lost) {
             pr = ldl_lock_poll(&r.lock);
+            if (pr != 1 && in_hold) {
+                say("the hold of '%s' ends early: lease lost (%s)", o.key,
+                    ldl_reason_name(ldl_lock_reason(&r.lock)));
+                if (ldl_lock_reason(&r.lock) == LDL_REASON_HEARTBEAT_FAILED) say_taken(&r, &o, "the hold of");
+                else if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
+                lost_in_hold = 1;
+                break;
+            }
             if (pr != 1) {
                 lost = 1;
                 say("lease '%s' lost (%s): terminating the job", o.key,
                     ldl_reason_name(ldl_lock_reason(&r.lock)));
-                if (store_why(&r.st)[0]) say("store: %s%s", store_why(&r.st), NULL);
+                if (ldl_lock_reason(&r.lock) == LDL_REASON_HEARTBEAT_FAILED) say_taken(&r, &o, "lease");
+                else if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
                 reap(&r);
                 if (!r.child_done || job_alive(&r)) {
                     if (!doomed) signal_job(&r, SIGTERM);
@@ -1140,26 +1841,11 @@ int main(int argc, char **argv) {
             }
         }
     }
-    if (lost || doomed) {
-        code = EXIT_LOST;
-        if (verbose) say("command ended after the loss%s%s", NULL, NULL);
-    } else {
-        code = child_code(r.child_status);
-    }
 
 release:
     if (ldl_lock_state(&r.lock) == LDL_HELD || ldl_lock_state(&r.lock) == LDL_LOST) {
-        int rr;
+        int rr, was_held = ldl_lock_state(&r.lock) == LDL_HELD;
         uint64_t rel_end = now_ms() + o.io_ms;
-        if (ldl_lock_state(&r.lock) == LDL_HELD) {
-            /* a lease whose deadline passed while the command exited is lost too */
-            if (ldl_lock_poll(&r.lock) != 1 && !lost) {
-                say("lease '%s' expired as the command ended: its work may not have been exclusive%s",
-                    o.key, NULL);
-                code = EXIT_LOST;
-                lost = 1;
-            }
-        }
         /* bounded: a store that does not answer the release within --store-timeout
            is left to lapse the lease at its TTL */
         rr = ldl_lock_release(&r.lock);
@@ -1170,10 +1856,15 @@ release:
             (void)wait_events(&r, tmo);
             rr = ldl_lock_release(&r.lock);
         }
-        if (verbose || (rr != 1 && !lost))
+        if (rr == 0 && was_held && !lost && !lost_in_hold) {
+            say_taken(&r, &o, "release of");     /* the store said "not yours" */
+        } else if (verbose || (rr != 1 && !lost && !lost_in_hold)) {
             say(rr == 1 ? "released '%s'%s" : "release of '%s' not confirmed: it lapses at its TTL%s",
                 o.key, NULL);
+        }
     }
+    r.end_wall = wall_s();
+    if (o.metrics && !r.detached) write_metrics(&r, &o, code);
     ldl_lock_dispose(&r.lock);
     for (i = 0; i < 3; i++) store_pump(&r.st);
     store_close(&r.st);

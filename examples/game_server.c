@@ -58,6 +58,9 @@ typedef struct room {
 } room;
 
 static room          g_rooms[MAX_ROOMS];
+static unsigned long g_estate;          /* acquires refused as LDL_ESTATE: 0 in a good loop */
+static unsigned long g_lost;            /* rooms lost (on_lost: its reason is an int, LDL_REASON_*) */
+static void on_lost(void *user, int reason) { (void)user; (void)reason; g_lost++; }
 static ldl_redis_req g_reqs[2 * MAX_ROOMS + 64];
 static uint32_t      g_frame_us[600000];    /* every frame's work time, for the percentiles */
 
@@ -112,6 +115,7 @@ int main(int argc, char **argv) {
         d.key = g_rooms[i].key;
         d.ttl_ms = ttl;
         d.async_store = &as;
+        d.on_lost = on_lost;
         if (ldl_lock_init(&g_rooms[i].lock, &d) != LDL_OK) {
             fprintf(stderr, "lock init: %s\n", ldl_lock_why(&g_rooms[i].lock));
             return 1;
@@ -149,8 +153,12 @@ int main(int argc, char **argv) {
                 checksum += (uint64_t)ldl_lock_fencing_token(&r->lock);   /* "simulate" the room */
                 held++;
             } else if (rc == 0 && !ldl_lock_pending(&r->lock) && t0 >= r->retry_at_us) {
-                if (ldl_lock_state(&r->lock) == LDL_LOST) ldl_lock_release(&r->lock);
-                ldl_lock_acquire(&r->lock);
+                /* a lost room owes its release first; while that release is in flight
+                   (LDL_EINPROGRESS) an acquire would answer LDL_ESTATE, so ask again once
+                   it has been answered: poll answers 0 again from RELEASED */
+                if (ldl_lock_state(&r->lock) == LDL_LOST &&
+                    ldl_lock_release(&r->lock) == LDL_EINPROGRESS) continue;
+                if (ldl_lock_acquire(&r->lock) == LDL_ESTATE) g_estate++;
                 r->retry_at_us = t0 + 1000000u;
             }
         }
@@ -163,7 +171,7 @@ int main(int argc, char **argv) {
             if (n > 600) n = 600;
             memcpy(win, g_frame_us + nframes - n, n * sizeof *win);
             percentiles(win, n, p, sizeof p);
-            printf("held %d of %d rooms; in flight %lu; frame work %s\n", held, nrooms,
+            printf("held %d of %d rooms; lost %lu; acquire ESTATE %lu; in flight %lu; frame work %s\n", held, nrooms, g_lost, g_estate,
                    (unsigned long)ldl_redis_async_stats(&ra)->live, p);
             fflush(stdout);
             window_start = nframes;

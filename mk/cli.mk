@@ -3,17 +3,24 @@
 #   make test-cli       strict builds (gcc, clang, C++17), then the suite against the
 #                       MemoryStore, a throwaway redis-server and a throwaway PostgreSQL,
 #                       with an ASan+UBSan build of the tool (about 3 minutes: the
-#                       loss window, store restarts and frozen-store bounds take real time)
+#                       loss window, store restarts and frozen-store bounds take real time);
+#                       then the scheduled-job suite (issue 33: --min-hold, --once-per,
+#                       --metrics, the messages, two hosts over 20 periods) on SQLite,
+#                       Redis, etcd and PostgreSQL (about 75 s each)
 #   make install-cli    install ldl-run into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local)
 #   make uninstall-cli
-# Decision records: docs/decisions/0701-ldl-run.md, 0702 (loss schedule), 0703 (ride-out, bounds).
+# Decision records: docs/decisions/0701-ldl-run.md, 0702 (loss schedule), 0703 (ride-out, bounds),
+# 0710 (scheduled jobs: the hold, the period, the messages, the metrics).
 
 PREFIX ?= /usr/local
 
 TEST_TARGETS      += test-cli
 EXAMPLE_TARGETS   += cli
 DEPS_PKGS  += redis-server redis-tools libhiredis-dev postgresql libpq-dev python3 coreutils
-DEPS_CMDS  += redis-server redis-cli psql python3 timeout
+# issue 33's suite (tests/cli/schedule_test.sh): SQLite and etcd too, and the
+# Prometheus text parser for --metrics
+DEPS_PKGS  += sqlite3 etcd-server etcd-client curl python3-prometheus-client
+DEPS_CMDS  += redis-server redis-cli psql python3 timeout sqlite3 etcd etcdctl curl
 DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h
 
 CLI_INC   := -I. -I$(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
@@ -44,6 +51,10 @@ test-cli: $(CLI_BUILDS)
 	@printf '== ldl-run, redis: '; tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-san redis
 	tests/store/with_pg.sh 'sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-san pg'
 	@printf '== ldl-run, C++17 build on redis: '; tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh ./$(B)/cli/ldl-run-cxx17 redis
+	@printf '== ldl-run scheduled jobs, sqlite: '; sh tests/cli/schedule_test.sh ./$(B)/cli/ldl-run-san sqlite
+	@printf '== ldl-run scheduled jobs, redis: '; tests/store/with_redis.sh sh tests/cli/schedule_test.sh ./$(B)/cli/ldl-run-san redis
+	@printf '== ldl-run scheduled jobs, etcd: '; tests/store/with_etcd.sh sh tests/cli/schedule_test.sh ./$(B)/cli/ldl-run-san etcd
+	tests/store/with_pg.sh 'sh tests/cli/schedule_test.sh ./$(B)/cli/ldl-run-san pg'
 
 # each broken copy of the tool must turn the Redis (or, where named, the PostgreSQL)
 # suite red (not in `make test`; about 25 minutes)

@@ -92,3 +92,10 @@ test-pkg:
 	@sh tests/pkg/install_test.sh
 test-pkg-install:
 	@sh tests/pkg/install_test.sh
+
+# One version everywhere (issue 30): the header's numbers against the string, the top
+# comment, CHANGELOG, both CLIs' -V, make install's line, pkg-config, CMake and Meson.
+TEST_TARGETS += test-version
+.PHONY: test-version
+test-version:
+	@sh tests/pkg/version_test.sh

@@ -2,7 +2,7 @@
 #
 #   make ports            every platform below; one PASS/FAIL line each, then
 #                         "ports: N passed, N failed"
-#   make ports-<name>     one platform: baremetal-m0 baremetal-m4 win64 m32
+#   make ports-<name>     one platform: baremetal-m0 baremetal-m4 recipe win64 m32
 #                         armhf s390x powerpc tcc
 #
 # Nothing is skipped: a missing tool fails its platform with the package to
@@ -12,7 +12,7 @@
 PORTS_B      := $(B)/ports
 PORTS_SRC     = $(wildcard tests/core/*.c)
 PORTS_INPUTS  = $(PORTS_SRC) $(wildcard tests/core/*.h) $(HDR)
-PORTS_NAMES  := baremetal-m0 baremetal-m4 win64 m32 armhf s390x powerpc tcc
+PORTS_NAMES  := baremetal-m0 baremetal-m4 recipe win64 m32 armhf s390x powerpc tcc
 PORTS_RUN    := sh tools/ports/check-run.sh
 
 DEPS_PKGS += gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm \
@@ -24,7 +24,7 @@ DEPS_PKGS += gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm \
              tcc
 DEPS_CMDS += arm-none-eabi-gcc arm-none-eabi-nm arm-none-eabi-size qemu-system-arm \
              x86_64-w64-mingw32-gcc wine wineserver \
-             qemu-arm qemu-s390x qemu-ppc \
+             qemu-arm qemu-s390x qemu-ppc qemu-i386 \
              arm-linux-gnueabihf-gcc s390x-linux-gnu-gcc powerpc-linux-gnu-gcc tcc
 DEPS_FILES += /usr/lib/wine/wine64 /usr/lib32/libc.so \
               /usr/lib/gcc/x86_64-linux-gnu/*/32/libgcc.a \
@@ -32,13 +32,18 @@ DEPS_FILES += /usr/lib/wine/wine64 /usr/lib32/libc.so \
               /usr/powerpc-linux-gnu/lib/libc.a
 TEST_TARGETS += ports
 # the firmware example also builds for the host (simulated SysTick): make examples runs it
-EXAMPLE_TARGETS += examples-ports
+EXAMPLE_TARGETS += examples-ports examples-tasks
 
 # $(call ports-need,COMMAND,PACKAGE): fail loudly when a tool is missing
 ports-need = command -v $(1) >/dev/null 2>&1 || { \
   echo "ports: '$(1)' is not installed: apt-get install -y --no-install-recommends $(2)  (or: make deps)" >&2; exit 1; }
 
-.PHONY: ports examples-ports $(addprefix ports-,$(PORTS_NAMES))
+.PHONY: ports examples-ports examples-tasks $(addprefix ports-,$(PORTS_NAMES))
+
+examples-tasks: $(B)/examples/firmware_tasks
+	@./$(B)/examples/firmware_tasks >$(B)/examples/firmware_tasks.log 2>&1 || { cat $(B)/examples/firmware_tasks.log; exit 1; }; \
+	 echo "examples: firmware_tasks (hosted, simulated SysTick): $$(tail -n 1 $(B)/examples/firmware_tasks.log)"
+$(B)/examples/baremetal $(B)/examples/firmware_tasks: examples/baremetal/board.h
 
 examples-ports: $(B)/examples/baremetal
 	@./$(B)/examples/baremetal >$(B)/examples/baremetal.log 2>&1 || { cat $(B)/examples/baremetal.log; exit 1; }; \
@@ -92,15 +97,27 @@ $(PORTS_B)/ldl-m0-cxx.o $(PORTS_B)/ldl-m4-cxx.o: $(PORTS_B)/ldl-%-cxx.o: $(HDR) 
 	  -DLDL_NO_DEFAULT_CLOCK -DLITE_DI_LOCK_IMPLEMENTATION -x c++ -c $(HDR) -o $@
 
 $(PORTS_B)/baremetal-m0.elf $(PORTS_B)/baremetal-m4.elf: $(PORTS_B)/baremetal-%.elf: \
-    examples/baremetal.c examples/baremetal/startup.c examples/baremetal/cortex-m.ld $(HDR) mk/ports.mk
+    examples/baremetal.c examples/baremetal/startup.c examples/baremetal/cortex-m.ld \
+    examples/baremetal/board.h $(HDR) mk/ports.mk
 	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi)
 	@mkdir -p $(@D)
 	arm-none-eabi-gcc $(PORTS_CPU_$*) $(PORTS_ARM_CFLAGS) -I. \
 	  -nostdlib -T examples/baremetal/cortex-m.ld -Wl,--gc-sections -Wl,-Map=$(@:.elf=.map) \
 	  examples/baremetal.c examples/baremetal/startup.c -lgcc -o $@
 
+# the two-task example (examples/firmware_tasks.c: the fence reaches a flash writer that
+# refuses a stale one), with the firmware switches, as the recipe builds it
+$(PORTS_B)/tasks-m0.elf $(PORTS_B)/tasks-m4.elf: $(PORTS_B)/tasks-%.elf: \
+    examples/firmware_tasks.c examples/baremetal/startup.c examples/baremetal/cortex-m.ld \
+    examples/baremetal/board.h $(HDR) mk/ports.mk
+	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi)
+	@mkdir -p $(@D)
+	arm-none-eabi-gcc $(PORTS_CPU_$*) $(PORTS_ARM_CFLAGS) -DLDL_NO_ASYNC -DLDL_NO_ELECTION -I. \
+	  -nostdlib -T examples/baremetal/cortex-m.ld -Wl,--gc-sections \
+	  examples/firmware_tasks.c examples/baremetal/startup.c -lgcc -o $@
+
 ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(PORTS_B)/ldl-%-cxx.o \
-    $(PORTS_B)/baremetal-%.elf
+    $(PORTS_B)/baremetal-%.elf $(PORTS_B)/tasks-%.elf
 	@$(call ports-need,arm-none-eabi-nm,binutils-arm-none-eabi)
 	@$(call ports-need,qemu-system-arm,qemu-system-arm)
 	@undef=$$(arm-none-eabi-nm -u $(PORTS_B)/ldl-$*.o $(PORTS_B)/ldl-$*-cxx.o | awk 'NF == 2 { print $$2 }' | sort -u | tr '\n' ' '); \
@@ -119,6 +136,18 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 	  qemu-system-arm -M $(PORTS_MACHINE_$*) \
 	  -nographic -monitor none -serial null -icount shift=0,sleep=off \
 	  -semihosting-config enable=on,target=native -kernel $(PORTS_B)/baremetal-$*.elf
+	@$(PORTS_RUN) ports-baremetal-$* $(PORTS_B)/tasks-$*.log "firmware_tasks: OK" \
+	  qemu-system-arm -M $(PORTS_MACHINE_$*) \
+	  -nographic -monitor none -serial null -icount shift=0,sleep=off \
+	  -semihosting-config enable=on,target=native -kernel $(PORTS_B)/tasks-$*.elf
+
+# The firmware recipe at the top of docs/PLATFORMS.md, run exactly as printed (the lines
+# between its recipe markers, in a scratch directory that links the header and examples/):
+# it must build the image and print "firmware_tasks: OK" under qemu (issue 35).
+ports-recipe:
+	@$(call ports-need,arm-none-eabi-gcc,gcc-arm-none-eabi)
+	@$(call ports-need,qemu-system-arm,qemu-system-arm)
+	@sh tools/ports/recipe.sh docs/PLATFORMS.md $(PORTS_B)/recipe "firmware_tasks: OK"
 
 # ------------------------------------------------------- hosted platforms
 # Each builds two programs and runs both:
@@ -130,7 +159,8 @@ ports-baremetal-m0 ports-baremetal-m4: ports-baremetal-%: $(PORTS_B)/ldl-%.o $(P
 #   win64    mingw-w64, run under wine: the QueryPerformanceCounter path.
 #            The prefix lives in build/ports/wineprefix (first start ~7 s);
 #            wineserver is stopped afterwards.
-#   m32      $(CC) -m32 with UBSan. Debian's gcc-multilib conflicts with every
+#   m32      $(CC) -m32 with UBSan, run by qemu-i386 (never the host kernel: some
+#            kernels have no IA32 emulation). Debian's gcc-multilib conflicts with every
 #            cross compiler (all it adds is the /usr/include/asm symlink), so
 #            the deps install gcc-12-multilib and asm/ comes via -idirafter.
 #   armhf    32-bit little-endian ARM (int64_t split over two registers)
@@ -155,6 +185,8 @@ PORTS_CC_s390x     = s390x-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_powerpc   = powerpc-linux-gnu-gcc -std=c99 -O2 $(WARN) -static
 PORTS_CC_tcc       = tcc -std=c99 -Wall -Werror -b
 PORTS_EXEC_win64   = $(PORTS_WINE) wine
+# never the host kernel: a kernel without IA32 emulation cannot exec i386 (issue 30)
+PORTS_EXEC_m32     = qemu-i386
 PORTS_EXEC_armhf   = qemu-arm
 PORTS_EXEC_s390x   = qemu-s390x
 PORTS_EXEC_powerpc = qemu-ppc
@@ -163,7 +195,8 @@ PORTS_EXE_win64    = .exe
 PORTS_NEED_win64   = x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 wine:wine,wine64 \
                      /usr/lib/wine/wine64:wine64
 PORTS_NEED_m32     = $(firstword $(CC)):build-essential /usr/lib32/libc.so:gcc-12-multilib \
-                     /usr/include/x86_64-linux-gnu/asm/errno.h:linux-libc-dev
+                     /usr/include/x86_64-linux-gnu/asm/errno.h:linux-libc-dev qemu-i386:qemu-user \
+                     /lib/ld-linux.so.2:libc6-i386
 PORTS_NEED_armhf   = arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf \
                      /usr/arm-linux-gnueabihf/lib/libc.a:libc6-dev-armhf-cross qemu-arm:qemu-user
 PORTS_NEED_s390x   = s390x-linux-gnu-gcc:gcc-s390x-linux-gnu \
@@ -200,3 +233,12 @@ ports-$(1): $(PORTS_B)/$(1)/core$(PORTS_EXE_$(1)) $(PORTS_B)/$(1)/clock_check$(P
 	 $$(or $$(PORTS_AFTER_$(1)),:); exit $$$$rc
 endef
 $(foreach p,win64 m32 armhf s390x powerpc tcc,$(eval $(call PORTS_HOSTED,$(p))))
+
+# ---------------------------------------------------------- doc figures
+# The footprint figures in README.md and docs/PLATFORMS.md are tagged <!--fp:NAME-->
+# and checked against a fresh measurement (bench/footprint.sh and the firmware image):
+# more than 5 % off fails (issue 30). `sh tools/doc-figures.sh --write` regenerates them.
+TEST_TARGETS += test-docs-figures
+.PHONY: test-docs-figures
+test-docs-figures:
+	@sh tools/doc-figures.sh

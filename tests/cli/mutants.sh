@@ -4,7 +4,9 @@
 # shares with ldl-fence, cli/ldl_cli.h: the mutated header goes to OUTDIR/NAME.inc/cli/,
 # which comes first on the include path); its build runs the Redis suite
 # (inside tests/store/with_redis.sh), or the PostgreSQL suite (inside
-# tests/store/with_pg.sh) when its line names "pg" as a third field: some behaviours
+# tests/store/with_pg.sh) when its line names "pg" as a third field, or the scheduled-job
+# suite (tests/cli/schedule_test.sh, issue 33) on SQLite or PostgreSQL when it names
+# "sched-sqlite" or "sched-pg": some behaviours
 # (a blocking connect; a release bounded only by --store-timeout, where Redis also drops
 # a stalled link) only a PostgreSQL store shows. Not part of `make test` (about
 # 25 minutes on 2 cores; a mutant's run stops at its first FAIL): `make test-cli-mutants` (MUTANTS="name ..." runs only those).
@@ -35,6 +37,12 @@ while IFS='|' read -r name expr suite; do
   : >"$out/$name.err"; : >"$out/$name.out"
   if [ "${suite:-redis}" = pg ]; then
     setsid timeout 300 tests/store/with_pg.sh "sh tests/cli/ldl_run_test.sh $out/$name pg" \
+      >"$out/$name.out" 2>"$out/$name.err" &
+  elif [ "${suite:-redis}" = sched-sqlite ]; then
+    setsid timeout 300 sh tests/cli/schedule_test.sh "$out/$name" sqlite \
+      >"$out/$name.out" 2>"$out/$name.err" &
+  elif [ "${suite:-redis}" = sched-pg ]; then
+    setsid timeout 300 tests/store/with_pg.sh "sh tests/cli/schedule_test.sh $out/$name pg" \
       >"$out/$name.out" 2>"$out/$name.err" &
   else
     setsid timeout 300 tests/store/with_redis.sh sh tests/cli/ldl_run_test.sh "$out/$name" redis \
@@ -80,9 +88,9 @@ store-error-as-busy|s/\*code = EXIT_STORE;/*code = o->conflict_code;/
 no-hup|s/{ SIGHUP, SIGINT,/{ SIGINT,/
 no-quit|s/SIGINT, SIGQUIT, SIGTERM/SIGINT, SIGTERM/
 no-usr2|s/SIGUSR1, SIGUSR2 }/SIGUSR1 }/
-expired-finish-passes|s/if (ldl_lock_poll(\&r.lock) != 1 \&\& !lost) {/if (0) {/
+expired-finish-passes|s/if (ldl_lock_state(\&r->lock) == LDL_HELD \&\& ldl_lock_poll(\&r->lock) != 1) {/if (0) {/
 fence-inherited|s/setenv("LDL_FENCE", fence, 1)/setenv("LDL_FENCE", fence, 0)/
-status-error-free|s/return rc == 1 ? 0 : rc == 0 ? EXIT_NOT_ACQUIRED : EXIT_STORE;/return rc == 1 ? 0 : EXIT_NOT_ACQUIRED;/
+status-error-free|s/return rc == 1 ? 0 : rc == 0 ? EXIT_NOT_ACQUIRED : rc;/return rc == 1 ? 0 : EXIT_NOT_ACQUIRED;/
 w0-waits|s/!(o.wait_set \&\& o.wait_ms == 0)/1/
 decimals-unscaled|s/while (fd < 3) { frac \*= 10u; fd++; }/;/
 leftovers-no-term|/terminating what is left of the job/,/leftovers = 1;/s/signal_job(\&r, SIGTERM);/;/
@@ -103,6 +111,25 @@ status-bad-key-unchecked|s/if ((why = probe(\&kd)) != NULL) {/if (0) {/
 pg-signal-waits-in-connect|s/if (in_setup) _exit(128 + sig);/;/|pg
 pg-connect-unbounded|s/if (t >= end) {/if (0) {/|pg
 pg-no-reconnect|s/if (ldl_pg_async_pump(\&s->pa) < 0 \&\& s->ride_out) pg_reconnect_step/if (ldl_pg_async_pump(\&s->pa) < 0 \&\& 0) pg_reconnect_step/|pg
+no-min-hold|s/t >= r->grant_t + o->min_hold_ms)/1)/|sched-sqlite
+hold-ignores-term|s/stopping = 1;/;/|sched-sqlite
+detach-no-fork|s/if (o.detach_hold) detach(\&r, \&o, code);/;/|sched-sqlite
+detach-keeps-output|s/(void)dup2(fd, 0); (void)dup2(fd, 1); (void)dup2(fd, 2);/(void)dup2(fd, 0);/|sched-sqlite
+loser-silent|s/if (!o->quiet) tell_loser(r, o);/;/|sched-sqlite
+quiet-ignored|s/if (!o->quiet) tell_loser(r, o);/tell_loser(r, o);/|sched-sqlite
+no-side-prefix|s/if (side) fprintf(stderr, "%s error: ", side);/;/|sched-sqlite
+lines-flattened|s/nl = strchr(b, '\\n');/nl = NULL;/|sched-pg
+no-takeover-line|s/say_taken(\&r, \&o, "release of");/;/|sched-sqlite
+once-per-no-check|s/rc = done_mark_ask(\&r, \&o);/rc = 0;/|sched-sqlite
+once-per-unfenced|s/int64_t fence = ldl_lock_fencing_token(\&r->lock);/int64_t fence = INT64_MAX;/|sched-sqlite
+once-per-marks-failures|s/if (o.once_per_s \&\& code == 0 \&\& r.judged_ok)/if (o.once_per_s \&\& r.judged_ok)/|sched-sqlite
+period-not-utc|s/return (uint64_t)ts.tv_sec \/ o->once_per_s;/return ((uint64_t)ts.tv_sec + 3u) \/ o->once_per_s;/|sched-sqlite
+metrics-label-unescaped|s/out\[n++\] = '\\\\'; out\[n++\] = (char)c; p++;/out[n++] = (char)c; p++;/|sched-sqlite
+metrics-not-renamed|s/rename(tmp, o->metrics) != 0/0/|sched-sqlite
+metrics-success-forgotten|s/if (!strncmp(line, prefix, strlen(prefix))) last_ok = /if (0) last_ok = /|sched-sqlite
+status-creates-sqlite-file|s/SQLITE_OPEN_READONLY/SQLITE_OPEN_READWRITE + SQLITE_OPEN_CREATE/|sched-sqlite
+status-creates-pg-table|s/if (found <= 0) { watchdog(0, NULL); PQfinish(pc); return EXIT_STORE; }/;/|sched-pg
+sqlite-why-missing|s/if (s->kind == ST_SQLITE) return ldl_sqlite_why(\&s->sq);/;/|sched-sqlite
 EOF
 echo "mutants: $killed killed, $survived survived"
 [ $survived = 0 ]

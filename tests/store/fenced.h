@@ -12,6 +12,11 @@
  *                counters: a child answers through its exit code (see st_child below).
  *
  *   2. Time.     st_now_ms() (CLOCK_MONOTONIC), st_sleep_ms(ms).
+ *                st_case("name", seconds): a per-case time limit (issue 37). Until the next
+ *                    st_case (or st_case("", 0)), a case that runs past `seconds` prints
+ *                    "TIMEOUT: case NAME ran past its N s bound" and the summary line (one
+ *                    more failed), SIGKILLs the children st_fork made, removes the dir
+ *                    in st__case_rmdir (when set), and exits 124.
  *                st_ignore_sigpipe(): call it first in main(). A write to a dead child's pipe
  *                or to a socket the server closed (hiredis 0.14 uses plain write()) must come
  *                back as EPIPE, not kill the test before it prints its summary line.
@@ -133,6 +138,74 @@ ST_FN int st_report(void)
     return st__failed ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------ per-case time limit */
+#define ST__KIDS 64
+static pid_t st__kids[ST__KIDS];             /* st_fork's live children */
+static const char *st__case_name = "";
+static const char *st__case_rmdir;           /* a temp dir to remove on a timeout (or NULL) */
+static unsigned st__case_s;
+
+ST_FN void st__put(const char *p) { while (*p) { if (write(2, p, 1) < 0) return; p++; } }
+ST_FN void st__put_u(unsigned long v)
+{
+    char b[24];
+    int n = 0;
+    do { b[n++] = (char)('0' + v % 10); v /= 10; } while (v && n < 23);
+    while (n > 0) { char c = b[--n]; if (write(2, &c, 1) < 0) return; }
+}
+
+/* SIGALRM: only async-signal-safe calls */
+ST_FN void st__case_timeout(int sig)
+{
+    int k;
+    (void)sig;
+    st__put("TIMEOUT: case "); st__put(st__case_name); st__put(" ran past its ");
+    st__put_u(st__case_s); st__put(" s bound\n");
+    for (k = 0; k < ST__KIDS; k++)
+        if (st__kids[k] > 0) { kill(st__kids[k], SIGKILL); kill(st__kids[k], SIGCONT); }
+    if (st__case_rmdir && st__case_rmdir[0]) {
+        pid_t p = fork();
+        if (p == 0) {
+            char *av[4], *ev[1];
+            av[0] = (char *)"rm"; av[1] = (char *)"-rf"; av[2] = (char *)st__case_rmdir; av[3] = NULL;
+            ev[0] = NULL;
+            execve("/bin/rm", av, ev);
+            _exit(127);
+        }
+        if (p > 0) { int status; waitpid(p, &status, 0); }
+    }
+    {
+        const char *p;
+        char line[64];
+        int n = 0;
+        unsigned long v[2];
+        int i;
+        v[0] = (unsigned long)st__passed; v[1] = (unsigned long)st__failed + 1;
+        for (i = 0; i < 2; i++) {
+            char b[24]; int m = 0; unsigned long x = v[i];
+            do { b[m++] = (char)('0' + x % 10); x /= 10; } while (x && m < 23);
+            while (m > 0) line[n++] = b[--m];
+            for (p = i == 0 ? " passed, " : " failed\n"; *p; p++) line[n++] = *p;
+        }
+        if (write(1, line, (size_t)n) < 0) { }
+    }
+    _exit(124);
+}
+
+ST_FN void st_case(const char *name, unsigned seconds)
+{
+    struct sigaction sa;
+    alarm(0);
+    st__case_name = name ? name : "";
+    st__case_s = seconds;
+    if (!seconds) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = st__case_timeout;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(seconds);
+}
+
 /* ------------------------------------------------------------------ time */
 ST_FN uint64_t st_now_ms(void)
 {
@@ -186,6 +259,10 @@ ST_FN int st_fork(st_child *c, int (*fn)(void *arg, int in, int out), void *arg)
     }
     close(down[0]);
     close(up[1]);
+    {
+        int k;
+        for (k = 0; k < ST__KIDS; k++) if (st__kids[k] <= 0) { st__kids[k] = pid; break; }
+    }
     c->pid = pid;
     c->to_child = down[1];
     c->from_child = up[0];
@@ -248,6 +325,10 @@ ST_FN int st_join(st_child *c, uint32_t timeout_ms)
         rc = WEXITSTATUS(status);
     } else {
         rc = -1;
+    }
+    {
+        int k;
+        for (k = 0; k < ST__KIDS; k++) if (st__kids[k] == c->pid) st__kids[k] = 0;
     }
     if (c->to_child >= 0) close(c->to_child);
     if (c->from_child >= 0) close(c->from_child);

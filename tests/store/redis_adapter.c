@@ -316,12 +316,19 @@ int main(void)
     e.tokens_per_key = 1;
     conf_run(&e);
 
+    st_case("scripts", RS_CASE_S);
     test_scripts(ca);
+    st_case("key_names", RS_CASE_S);
     test_key_names(ca, &ra);
+    st_case("noscript", RS_CASE_S);
     test_noscript(ca, &ra);
+    st_case("adversarial", RS_CASE_S);
     test_adversarial(ca, &ra);
+    st_case("args", RS_CASE_S);
     test_args(ca);
+    st_case("durability", RS_CASE_S);
     test_durability(&srv, ca, &ra);
+    st_case("lost_connection", RS_CASE_S);
     test_lost_connection(ca, &srv);
 
     redisFree(ca);

@@ -716,7 +716,7 @@ int main(int argc, char **argv)
     admin = rs_connect(&g_srv, 5000);
     ST_CHECK(admin != NULL, "%s", "admin connect");
     if (!admin) { rs_stop(&g_srv); return st_report(); }
-#define RUN(name, call) if (!*only || strcmp(only, name) == 0) { t = st_now_ms(); call; \
+#define RUN(name, call) if (!*only || strcmp(only, name) == 0) { st_case(name, RS_CASE_S); t = st_now_ms(); call; \
         fprintf(stderr, "  %s %llu ms\n", name, (unsigned long long)(st_now_ms() - t)); }
     RUN("api", test_api());
     RUN("hostile", test_hostile());

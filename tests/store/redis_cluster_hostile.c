@@ -311,13 +311,21 @@ int main(void)
     const char *ms = getenv("LDL_TEST_DNS_MS");
     st_ignore_sigpipe();
     if (ms && atoi(ms) > 0) g_dns_ms = (uint32_t)atoi(ms);
+    st_case("dns", RS_CASE_S);
     test_dns();
+    st_case("drip", RS_CASE_S);
     test_drip();
+    st_case("hugeask", RS_CASE_S);
     test_hugeask();
+    st_case("churn", RS_CASE_S);
     test_churn();
+    st_case("ask15", RS_CASE_S);
     test_ask15();
+    st_case("refused_map", RS_CASE_S);
     test_refused_map("overlap", "overlapping");
+    st_case("refused_map", RS_CASE_S);
     test_refused_map("bigport", "port");
+    st_case("answers", RS_CASE_S);
     test_answers();
     return st_report();
 }

@@ -274,6 +274,122 @@ static void test_acl(redisContext *admin)
     rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldl-owner", NULL), 0);
 }
 
+/* the keys are the lock's own (issue 31; docs/redis.md "Least privilege"): the lock's user
+   (the documented line, ~{ldl:*) takes, renews, inspects and releases, and cannot touch an
+   application's keys, nor lock under the application's prefix; the application's user
+   (~app:*) cannot read, write, delete or script the lock's keys; an observer with ~{ldl:*
+   and read commands only can inspect and cannot take. The lease is unchanged by every
+   refused attempt. Real ACL users on the real server. */
+static void test_acl_own(redisContext *admin)
+{
+    static const char *const lockline[] = { "ACL", "SETUSER", "ldl-own", "on", ">s1", "resetkeys", "~{ldl:*",
+        "resetchannels", "-@all", "+evalsha", "+eval", "+exists", "+incr", "+persist", "+get", "+set",
+        "+pexpire", "+del", "+pttl", NULL };
+    const char *argv[24];
+    size_t lens[24];
+    redisContext *lu, *au, *ou;
+    ldl_redis r, ra, ro;
+    ldl_store s, sa;
+    ldl_store_ext x;
+    ldl_holder h;
+    int64_t t = 0, t2 = 0;
+    int n, rc;
+    rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldl-own", "app-own", "obs-own", NULL), 0);
+    for (n = 0; lockline[n]; n++) { argv[n] = lockline[n]; lens[n] = strlen(lockline[n]); }
+    ST_CHECK(rs_is((redisReply *)redisCommandArgv(admin, n, argv, lens), "OK"), "%s", "ACL SETUSER ldl-own");
+    ST_CHECK(rs_is(rs_cmd(admin, "ACL", "SETUSER", "app-own", "on", ">s2", "resetkeys", "~app:*", "resetchannels",
+                          "+@all", NULL), "OK"), "%s", "ACL SETUSER app-own ~app:* +@all");
+    /* a read-only key selector (%R~{ldl:*) cannot serve: EVAL declares its keys read-write, so
+       the server refuses the inspect script itself (seen: NOPERM). Read-only by commands: */
+    ST_CHECK(rs_is(rs_cmd(admin, "ACL", "SETUSER", "obs-own", "on", ">s3", "resetkeys", "~{ldl:*", "resetchannels",
+                          "-@all", "+evalsha", "+eval", "+exists", "+get", "+pttl", NULL), "OK"),
+             "%s", "ACL SETUSER obs-own ~{ldl:* with read commands only");
+    ST_CHECK(rs_is(rs_cmd(admin, "SET", "app:data", "precious", NULL), "OK"), "%s", "the application's key");
+    lu = rs_connect(&g_srv, 2000);
+    au = rs_connect(&g_srv, 2000);
+    ou = rs_connect(&g_srv, 2000);
+    if (!ST_CHECK(lu && au && ou && rs_is(rs_cmd(lu, "AUTH", "ldl-own", "s1", NULL), "OK") &&
+                  rs_is(rs_cmd(au, "AUTH", "app-own", "s2", NULL), "OK") &&
+                  rs_is(rs_cmd(ou, "AUTH", "obs-own", "s3", NULL), "OK"), "%s", "AUTH as the three users"))
+        goto out;
+    ldl_redis_init(&r, lu, NULL);
+    s = ldl_redis_store(&r);
+    x = ldl_redis_ext(&r);
+    ST_CHECK(x.acquire_owned(x.ctx, "own-job", 60000, "lock user", &t) == 1 && s.renew(s.ctx, "own-job", t, 60000) == 1,
+             "the lock's user takes and renews: %s", ldl_redis_why(&r));
+    /* the lock's user cannot touch the application's keys */
+    {
+        redisReply *e1 = rs_cmd(lu, "GET", "app:data", NULL), *e2 = rs_cmd(lu, "SET", "app:data", "x", NULL),
+                   *e3 = rs_cmd(lu, "DEL", "app:data", NULL);
+        ST_CHECK(e1 && e1->type == REDIS_REPLY_ERROR && strstr(e1->str, "NOPERM") && e2 && e2->type == REDIS_REPLY_ERROR &&
+                 e3 && e3->type == REDIS_REPLY_ERROR, "%s", "the lock's user: GET, SET, DEL app:data answer NOPERM");
+        if (e1) freeReplyObject(e1);
+        if (e2) freeReplyObject(e2);
+        if (e3) freeReplyObject(e3);
+    }
+    ldl_redis_init(&ra, lu, "app");
+    sa = ldl_redis_store(&ra);
+    rc = sa.acquire(sa.ctx, "own-job", 5000, &t2);
+    ST_CHECK(rc == LDL_ESTORE && t2 == 0 && (strstr(ldl_redis_why(&ra), "NOPERM") || strstr(ldl_redis_why(&ra), "no permission")),
+             "the lock's user under the application's prefix: LDL_ESTORE (%d: %s)", rc, ldl_redis_why(&ra));
+    /* the application's user cannot touch the lock's keys */
+    {
+        static const char *const cmds[][4] = { { "SET", "{ldl:own-job}", "1", NULL }, { "DEL", "{ldl:own-job}", NULL, NULL },
+            { "GET", "{ldl:own-job}", NULL, NULL }, { "PEXPIRE", "{ldl:own-job}", "1", NULL },
+            { "INCR", "{ldl:own-job}:fence", NULL, NULL } };
+        size_t i;
+        int refused = 0;
+        for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+            redisReply *e = rs_cmd(au, cmds[i][0], cmds[i][1], cmds[i][2], cmds[i][3]);
+            if (e && e->type == REDIS_REPLY_ERROR && strstr(e->str, "NOPERM")) refused++;
+            else fprintf(stderr, "  app user %s %s: not refused\n", cmds[i][0], cmds[i][1]);
+            if (e) freeReplyObject(e);
+        }
+        ST_CHECK(refused == 5, "the application's user: SET, DEL, GET, PEXPIRE, INCR on the lock's keys all NOPERM (%d)",
+                 refused);
+        {
+            redisReply *e = rs_cmd(au, "EVAL", "return redis.call('SET', KEYS[1], '1')", "1", "{ldl:own-job}", NULL);
+            ST_CHECK(e && e->type == REDIS_REPLY_ERROR, "%s", "the application's user: a script on the lock's key refused");
+            if (e) freeReplyObject(e);
+        }
+    }
+    {
+        ldl_redis rb;
+        ldl_store sb;
+        int64_t t3 = 0;
+        ldl_redis_init(&rb, au, NULL);
+        sb = ldl_redis_store(&rb);
+        rc = sb.release(sb.ctx, "own-job", t);
+        ST_CHECK(rc == LDL_ESTORE, "the application's user through the adapter: release refused (%d: %s)", rc,
+                 ldl_redis_why(&rb));
+        rc = sb.acquire(sb.ctx, "own-job", 5000, &t3);
+        ST_CHECK(rc == LDL_ESTORE && t3 == 0, "and acquire refused (%d)", rc);
+    }
+    /* the observer: inspect yes, take no */
+    ldl_redis_init(&ro, ou, NULL);
+    {
+        ldl_store_ext ox = ldl_redis_ext(&ro);
+        ldl_store os = ldl_redis_store(&ro);
+        int64_t t4 = 0;
+        rc = ldl_store_inspect(&ox, "own-job", &h);
+        ST_CHECK(rc == 1 && h.token == t && strcmp(h.owner, "lock user") == 0, "the observer (read commands only) inspects: %d %s", rc,
+                 ldl_redis_why(&ro));
+        rc = os.acquire(os.ctx, "obs-job", 5000, &t4);
+        ST_CHECK(rc == LDL_ESTORE && t4 == 0, "the observer cannot take a lock (%d: %s)", rc, ldl_redis_why(&ro));
+    }
+    rc = ldl_store_inspect(&x, "own-job", &h);
+    ST_CHECK(rc == 1 && h.token == t && h.ttl_left_ms > 50000, "the lease is as the lock's user left it (%d, token %lld)", rc,
+             (long long)h.token);
+    ST_CHECK(rs_is(rs_cmd(admin, "GET", "app:data", NULL), "precious"), "%s", "the application's key is as it was");
+    ST_CHECK(s.release(s.ctx, "own-job", t) == 1, "the lock's user releases: %s", ldl_redis_why(&r));
+out:
+    if (lu) redisFree(lu);
+    if (au) redisFree(au);
+    if (ou) redisFree(ou);
+    rs_int(rs_cmd(admin, "ACL", "DELUSER", "ldl-own", "app-own", "obs-own", NULL), 0);
+    rs_int(rs_cmd(admin, "DEL", "app:data", NULL), 0);
+}
+
 /* ------------------------------------------------------------ inspect fails closed */
 static void test_malformed(redisContext *admin)
 {
@@ -1127,18 +1243,33 @@ int main(void)
     admin = rs_connect(&g_srv, 5000);
     ST_CHECK(admin != NULL, "%s", "admin");
     if (!admin) { rs_stop(&g_srv); return st_report(); }
+    st_case("owner_sync", RS_CASE_S);
     test_owner_sync(admin);
+    st_case("scripts", RS_CASE_S);
     test_scripts(admin);
+    st_case("acl", RS_CASE_S);
     test_acl(admin);
+    st_case("acl_own", RS_CASE_S);
+    test_acl_own(admin);
+    st_case("malformed", RS_CASE_S);
     test_malformed(admin);
+    st_case("hostile", RS_CASE_S);
     test_hostile();
+    st_case("cancel_owned", RS_CASE_S);
     test_cancel_owned(admin);
+    st_case("phantom_owned", RS_CASE_S);
     test_phantom_owned();
+    st_case("rideout_sync", RS_CASE_S);
     test_rideout_sync(1);
+    st_case("rideout_sync", RS_CASE_S);
     test_rideout_sync(0);
+    st_case("rideout_async", RS_CASE_S);
     test_rideout_async(1);
+    st_case("rideout_async", RS_CASE_S);
     test_rideout_async(0);
+    st_case("campaign", RS_CASE_S);
     test_campaign();
+    st_case("cluster", RS_CASE_S);
     test_cluster();
     redisFree(admin);
     kill(g_srv.pid, SIGCONT);

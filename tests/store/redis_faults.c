@@ -415,10 +415,15 @@ int main(void)
     snprintf(dir, sizeof dir, "%s", g_srv.dir);
     snprintf(g_res, sizeof g_res, "%s/fenced.bin", dir);
 
+    st_case("contention", RS_CASE_S);
     t = st_now_ms(); test_contention(); fprintf(stderr, "  contention %llu ms\n", (unsigned long long)(st_now_ms() - t));
+    st_case("sigstop", RS_CASE_S);
     t = st_now_ms(); test_sigstop();    fprintf(stderr, "  sigstop %llu ms\n", (unsigned long long)(st_now_ms() - t));
+    st_case("sigkill", RS_CASE_S);
     t = st_now_ms(); test_sigkill();    fprintf(stderr, "  sigkill %llu ms\n", (unsigned long long)(st_now_ms() - t));
+    st_case("restart", RS_CASE_S);
     t = st_now_ms(); test_restart();    fprintf(stderr, "  restart %llu ms\n", (unsigned long long)(st_now_ms() - t));
+    st_case("server_down", RS_CASE_S);
     t = st_now_ms(); test_server_down(); fprintf(stderr, "  server down %llu ms\n", (unsigned long long)(st_now_ms() - t));
 
     rs_stop(&g_srv);

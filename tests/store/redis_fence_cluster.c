@@ -284,6 +284,37 @@ static void test_sigstop(ldl_redis_cluster *rc)
     ldl_lock_dispose(&lk);
 }
 
+/* the base adapter's reply bounds hold through the Cluster view (issue 37 item 3, decision
+   0119): a fenced LRANGE of 17 elements is LDL_ESTORE, 16 is 1 with 16 elements */
+static void test_reply_bounds(ldl_redis_cluster *rc)
+{
+    int n, k, i;
+    for (k = 0; k < 3; k++) {
+        char key[32], num[16];
+        redisReply *rep = NULL;
+        int rc_;
+        n = k == 1 ? 17 : 16;
+        snprintf(key, sizeof key, "{rbc}:l%d", n);
+        if (k < 2) {
+            int node = master_of_slot(ldl_redis_cluster_keyslot(key, strlen(key)));
+            redisContext *c = conn(node);
+            if (c) rs_int(rs_cmd(c, "DEL", key, NULL), 0);
+            for (i = 0; c && i < n; i++) { snprintf(num, sizeof num, "%d", i); rs_int(rs_cmd(c, "RPUSH", key, num, NULL), 0); }
+            if (c) redisFree(c);
+        }
+        if (k == 2) st_sleep_ms(1100);     /* the dropped link is tried again after 1 s */
+        rc_ = fence3(rc, "rbc", 10 + k, 1, &rep, "LRANGE", key, "0", "-1", NULL);
+        if (n == 16)
+            ST_CHECK(rc_ == 1 && rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 16,
+                     "cluster: a fenced LRANGE of 16 is 1 with 16 elements%s (rc %d: %s)", k ? ", after the refusal" : "",
+                     rc_, ldl_redis_cluster_why(rc));
+        else
+            ST_CHECK(rc_ == LDL_ESTORE && rep == NULL && strstr(ldl_redis_cluster_why(rc), "refused"),
+                     "cluster: a fenced LRANGE of 17 is LDL_ESTORE (rc %d: %s)", rc_, ldl_redis_cluster_why(rc));
+        if (rep) freeReplyObject(rep);
+    }
+}
+
 int main(void)
 {
     static ldl_redis_cluster rc;
@@ -292,10 +323,17 @@ int main(void)
     if (ldl_redis_cluster_init(&rc, g_seeds, "fc", 2000) != LDL_OK) {
         ST_CHECK(0, "init: %s", ldl_redis_cluster_why(&rc));
     } else {
+        st_case("slots", RS_CASE_S);
         test_slots(&rc);
+        st_case("protocol", RS_CASE_S);
         test_protocol(&rc);
+        st_case("cross_slot", RS_CASE_S);
         test_cross_slot(&rc);
+        st_case("migration", RS_CASE_S);
         test_migration(&rc);
+        st_case("reply_bounds", RS_CASE_S);
+        test_reply_bounds(&rc);
+        st_case("sigstop", RS_CASE_S);
         test_sigstop(&rc);
     }
     ldl_redis_cluster_free(&rc);

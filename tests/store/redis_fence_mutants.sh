@@ -82,5 +82,12 @@ mutant no-slot-check $C redis_fence_cluster '        if (ks != slot) {' '       
 mutant asking-once $R redis_fence_cluster \
   '        if (r->_asking && ldl__redis_asking(r) != 0) break;       /* Cluster view under ASK */' \
   '        if (!eval && r->_asking && ldl__redis_asking(r) != 0) break;'
+# issue 37 item 3: the documented 16-element bound on reply arrays, raised to 1,024: the
+# fenced LRANGE of 17 (real server) and the hostile *17 must notice, in both headers' views
+mutant array-1024 $R redis_reply_bounds '#define LDL__REDIS_ARRAY_MAX  16' '#define LDL__REDIS_ARRAY_MAX  1024'
+mutant array-1024-cluster $R redis_fence_cluster '#define LDL__REDIS_ARRAY_MAX  16' '#define LDL__REDIS_ARRAY_MAX  1024'
+# issue 31: the default object budget of one reply (the reply tree)
+mutant no-reply-budget $R redis_reply_bounds 'r->_left = own ? r->_lim->objects : LDL_REDIS_REPLY_OBJECTS;' \
+  'r->_left = own ? r->_lim->objects : 2147483647L; r->_bleft = (size_t)-1; if (0)'
 echo "fence mutants: $killed killed, $survived survived"
 [ "$survived" = 0 ]

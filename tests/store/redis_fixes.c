@@ -407,10 +407,15 @@ int main(void)
     admin = rs_connect(&g_srv, 5000);
     ST_CHECK(admin != NULL, "%s", "admin");
     if (!admin) { rs_stop(&g_srv); return st_report(); }
+    st_case("names", RS_CASE_S);
     test_names(admin);
+    st_case("shared", RS_CASE_S);
     test_shared(admin);
+    st_case("hostile_sync", RS_CASE_S);
     test_hostile_sync();
+    st_case("acl", RS_CASE_S);
     test_acl(admin);
+    st_case("why", RS_CASE_S);
     test_why(admin);
     redisFree(admin);
     rs_stop(&g_srv);

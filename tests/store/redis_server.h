@@ -14,6 +14,12 @@
 #define LDL_TESTS_STORE_REDIS_SERVER_H
 
 #include "fenced.h"
+
+/* the per-case bound of the Redis suites (st_case, issue 37), in seconds: the longest case
+   here takes about 20 s (valgrind included); a case that hangs on a store fails by it */
+#ifndef RS_CASE_S
+#define RS_CASE_S 120
+#endif
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 

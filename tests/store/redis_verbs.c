@@ -318,9 +318,13 @@ int main(void)
 {
     st_ignore_sigpipe();
     if (rs_start(&g_srv, "verbs", 0) != 0) { ST_CHECK(0, "redis-server did not start"); return st_report(); }
+    st_case("live", RS_CASE_S);
     test_live();
+    st_case("nonce", RS_CASE_S);
     test_nonce();
+    st_case("values", RS_CASE_S);
     test_values();
+    st_case("clock_command", RS_CASE_S);
     test_clock_command();
     rs_stop(&g_srv);
     return st_report();

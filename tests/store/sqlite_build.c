@@ -28,7 +28,10 @@ int main(void)
     }
     CHECK(ldl_sqlite_open(&q, NULL, NULL, 0) == LDL_EINVAL);
     CHECK(ldl_sqlite_open(&q, "", NULL, 0) == LDL_EINVAL);
-    CHECK(ldl_sqlite_open(&q, "/nonexistent/x.db", NULL, 8) == LDL_EINVAL);     /* unknown flag */
+    CHECK(ldl_sqlite_open(&q, "/nonexistent/x.db", NULL, 16) == LDL_EINVAL);    /* unknown flag */
+    CHECK(ldl_sqlite_open(&q, "/nonexistent/x.db", NULL, LDL_SQLITE_INSPECT | LDL_SQLITE_FAST) == LDL_EINVAL);
+    CHECK(ldl_sqlite_open(&q, "/nonexistent/x.db", NULL, LDL_SQLITE_INSPECT) == LDL_ESTORE);
+    CHECK(strstr(ldl_sqlite_why(&q), "no such store") != NULL);
     CHECK(ldl_sqlite_open(&q, "/nonexistent/x.db", NULL, 0) == LDL_ESTORE);
     CHECK(strstr(ldl_sqlite_why(&q), "LDL_SQLITE_CREATE") != NULL);
     CHECK(ldl_sqlite_db(&q) == NULL);

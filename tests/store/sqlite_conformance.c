@@ -16,6 +16,7 @@ int main(int argc, char **argv)
     int rc;
 
     sqt_setup(argc, argv, "ldl-sqlite-conf");
+    st_case("conformance body", 4 * SQT_CASE_S);   /* one case: the shared body, ~70 calls */
     sqt_path(path, sizeof path, "conf.db");
     rc = ldl_sqlite_open(&qa, path, NULL, LDL_SQLITE_CREATE);
     ST_CHECK(rc == LDL_OK, "ldl_sqlite_open a = %d (%s)", rc, ldl_sqlite_why(&qa));
@@ -51,6 +52,7 @@ int main(int argc, char **argv)
         ST_CHECK(inj == 1, "the injection-looking key stored verbatim: %lld", (long long)inj);
         ST_CHECK(boots == 1, "one boot identity on every row: %lld", (long long)boots);
     }
+    st_case("", 0);
     if (st_failed()) fprintf(stderr, "last adapter errors: a=[%s] b=[%s]\n", ldl_sqlite_why(&qa), ldl_sqlite_why(&qb));
     ldl_sqlite_close(&qa);
     ldl_sqlite_close(&qb);

@@ -120,6 +120,7 @@ int main(int argc, char **argv)
     ST_CHECK(fenced_create(res_path) == 0, "resource file");
     if (st_failed()) return st_report();
 
+    st_case("contention", 4 * SQT_CASE_S);         /* one case: NPROC workers x ROUNDS */
     t0 = st_now_ms();
     for (k = 0; k < NPROC; k++) ST_CHECK(st_fork(&ch[k], worker, (void *)(intptr_t)k) == 0, "fork %d", k);
     for (k = 0; k < NPROC; k++) {
@@ -131,6 +132,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "contention [%s]: %d procs x %d rounds in %llu ms\n", argc > 1 ? argv[1] : "disk",
             NPROC, ROUNDS, (unsigned long long)(st_now_ms() - t0));
 
+    st_case("", 0);
     /* trust windows: sorted by start, each ends before the next begins */
     ST_CHECK(nw == NPROC * ROUNDS, "windows reported %lu", (unsigned long)nw);
     qsort(all, nw, sizeof all[0], by_from);

@@ -266,11 +266,13 @@ int main(int argc, char **argv)
     ST_CHECK(sqt_exec(ldl_sqlite_db(&sq), SQT_RES_SQL), "resource table");
     ldl_sqlite_close(&sq);
     if (st_failed()) return st_report();
-    test_sigkill();
-    test_sigstop();
-    test_stuck_writer();
-    test_second_boot();
-    test_durability();
+    /* per-case bounds (issue 37): each case takes a few seconds; a hang fails here */
+    st_case("sigkill", SQT_CASE_S); test_sigkill();
+    st_case("sigstop", SQT_CASE_S); test_sigstop();
+    st_case("stuck_writer", SQT_CASE_S); test_stuck_writer();
+    st_case("second_boot", SQT_CASE_S); test_second_boot();
+    st_case("durability", SQT_CASE_S); test_durability();
+    st_case("", 0);
     fprintf(stderr, "faults [%s]: %s\n", on_tmpfs ? "tmpfs" : "disk", st_failed() ? "FAILED" : "ok");
     sqt_cleanup();
     return st_report();

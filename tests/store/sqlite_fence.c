@@ -207,11 +207,12 @@ int main(int argc, char **argv)
     sqt_path(path, sizeof path, "fence.db");
     ST_CHECK(ldl_sqlite_open(&sq, path, NULL, LDL_SQLITE_CREATE) == LDL_OK, "open: %s", ldl_sqlite_why(&sq));
     if (st_failed()) return st_report();
-    test_protocol(&sq);
-    test_two_writers(path);
-    test_owner(&sq);
-    test_token_bound(&sq);
-    test_async_view(&sq);
+    st_case("protocol", SQT_CASE_S); test_protocol(&sq);
+    st_case("two_writers", SQT_CASE_S); test_two_writers(path);
+    st_case("owner", SQT_CASE_S); test_owner(&sq);
+    st_case("token_bound", SQT_CASE_S); test_token_bound(&sq);
+    st_case("async_view", SQT_CASE_S); test_async_view(&sq);
+    st_case("", 0);
     ldl_sqlite_close(&sq);
     sqt_cleanup();
     return st_report();

@@ -239,15 +239,141 @@ static void test_files(void)
     chmod(p, 0644);
 }
 
+/* the names in the temp dir, as one string (to see that nothing was created) */
+static void dir_names(char *out, size_t n)
+{
+    char cmd[700];
+    FILE *f;
+    size_t got;
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | tr '\\n' ' '", sqt__dir);
+    out[0] = 0;
+    if (!(f = popen(cmd, "r"))) return;
+    got = fread(out, 1, n - 1, f);
+    out[got] = 0;
+    pclose(f);
+}
+
+/* LDL_SQLITE_INSPECT (issue 31: inspection is read-only): a missing file, a file without the
+   tables, a held key in a WAL file; nothing created or changed, store calls refused */
+static void test_inspect(void)
+{
+    char p[600], q[600], before[2048], after[2048];
+    ldl_sqlite sq = {0}, w = {0};
+    ldl_store_ext x;
+    ldl_holder h;
+    struct stat s0, s1;
+    int rc;
+    int64_t tok = 0;
+    sqt_path(p, sizeof p, "inspect-missing.db");
+    dir_names(before, sizeof before);
+    rc = ldl_sqlite_open(&sq, p, NULL, LDL_SQLITE_INSPECT);
+    ST_CHECK(rc == LDL_ESTORE && strstr(ldl_sqlite_why(&sq), "no such store"), "inspect a missing file: %d (%s)", rc,
+             ldl_sqlite_why(&sq));
+    ldl_sqlite_close(&sq);
+    dir_names(after, sizeof after);
+    ST_CHECK(strcmp(before, after) == 0, "nothing created: [%s] then [%s]", before, after);
+    rc = ldl_sqlite_open(&sq, p, NULL, LDL_SQLITE_INSPECT | LDL_SQLITE_CREATE);
+    ST_CHECK(rc == LDL_EINVAL, "INSPECT with CREATE: LDL_EINVAL (%d)", rc);
+
+    /* a SQLite file without the lease tables */
+    sqt_path(q, sizeof q, "inspect-other.db");
+    {
+        sqlite3 *db = sqt_open(q, 0);
+        ST_CHECK(db && sqt_exec(db, "CREATE TABLE other (x)"), "a database of something else");
+        sqlite3_close(db);
+    }
+    dir_names(before, sizeof before);
+    ST_CHECK(stat(q, &s0) == 0, "stat");
+    rc = ldl_sqlite_open(&sq, q, NULL, LDL_SQLITE_INSPECT);
+    ST_CHECK(rc == LDL_ESTORE && strstr(ldl_sqlite_why(&sq), "no such table"), "inspect a file without the tables: %d (%s)",
+             rc, ldl_sqlite_why(&sq));
+    ldl_sqlite_close(&sq);
+    dir_names(after, sizeof after);
+    ST_CHECK(stat(q, &s1) == 0 && s1.st_size == s0.st_size && s1.st_mtime == s0.st_mtime && strcmp(before, after) == 0,
+             "nothing created or written: [%s] then [%s]", before, after);
+    {
+        sqlite3 *db = sqt_open(q, SQLITE_OPEN_READONLY);
+        ST_CHECK(sqt_int(db, "SELECT count(*) FROM sqlite_master", NULL) == 1, "the schema is as it was");
+        sqlite3_close(db);
+    }
+
+    /* a held key in a WAL file (the holder's connection closed, its lease live) */
+    sqt_path(q, sizeof q, "inspect-held.db");
+    ST_CHECK(ldl_sqlite_open(&w, q, NULL, LDL_SQLITE_CREATE) == LDL_OK, "the store");
+    x = ldl_sqlite_ext(&w);
+    ST_CHECK(x.acquire_owned(x.ctx, "job", 60000, "worker 1", &tok) == 1, "a holder with an owner");
+    ldl_sqlite_close(&w);
+    dir_names(before, sizeof before);
+    ST_CHECK(stat(q, &s0) == 0, "stat");
+    st_sleep_ms(20);
+    rc = ldl_sqlite_open(&sq, q, NULL, LDL_SQLITE_INSPECT);
+    ST_CHECK(rc == LDL_OK, "inspect the WAL file: %d (%s)", rc, ldl_sqlite_why(&sq));
+    x = ldl_sqlite_ext(&sq);
+    rc = x.inspect ? x.inspect(x.ctx, "job", &h) : -100;
+    ST_CHECK(rc == 1 && h.token == tok && strcmp(h.owner, "worker 1") == 0 && h.ttl_left_ms > 50000,
+             "held: token %lld owner '%s' (%d)", (long long)h.token, h.owner, rc);
+    rc = x.inspect ? x.inspect(x.ctx, "nobody", &h) : -100;
+    ST_CHECK(rc == 0, "a key never taken: free (%d)", rc);
+    {
+        ldl_store s = ldl_sqlite_store(&sq);
+        int64_t t2 = 0;
+        rc = s.acquire(s.ctx, "other", 1000, &t2);
+        ST_CHECK(rc == LDL_ESTORE && t2 == 0 && strstr(ldl_sqlite_why(&sq), "inspection only"),
+                 "acquire through an inspecting adapter: refused (%d: %s)", rc, ldl_sqlite_why(&sq));
+        rc = x.acquire_owned(x.ctx, "job2", 1000, "o", &t2);
+        ST_CHECK(rc == LDL_ESTORE, "acquire_owned too (%d)", rc);
+        ST_CHECK(sqt_exec(ldl_sqlite_db(&sq), "BEGIN") && ldl_sqlite_fence(&sq, "r", 5) == LDL_ESTATE &&
+                 sqt_exec(ldl_sqlite_db(&sq), "ROLLBACK"), "the fence too");
+        ST_CHECK(sqlite3_exec(ldl_sqlite_db(&sq), "CREATE TABLE t (x)", NULL, NULL, NULL) != SQLITE_OK,
+                 "the inspecting connection writes nothing (query_only)");
+    }
+    ldl_sqlite_close(&sq);
+    dir_names(after, sizeof after);
+    ST_CHECK(stat(q, &s1) == 0 && s1.st_size == s0.st_size && s1.st_mtime == s0.st_mtime && strcmp(before, after) == 0,
+             "after inspecting: no -wal or -shm left, the file unwritten: [%s] then [%s]", before, after);
+}
+
+/* the why of a store call refused for a locked file, through the non-blocking view (what
+   ldl-run drives): ldl_sqlite_why names the lock and the bound */
+static void test_async_why(void)
+{
+    char p[600];
+    ldl_sqlite sq = {0};
+    ldl_async_store a;
+    ldl_op op;
+    sqlite3 *other;
+    int rc = 0, got;
+    int64_t tok = -1;
+    ST_CHECK(ldl_sqlite_open(&sq, sqt_path(p, sizeof p, "why.db"), NULL, LDL_SQLITE_CREATE) == LDL_OK, "open");
+    a = ldl_sqlite_async_store(&sq);
+    other = sqt_open(p, SQLITE_OPEN_READWRITE);
+    ST_CHECK(other && sqt_exec(other, "BEGIN IMMEDIATE"), "another writer holds the file");
+    memset(&op, 0, sizeof op);
+    ldl_op_begin(&op);
+    ST_CHECK(a.acquire(a.ctx, &op, "k", 1000) == LDL_OK, "submitted");
+    got = ldl_op_result(&op, &rc, &tok);
+    ST_CHECK(got == 1 && rc == LDL_ESTORE && strstr(ldl_sqlite_why(&sq), "database locked by another connection") &&
+             strstr(ldl_sqlite_why(&sq), "busy_ms (200 ms)"), "async acquire on a locked file: %d %d (%s)", got, rc,
+             ldl_sqlite_why(&sq));
+    sqt_exec(other, "ROLLBACK");
+    sqlite3_close(other);
+    ldl_sqlite_close(&sq);
+}
+
 int main(int argc, char **argv)
 {
     st_ignore_sigpipe();
     sqt_setup(argc, argv, "ldl-sqlite-hostile");
-    test_shapes();
-    test_not_sqlite();
-    test_locked();
-    test_commit_blocked();
-    test_files();
+    st_case("shapes", SQT_CASE_S); test_shapes();
+    st_case("not_sqlite", SQT_CASE_S); test_not_sqlite();
+    st_case("locked", SQT_CASE_S); test_locked();
+    st_case("commit_blocked", SQT_CASE_S); test_commit_blocked();
+    st_case("files", SQT_CASE_S); test_files();
+    st_case("inspect", SQT_CASE_S); test_inspect();
+#ifndef LDL_NO_ASYNC
+    st_case("async_why", SQT_CASE_S); test_async_why();
+#endif
+    st_case("", 0);
     sqt_cleanup();
     return st_report();
 }
