@@ -23,7 +23,7 @@ done
 for t in $PROGS; do
   pre=""; [ "$t" = etcd_dns ] && pre=$SLOWDNS
   if ! env ${pre:+LD_PRELOAD=$pre} "$MUT_DIR/$t" > "$MUT_DIR/$t.log" 2>&1; then
-    echo "$t: FAILED"; grep -E '^FAIL|HUNG' "$MUT_DIR/$t.log" | head -n 5; tail -n 1 "$MUT_DIR/$t.log"; exit 1
+    echo "$t: FAILED"; grep -E '^FAIL|^TIMEOUT' "$MUT_DIR/$t.log" | head -n 5; tail -n 1 "$MUT_DIR/$t.log"; exit 1
   fi
   echo "$t: $(tail -n 1 "$MUT_DIR/$t.log")"
 done
