@@ -48,13 +48,20 @@
 
    THE MAPPING (decision 1001). Lock key K is the etcd key PREFIX + K (prefix
    default "ldl/"; base64 on the wire, so any byte of K is fine).
-     acquire(K, ttl)  POST /v3/lease/grant TTL = ceil(ttl_ms / 1000) s; then
+     acquire(K, ttl)  POST /v3/lease/grant TTL = ceil(ttl_ms / 1000) s (a
+                grant with a shorter TTL is LDL_ESTORE and is revoked); then
                 ONE POST /v3/kv/txn: if create_revision(key) == 0, put key
-                (value = the owner, "" without one) with that lease; else
-                range key. Fence = the txn's header revision, which IS the
-                key's create_revision: etcd's revision rises cluster-wide with
+                (value = the owner, "" without one) with that lease, then
+                range key; else range key. Fence = the key's create_revision:
+                etcd's revision rises cluster-wide with
                 every write and is kept in the WAL, so the fence rises per key
-                across holders, leader changes and restarts. If the compare
+                across holders, leader changes and restarts. A success reply
+                is a grant only with its PROOF (decision 1010): exactly [put,
+                range], the range showing key K carrying THIS call's fresh
+                lease with create_revision == mod_revision == the reply's
+                header revision and version 1 -- a reply that does not answer
+                this request (a canned "succeeded", another key or lease, an
+                older key) is LDL_ESTORE and the lease is revoked. If the compare
                 failed: when the key's lease is OUR fresh lease (an earlier
                 attempt of this same call committed, its answer was lost), it
                 is our grant with fence = its create_revision; otherwise the
@@ -68,6 +75,11 @@
                 and delete it (1), else nothing (0); then revoke the lease
                 the range named (its failure changes nothing: the key is gone
                 and the lease runs out by itself).
+     fenced write  ldl_etcd_fenced(e, &w): ONE txn: if create_revision(PREFIX +
+                w.key) == w.fence, range it and put (or delete) w.target;
+                else range it. 1 written, 0 refused (the key is gone or holds
+                another fence: a stale holder), negative on error. The reply
+                is proved like the acquire's (decision 1012).
    The lease id lives only in etcd (the key's lease field): the adapter keeps
    no table, so any process (another ldl_etcd, the lock's hand-back of a
    cancelled grant) can renew or release a lease by key and fence alone.
@@ -96,14 +108,22 @@
    release answer either) and 0 when another holder has it.
 
    BOUNDS. Every exchange: CURLOPT_CONNECTTIMEOUT_MS (connect_ms) and
-   CURLOPT_TIMEOUT_MS (min(attempt_ms, time left of call_ms)); every reply
-   body at most LDL_ETCD_REPLY_MAX bytes (the write callback refuses the
-   rest: a store error). Replies are believed only when they provably answer
-   this request: HTTP 200, one JSON object (cJSON; a name twice in any
-   object is refused),
+   CURLOPT_TIMEOUT_MS (min(attempt_ms, time left of call_ms)), name
+   resolution included (libcurl's threaded resolver, abandoned at the
+   bound); every reply body at most LDL_ETCD_REPLY_MAX bytes (the write
+   callback refuses the rest: a store error) and at most
+   LDL_ETCD_REPLY_NODES JSON values, both by default. Replies are believed
+   only when they provably answer this request: HTTP 200, one JSON object
+   (cJSON; a name twice in any object is refused),
    every int64 a decimal string as the gateway writes it, the header's
    cluster_id equal to the first one this adapter saw, a range's key equal
    to the key asked for. Anything else is LDL_ESTORE, never a grant.
+
+   REQUEST BODIES are sized for the documented maxima (a 63-byte prefix, a
+   127-byte key, a 63-byte owner); init builds every body at those maxima and
+   answers LDL_EINVAL with a why if one does not fit, so no call can fail
+   later for a key or owner the documentation allows. Every store error sets
+   a why.
 
    AUTH AND TLS. cfg.user / cfg.password: the adapter calls
    /v3/auth/authenticate and sends the token in the Authorization header;
@@ -111,7 +131,9 @@
    once within the call. cfg.cacert, cfg.cert, cfg.key_file go to libcurl as
    CURLOPT_CAINFO, CURLOPT_SSLCERT, CURLOPT_SSLKEY for https:// members
    (peer and host are always verified). The role needs readwrite on the key
-   prefix (docs/etcd.md: the ACL setup).
+   prefix, and no other role may write it (docs/etcd.md: the ACL setup;
+   tested with a read-only user, who can inspect but never take, release
+   or fence-write).
 
    HOLDER IDENTITY (SPEC's ldl_store_ext): ldl_etcd_ext(e): acquire_owned
    (the owner, 1..LDL_OWNER_MAX-1 bytes of printable ASCII, is the key's
@@ -158,6 +180,8 @@
      LDL_STATIC               makes the functions static (as in the core header)
      LDL_ETCD_MAX_ENDPOINTS   members in cfg.endpoints (default 8)
      LDL_ETCD_REPLY_MAX       bytes of one reply body (default 4096)
+     LDL_ETCD_REPLY_NODES     JSON values of one reply (default 128)
+     LDL_ETCD_WRITE_MAX       bytes of a fenced write's value or target (default 65536)
      LDL_ETCD_MAX_CONNS       connections of one non-blocking view (default 64;
                               more requests wait inside libcurl for one)
      LDL_ETCD_BATCH           exchanges one pump call starts at most (default 32:
@@ -196,6 +220,16 @@
 #if LDL_ETCD_BATCH < 1
 #error "LDL_ETCD_BATCH must be at least 1"
 #endif
+#ifndef LDL_ETCD_WRITE_MAX
+#define LDL_ETCD_WRITE_MAX 65536    /* bytes of one fenced write's value (and target) */
+#endif
+#ifndef LDL_ETCD_REPLY_NODES
+#define LDL_ETCD_REPLY_NODES 128    /* JSON values of one parsed reply (the largest the
+                                       adapter reads, a txn with a range, has about 40) */
+#endif
+#if LDL_ETCD_REPLY_NODES < 64
+#error "LDL_ETCD_REPLY_NODES must be at least 64"
+#endif
 #ifndef LDL_ETCD_REPLY_MAX
 #define LDL_ETCD_REPLY_MAX 4096
 #endif
@@ -212,7 +246,15 @@
 #define LDL__ETCD_CRED_MAX 128      /* user, password */
 #define LDL__ETCD_PATH_MAX 256      /* TLS file paths */
 #define LDL__ETCD_AUTH_MAX 256      /* the auth token */
-#define LDL__ETCD_BODY_MAX 1024     /* one request body */
+/* one request body, sized for the documented maxima: a prefix of LDL__ETCD_PREFIX_MAX-1
+   bytes plus a key of LDL_KEY_MAX-1 bytes in base64 (K64) appears at most 4 times (the
+   acquire txn: compare, put, the success range, the failure range), an owner of
+   LDL_OWNER_MAX-1 bytes in base64 (O64) once, two int64s, and at most 400 bytes of JSON
+   around them; ldl_etcd_init builds every body at these maxima and refuses to start
+   when one does not fit (decision 1010) */
+#define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX - 1 + LDL_KEY_MAX - 1 + 2) / 3 * 4 + 1)
+#define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX - 1 + 2) / 3 * 4 + 1)
+#define LDL__ETCD_BODY_MAX (4 * LDL__ETCD_K64_MAX + LDL__ETCD_O64_MAX + 2 * 20 + 400)
 #define LDL__ETCD_ERR_MAX 320
 
 #ifdef __cplusplus
@@ -246,16 +288,32 @@ typedef struct ldl_etcd {            /* caller-owned; fields are private */
     int         _over;               /* the reply passed LDL_ETCD_REPLY_MAX */
     int         _ambig;              /* an attempt of the last exchange failed after it
                                         may have been applied */
+    const char *_post;               /* a body of another size for the next exchanges
+                                        (the fenced write's); NULL = _body */
     char        _reply[LDL_ETCD_REPLY_MAX];
     char        _body[LDL__ETCD_BODY_MAX];
     char        _err[LDL__ETCD_ERR_MAX];
 } ldl_etcd;
+
+/* the fenced write (issue 31; the fence protocol of decision 0901 in etcd's native form,
+   decision 1012): ONE txn that compares the lock key's create_revision with the
+   holder's fence and, only if equal, does the caller's put or delete of `target` */
+typedef struct ldl_etcd_write {
+    const char *key;                 /* the lock key (the adapter adds the prefix) */
+    int64_t     fence;               /* the holder's fencing token (>= 1) */
+    const char *target;              /* the etcd key written, as is (no prefix added) */
+    const void *value;               /* the bytes put (NULL with value_len 0 = empty) */
+    size_t      value_len;           /* at most LDL_ETCD_WRITE_MAX */
+    int         del;                 /* 1 = delete target (value ignored), 0 = put */
+} ldl_etcd_write;
 
 LDL_ETCD_API int         ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg); /* no I/O */
 LDL_ETCD_API void        ldl_etcd_close(ldl_etcd *e);                            /* idempotent */
 LDL_ETCD_API ldl_store   ldl_etcd_store(ldl_etcd *e);
 LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e);     /* acquire_owned + inspect */
 LDL_ETCD_API const char *ldl_etcd_why(const ldl_etcd *e); /* never NULL */
+LDL_ETCD_API int         ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w); /* 1 written,
+                                                   0 refused (stale fence), negative error */
 LDL_ETCD_API int         ldl_etcd_member(const ldl_etcd *e); /* index of the member that
                                                                 answered last (0..n-1) */
 
@@ -344,6 +402,7 @@ LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea
 #include <fcntl.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -486,8 +545,6 @@ static int ldl__etcd_key64(const char *prefix, const char *key, char *out, size_
     return ldl__etcd_b64enc(raw, pn + kn, out, cap);
 }
 
-#define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX + LDL_KEY_MAX + 2) / 3 * 4 + 1)
-#define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX + 2) / 3 * 4 + 1)
 
 /* ------------------------------------------------------------ request bodies
    Every variable part is base64 or a decimal number: nothing to escape. The
@@ -507,16 +564,18 @@ static int ldl__etcd_body_range(char *b, size_t cap, const char *k64) {
     return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\"}", k64), cap);
 }
 
-/* acquire: create_revision == 0 -> put with the lease; else range */
+/* acquire: create_revision == 0 -> put with the lease, then range the key (in the same
+   txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range */
 static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
                               int64_t lease) {
     char o64[LDL__ETCD_O64_MAX];
     if (ldl__etcd_b64enc((const unsigned char *)owner, strlen(owner), o64, sizeof o64) != 0) return -1;
     return ldl__etcd_fit(snprintf(b, cap,
         "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
-        "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}}],"
+        "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}},"
+        "{\"request_range\":{\"key\":\"%s\"}}],"
         "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
-        k64, k64, o64, (long long)lease, k64), cap);
+        k64, k64, o64, (long long)lease, k64, k64), cap);
 }
 
 /* release: create_revision == fence -> range, delete; else range (to tell "gone" from
@@ -598,7 +657,7 @@ static int ldl__etcd_header(cJSON *obj, uint64_t *cluster, int64_t *rev, const c
 /* one key-value of a range: the key must be ours. 0 ok, -1 */
 typedef struct ldl__etcd_kv {
     int         found;
-    int64_t     create, lease;
+    int64_t     create, mod, version, lease;
     const char *value64;            /* "" when absent */
 } ldl__etcd_kv;
 
@@ -624,8 +683,10 @@ static int ldl__etcd_range_kv(cJSON *r, const char *k64, ldl__etcd_kv *kv, const
         return -1;
     }
     if (ldl__etcd_i64(one, "create_revision", 0, &kv->create) != 0 || kv->create < 1 ||
+        ldl__etcd_i64(one, "mod_revision", 0, &kv->mod) != 0 ||
+        ldl__etcd_i64(one, "version", 0, &kv->version) != 0 ||
         ldl__etcd_i64(one, "lease", 0, &kv->lease) != 0) {
-        *why = "range reply: malformed create_revision or lease";
+        *why = "range reply: malformed create_revision, mod_revision, version or lease";
         return -1;
     }
     val = cJSON_GetObjectItemCaseSensitive(one, "value");
@@ -653,22 +714,66 @@ static int ldl__etcd_succeeded(cJSON *root) {
     return cJSON_IsTrue(v) ? 1 : 0;
 }
 
-/* no object in the tree holds a name twice (cJSON keeps both; the first would be read):
-   0 clean, -1 a duplicate. Depth is bounded by cJSON's nesting limit and the reply size. */
-static int ldl__etcd_nodup(const cJSON *j) {
+/* THE PROOF that an acquire txn's success reply answers THIS call (decision 1010): the
+   txn put the key with the lease this call was just granted, then ranged the key in the
+   same txn. etcd applies a txn's operations in order at one revision, the header's; a
+   lease id names one lease cluster-wide. So a reply is this call's grant only if it is
+   exactly [put, range], and the range shows the key asked for, carrying THIS call's
+   lease, created at the header's revision by that very put (create_revision ==
+   mod_revision == the header's revision, version 1). A reply that lacks any of these --
+   a canned "succeeded", another key, another lease, an older key -- is a store error.
+   0 with *fence (= the key's create_revision), or -1 with why */
+static int ldl__etcd_put_proof(cJSON *root, const char *k64, int64_t lease, int64_t *fence,
+                               const char **why) {
+    cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "responses"), *rr;
+    ldl__etcd_kv kv;
+    int64_t rev = 0;
+    *fence = 0;
+    if (ldl__etcd_i64(cJSON_GetObjectItemCaseSensitive(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
+        *why = "txn reply: no revision";
+        return -1;
+    }
+    if (!cJSON_IsArray(rs) || cJSON_GetArraySize(rs) != 2 || !ldl__etcd_txn_resp(root, 0, "response_put")) {
+        *why = "txn reply: not [put, range] (does not answer this request)";
+        return -1;
+    }
+    rr = ldl__etcd_txn_resp(root, 1, "response_range");
+    if (!rr) { *why = "txn reply: no range of the key after the put"; return -1; }
+    if (ldl__etcd_range_kv(rr, k64, &kv, why) != 0) return -1;
+    if (!kv.found) { *why = "txn reply: the key is absent after the put"; return -1; }
+    if (kv.lease != lease) { *why = "txn reply: the key does not carry this call's lease"; return -1; }
+    if (kv.create != rev || kv.mod != rev || kv.version != 1) {
+        *why = "txn reply: the key was not created by this txn (create_revision, mod_revision, "
+               "version vs the header's revision)";
+        return -1;
+    }
+    *fence = kv.create;
+    return 0;
+}
+
+/* no object in the tree holds a name twice (cJSON keeps both; the first would be read),
+   and the tree holds at most LDL_ETCD_REPLY_NODES values (*budget counts down): 0 clean,
+   -1 a duplicate or too many values. The parse itself is bounded by the reply's bytes
+   (LDL_ETCD_REPLY_MAX: cJSON makes at most one value per byte); depth by cJSON's
+   nesting limit and the reply size. */
+static int ldl__etcd_nodup(const cJSON *j, long *budget) {
     const cJSON *a, *b;
     for (a = j ? j->child : NULL; a; a = a->next) {
+        if (--*budget < 0) return -1;
         if (cJSON_IsObject(j) && a->string)
             for (b = a->next; b; b = b->next)
                 if (b->string && strcmp(a->string, b->string) == 0) return -1;
-        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && ldl__etcd_nodup(a) != 0) return -1;
+        if ((cJSON_IsObject(a) || cJSON_IsArray(a)) && ldl__etcd_nodup(a, budget) != 0) return -1;
     }
     return 0;
 }
 
-/* parse exactly len bytes: one JSON value, then only white space; no duplicate names */
-static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end) {
+/* parse exactly len bytes: one JSON value, then only white space; no duplicate names;
+   at most LDL_ETCD_REPLY_NODES values (*many = 1 when that bound refused it) */
+static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end, int *many) {
     cJSON *j;
+    long budget = LDL_ETCD_REPLY_NODES - 1;       /* the root is one */
+    *many = 0;
     if (len == 0) return NULL;
     j = cJSON_ParseWithLengthOpts(buf, len, end, 0);
     if (!j) return NULL;
@@ -677,7 +782,7 @@ static cJSON *ldl__etcd_parse(const char *buf, size_t len, const char **end) {
         for (; p < buf + len; p++)
             if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') { cJSON_Delete(j); return NULL; }
     }
-    if (ldl__etcd_nodup(j) != 0) { cJSON_Delete(j); return NULL; }
+    if (ldl__etcd_nodup(j, &budget) != 0) { *many = budget < 0; cJSON_Delete(j); return NULL; }
     return j;
 }
 
@@ -687,6 +792,7 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
                            cJSON **root, const char **why, char *tmp, size_t tmpcap) {
     const char *end = NULL;
     cJSON *j, *code;
+    int many = 0;
     *root = NULL;
     if (over) { *why = "reply larger than LDL_ETCD_REPLY_MAX"; return LDL__ETCD_X_NEXT; }
     if (cc != CURLE_OK) {
@@ -694,7 +800,7 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         *why = tmp;
         return LDL__ETCD_X_NEXT;
     }
-    j = ldl__etcd_parse(buf, len, &end);
+    j = ldl__etcd_parse(buf, len, &end, &many);
     if (http != 200) {
         /* the gateway's error body: {"error": "...", "code": N} (gRPC code) */
         int c = -1;
@@ -717,7 +823,8 @@ static int ldl__etcd_judge(CURLcode cc, long http, const char *buf, size_t len, 
         return LDL__ETCD_X_NEXT;
     }
     if (!j || !cJSON_IsObject(j)) {
-        snprintf(tmp, tmpcap, "reply is not a JSON object%s", j ? "" :
+        snprintf(tmp, tmpcap, "reply is not a JSON object%s", j ? "" : many ?
+                 " (more JSON values than LDL_ETCD_REPLY_NODES)" :
                  " (malformed JSON, a duplicate key, or bytes after the value)");
         *why = tmp;
         if (j) cJSON_Delete(j);
@@ -771,6 +878,13 @@ static int ldl__etcd_setup(const ldl_etcd *e, CURL *h, struct curl_slist *hdrs) 
     bad |= curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, ldl__etcd_sockopt) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
+#if LIBCURL_VERSION_NUM >= 0x075700
+    /* a name still resolving when an exchange ends (its bound passed) is left to its
+       resolver thread: without this, libcurl joins that thread, and a silent DNS server
+       holds the call -- or a pump of the non-blocking view -- for the resolver's own
+       timeout (tested: 10 s against a 600 ms call bound; decision 1011) */
+    bad |= curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK;
+#endif
     if (e->_cacert[0]) bad |= curl_easy_setopt(h, CURLOPT_CAINFO, e->_cacert) != CURLE_OK;
     if (e->_cert[0]) {
         bad |= curl_easy_setopt(h, CURLOPT_SSLCERT, e->_cert) != CURLE_OK;
@@ -795,6 +909,39 @@ static struct curl_slist *ldl__etcd_headers(const char *auth) {
         l = t;
     }
     return l;
+}
+
+/* the auth body (user and password, escaped by cJSON) in e->_body; 0, or -1 */
+static int ldl__etcd_body_auth(ldl_etcd *e) {
+    cJSON *req = cJSON_CreateObject();
+    int ok;
+    if (!req) return -1;
+    ok = cJSON_AddStringToObject(req, "name", e->_user) != NULL &&
+         cJSON_AddStringToObject(req, "password", e->_pass) != NULL &&
+         cJSON_PrintPreallocated(req, e->_body, (int)sizeof e->_body - 8, 0);  /* cJSON's margin */
+    cJSON_Delete(req);
+    return ok ? 0 : -1;
+}
+
+/* every request body, built at the documented maxima (this prefix, a key of
+   LDL_KEY_MAX-1 bytes, an owner of LDL_OWNER_MAX-1 bytes, the largest int64s), fits
+   one body buffer: NULL, or what does not fit. Checked at init, so that no call can
+   ever fail later for a key or an owner the documentation allows (decision 1010) */
+static const char *ldl__etcd_fits(ldl_etcd *e) {
+    char key[LDL_KEY_MAX], owner[LDL_OWNER_MAX], k64[LDL__ETCD_K64_MAX];
+    memset(key, 0x7E, sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    memset(owner, 0x7E, sizeof owner - 1);
+    owner[sizeof owner - 1] = '\0';
+    if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) return "prefix + key in base64";
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, INT64_MAX) != 0) return "the acquire txn";
+    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, INT64_MAX) != 0) return "the release txn";
+    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return "the range";
+    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, UINT32_MAX) != 0) return "the lease grant";
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, INT64_MAX) != 0) return "a lease body";
+    if (e->_user[0] && ldl__etcd_body_auth(e) != 0) return "the auth body (user and password)";
+    e->_body[0] = '\0';
+    return NULL;
 }
 
 /* ------------------------------------------------------------ init */
@@ -860,6 +1007,14 @@ LDL_ETCD_API int ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg) {
         LDL__ETCD_ERR(e, "init", "a TLS file path is too long (max 255 bytes)");
         return LDL_EINVAL;
     }
+    {
+        const char *nf = ldl__etcd_fits(e);
+        if (nf) {
+            LDL__ETCD_ERR(e, "init: a request body at the documented maxima of prefix, key and "
+                             "owner does not fit LDL__ETCD_BODY_MAX", nf);
+            return LDL_EINVAL;
+        }
+    }
     e->_attempt_ms = cfg->attempt_ms ? cfg->attempt_ms : LDL_ETCD_ATTEMPT_MS;
     e->_call_ms = cfg->call_ms ? cfg->call_ms : LDL_ETCD_CALL_MS;
     e->_connect_ms = cfg->connect_ms ? cfg->connect_ms : LDL_ETCD_CONNECT_MS;
@@ -903,7 +1058,8 @@ static int ldl__etcd_once(ldl_etcd *e, int member, int x, uint64_t deadline, cJS
     curl_easy_reset(e->_easy);
     if (ldl__etcd_setup(e, e->_easy, hdrs) != 0 ||
         curl_easy_setopt(e->_easy, CURLOPT_URL, url) != CURLE_OK ||
-        curl_easy_setopt(e->_easy, CURLOPT_POSTFIELDS, e->_body) != CURLE_OK ||
+        curl_easy_setopt(e->_easy, CURLOPT_POSTFIELDS,
+                         x == LDL__ETCD_AUTH || !e->_post ? e->_body : e->_post) != CURLE_OK ||
         curl_easy_setopt(e->_easy, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
         curl_easy_setopt(e->_easy, CURLOPT_WRITEFUNCTION, ldl__etcd_write_e) != CURLE_OK ||
         curl_easy_setopt(e->_easy, CURLOPT_WRITEDATA, (void *)e) != CURLE_OK) {
@@ -973,17 +1129,10 @@ static int ldl__etcd_x(ldl_etcd *e, int x, uint64_t deadline, cJSON **root) {
 
 static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, const char **why,
                                   char *tmp, size_t tmpcap) {
-    cJSON *req = cJSON_CreateObject(), *root = NULL, *tok;
+    cJSON *root = NULL, *tok;
     size_t n;
-    int v, ok;
-    if (!req) { *why = "out of memory (auth body)"; return LDL__ETCD_X_FATAL; }
-    ok = cJSON_AddStringToObject(req, "name", e->_user) != NULL &&
-         cJSON_AddStringToObject(req, "password", e->_pass) != NULL &&
-         cJSON_PrintPreallocated(req, e->_body, (int)sizeof e->_body - 8, 0);  /* cJSON's margin */
-    cJSON_Delete(req);
-    if (!ok) { *why = "auth body too long"; return LDL__ETCD_X_FATAL; }
-    n = strlen(e->_body);
-    (void)n;
+    int v;
+    if (ldl__etcd_body_auth(e) != 0) { *why = "auth body too long, or out of memory"; return LDL__ETCD_X_FATAL; }
     v = ldl__etcd_once(e, member, LDL__ETCD_AUTH, deadline, &root, why, tmp, tmpcap);
     if (v != LDL__ETCD_X_OK) return v == LDL__ETCD_X_AUTH ? LDL__ETCD_X_FATAL : v;
     tok = cJSON_GetObjectItemCaseSensitive(root, "token");
@@ -1005,9 +1154,17 @@ static int ldl__etcd_authenticate(ldl_etcd *e, int member, uint64_t deadline, co
 }
 
 /* ------------------------------------------------------------ the verbs (sync) */
+/* a request body that does not fit: init proved the maxima fit, so this means a bug;
+   still a store error WITH a why (every store error carries one) */
+static int ldl__etcd_nobody(ldl_etcd *e, const char *kind) {
+    LDL__ETCD_ERR(e, "request body does not fit LDL__ETCD_BODY_MAX", kind);
+    return LDL_ESTORE;
+}
+
 static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
     cJSON *root;
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, lease) != 0)
+        return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_REVOKE, deadline, &root) != 0) return LDL_ESTORE;
     cJSON_Delete(root);
     return 0;
@@ -1030,12 +1187,20 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) { LDL__ETCD_ERR(e, "acquire", "key too long"); return LDL_EINVAL; }
     deadline = ldl__etcd_now() + e->_call_ms;
     /* 1. the lease */
-    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0)
+        return ldl__etcd_nobody(e, "grant");
     if (ldl__etcd_x(e, LDL__ETCD_GRANT, deadline, &root) != 0) return LDL_ESTORE;
-    if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1 ||
-        ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)ttl_ms + 999u) / 1000u)) {
+    if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1) {
         cJSON_Delete(root);
-        LDL__ETCD_ERR(e, "lease grant", "reply without a lease ID, or a TTL below the one asked for");
+        LDL__ETCD_ERR(e, "lease grant", "reply without a lease ID");
+        return LDL_ESTORE;
+    }
+    if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)ttl_ms + 999u) / 1000u)) {
+        /* a lease shorter than asked would outlive the lock's trust in it the wrong way
+           round (the key frees before the holder stops trusting): never a grant */
+        cJSON_Delete(root);
+        ldl__etcd_revoke(e, lease, deadline);
+        LDL__ETCD_ERR(e, "lease grant", "the granted TTL is below the one asked for (or malformed)");
         return LDL_ESTORE;
     }
     cJSON_Delete(root);
@@ -1054,11 +1219,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     }
     ok = ldl__etcd_succeeded(root);
     if (ok == 1) {
-        if (!ldl__etcd_txn_resp(root, 0, "response_put") ||
-            ldl__etcd_i64(cJSON_GetObjectItemCaseSensitive(root, "header"), "revision", 0, &rev) != 0 || rev < 1) {
-            why = "txn reply: no put response or no revision";
-            ok = -1;
-        }
+        if (ldl__etcd_put_proof(root, k64, lease, &rev, &why) != 0) ok = -1;
     } else if (ok == 0) {
         ldl__etcd_kv kv;
         cJSON *r = ldl__etcd_txn_resp(root, 0, "response_range");
@@ -1095,7 +1256,8 @@ static int ldl__etcd_get(ldl_etcd *e, const char *k64, uint64_t deadline, ldl__e
                          char *value64, size_t vcap) {
     cJSON *root;
     const char *why = NULL;
-    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0)
+        return ldl__etcd_nobody(e, "range");
     if (ldl__etcd_x(e, LDL__ETCD_RANGE, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_range_kv(root, k64, kv, &why) != 0) {
         cJSON_Delete(root);
@@ -1131,7 +1293,8 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
     deadline = ldl__etcd_now() + e->_call_ms;
     if (ldl__etcd_get(e, k64, deadline, &kv, NULL, 0) != LDL_OK) return LDL_ESTORE;
     if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
+        return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
     res = cJSON_GetObjectItemCaseSensitive(root, "result");
     if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
@@ -1164,7 +1327,8 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
         return LDL_EINVAL;
     }
     deadline = ldl__etcd_now() + e->_call_ms;
-    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, token) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, token) != 0)
+        return ldl__etcd_nobody(e, "del");
     if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) return LDL_ESTORE;
     ok = ldl__etcd_succeeded(root);
     memset(&kv, 0, sizeof kv);
@@ -1195,6 +1359,90 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
     return 1;
 }
 
+/* the fenced write: compare the lock key's create_revision with the fence; if equal,
+   range the lock key (the reply's proof) and put/delete the target; else range it */
+LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
+    char k64[LDL__ETCD_K64_MAX];
+    char *body, *scratch, *t64, *v64;
+    size_t tn = 0, cap, t64n, v64n;
+    cJSON *root;
+    ldl__etcd_kv kv;
+    const char *why = NULL;
+    uint64_t deadline;
+    int ok, n;
+    if (!e) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "fenced", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!w || !ldl__etcd_key_ok(w->key) || w->fence < 1 || !w->target || !w->target[0] ||
+        (tn = strlen(w->target)) > LDL_ETCD_WRITE_MAX || w->value_len > LDL_ETCD_WRITE_MAX ||
+        (w->value_len && !w->value) || ldl__etcd_key64(e->_prefix, w->key, k64, sizeof k64) != 0) {
+        LDL__ETCD_ERR(e, "fenced", "want a lock key, a fence >= 1, a target and at most "
+                                   "LDL_ETCD_WRITE_MAX bytes of target and value");
+        return LDL_EINVAL;
+    }
+    t64n = (tn + 2) / 3 * 4 + 1;
+    v64n = (w->value_len + 2) / 3 * 4 + 1;
+    cap = 3 * sizeof k64 + t64n + v64n + 400;
+    scratch = (char *)malloc(t64n + v64n);
+    body = (char *)malloc(cap);
+    if (!scratch || !body) {
+        free(scratch);
+        free(body);
+        LDL__ETCD_ERR(e, "fenced", "out of memory (request body)");
+        return LDL_ESTORE;
+    }
+    t64 = scratch;
+    v64 = scratch + t64n;
+    if (ldl__etcd_b64enc((const unsigned char *)w->target, tn, t64, t64n) != 0 ||
+        ldl__etcd_b64enc((const unsigned char *)(w->value ? w->value : ""), w->value_len, v64, v64n) != 0)
+        n = -1;
+    else if (w->del)
+        n = snprintf(body, cap,
+            "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%lld\"}],"
+            "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_delete_range\":{\"key\":\"%s\"}}],"
+            "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+            k64, (long long)w->fence, k64, t64, k64);
+    else
+        n = snprintf(body, cap,
+            "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"%lld\"}],"
+            "\"success\":[{\"request_range\":{\"key\":\"%s\"}},{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}],"
+            "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+            k64, (long long)w->fence, k64, t64, v64, k64);
+    free(scratch);
+    if (ldl__etcd_fit(n, cap) != 0) {
+        free(body);
+        LDL__ETCD_ERR(e, "fenced", "request body does not fit");
+        return LDL_ESTORE;
+    }
+    deadline = ldl__etcd_now() + e->_call_ms;
+    e->_post = body;
+    ok = ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root);
+    e->_post = NULL;
+    free(body);
+    if (ok != 0) return LDL_ESTORE;
+    ok = ldl__etcd_succeeded(root);
+    if (ok >= 0) {
+        /* the proof: the lock key as the txn saw it. Success must show the key with this
+           fence AND the write's response; failure must NOT show it with this fence */
+        cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) {
+            if (!why) why = "txn reply: no range of the lock key";
+            ok = -1;
+        } else if (ok == 1 && (!kv.found || kv.create != w->fence ||
+                               !ldl__etcd_txn_resp(root, 1, w->del ? "response_delete_range" : "response_put"))) {
+            why = "txn reply: the range does not show this fence, or no write response";
+            ok = -1;
+        } else if (ok == 0 && kv.found && kv.create == w->fence) {
+            why = "txn reply: the compare failed but the range shows this fence";
+            ok = -1;
+        }
+    } else why = "txn reply: succeeded is not a boolean";
+    cJSON_Delete(root);
+    if (ok < 0) { LDL__ETCD_ERR(e, "fenced", why); return LDL_ESTORE; }
+    e->_err[0] = '\0';
+    if (ok == 0) LDL__ETCD_ERR(e, "fenced", "refused: the lock key is gone or holds another fence");
+    return ok;
+}
+
 static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     ldl_etcd *e = (ldl_etcd *)ctx;
     char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_O64_MAX + 8];
@@ -1219,7 +1467,8 @@ static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (n < 0 || n >= LDL_OWNER_MAX) { LDL__ETCD_ERR(e, "inspect", "the value is not an owner"); return LDL_ESTORE; }
     for (i = 0; i < n; i++)
         if (raw[i] < 0x20 || raw[i] > 0x7E) { LDL__ETCD_ERR(e, "inspect", "the owner is not printable ASCII"); return LDL_ESTORE; }
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0) return LDL_ESTORE;
+    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
+        return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_TTL, deadline, &root) != 0) return LDL_ESTORE;
     if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(root, "TTL", 1, &ttl) != 0) {
         cJSON_Delete(root);
@@ -1451,10 +1700,25 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     switch (r->_step) {
     case LDL__ETCD_S_GRANT: {
         int64_t id = 0, ttl = 0;
-        if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1 || ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 ||
-            ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
+        if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1) {
             cJSON_Delete(root);
-            ldl__etcd_fail(ea, r, what, "reply without a lease ID, or a TTL below the one asked for");
+            ldl__etcd_fail(ea, r, what, "reply without a lease ID");
+            return;
+        }
+        if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
+            /* shorter than asked: never a grant; the lease goes back */
+            cJSON_Delete(root);
+            ldl__etcd_aerr(ea, what, "the granted TTL is below the one asked for (or malformed)");
+            if (r->_op) {
+                ldl_op *op = r->_op;
+                op->store_data = 0;
+                r->_op = NULL;
+                ldl_op_complete(op, LDL_ESTORE, 0);
+            }
+            r->_lease = id;
+            r->_rc = LDL_ESTORE;
+            r->_token = 0;
+            ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
             return;
         }
         cJSON_Delete(root);
@@ -1467,8 +1731,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         int ok = ldl__etcd_succeeded(root);
         int64_t fence = 0;
         if (ok == 1) {
-            if (!ldl__etcd_txn_resp(root, 0, "response_put")) { ok = -1; why = "txn reply: no put response"; }
-            else fence = rev;
+            if (ldl__etcd_put_proof(root, k64, r->_lease, &fence, &why) != 0) ok = -1;
         } else if (ok == 0) {
             ldl__etcd_kv kv;
             cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");

@@ -16,7 +16,7 @@ ETCD_TARGETS += test-etcd-cluster
 DEPS_PKGS    += etcd-server etcd-client iproute2 libcurl4-openssl-dev libcjson-dev
 DEPS_CMDS    += etcd etcdctl ip
 
-ETCDC_HDRS := $(HDR) adapters/lite_di_lock_etcd.h tests/store/fenced.h
+ETCDC_HDRS := $(HDR) adapters/lite_di_lock_etcd.h tests/store/fenced.h tests/store/etcd_case.h
 
 .PHONY: test-etcd-cluster
 test-etcd-cluster: $(B)/etcdc/etcd_cluster

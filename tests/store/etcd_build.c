@@ -39,6 +39,35 @@ int main(void)
     CHECK(x.acquire_owned(x.ctx, "k", 1000, "", &t) == LDL_EINVAL);
     CHECK(x.inspect(x.ctx, NULL, &h) == LDL_EINVAL);
     CHECK(ldl_etcd_why(NULL)[0] != '\0');
+    {   /* the fenced write: bad arguments answered before any I/O */
+        ldl_etcd_write w;
+        memset(&w, 0, sizeof w);
+        CHECK(ldl_etcd_fenced(&e, NULL) == LDL_EINVAL);
+        CHECK(ldl_etcd_fenced(NULL, &w) == LDL_EINVAL);
+        w.key = "k";
+        w.target = "t";
+        CHECK(ldl_etcd_fenced(&e, &w) == LDL_EINVAL && ldl_etcd_why(&e)[0] != '\0');   /* fence 0 */
+        w.fence = 3;
+        w.value_len = 4;                 /* a length without bytes */
+        CHECK(ldl_etcd_fenced(&e, &w) == LDL_EINVAL);
+        w.value_len = (size_t)LDL_ETCD_WRITE_MAX + 1u;
+        w.value = "x";
+        CHECK(ldl_etcd_fenced(&e, &w) == LDL_EINVAL);
+    }
+    {   /* bodies at the documented maxima fit: init takes a 63-byte prefix, refuses 64 */
+        char p63[64], p64[65];
+        ldl_etcd e2;
+        memset(p63, 'p', sizeof p63 - 1);
+        p63[sizeof p63 - 1] = '\0';
+        memset(p64, 'p', sizeof p64 - 1);
+        p64[sizeof p64 - 1] = '\0';
+        c.prefix = p63;
+        CHECK(ldl_etcd_init(&e2, &c) == LDL_OK);
+        ldl_etcd_close(&e2);
+        c.prefix = p64;
+        CHECK(ldl_etcd_init(&e2, &c) == LDL_EINVAL && ldl_etcd_why(&e2)[0] != '\0');
+        c.prefix = NULL;
+    }
 #ifndef LDL_NO_ASYNC
     {
         static ldl_etcd_req reqs[2];

@@ -44,6 +44,7 @@
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
 #include "tests/store/fenced.h"
+#include "tests/store/etcd_case.h"
 
 #define NKEYS 6
 #define PER_KEY 2
@@ -877,19 +878,27 @@ int main(int argc, char **argv)
         return 1;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* each case under its own time bound (etcdt_case): a hang fails naming it */
     if (strcmp(mode, "partition") == 0) {
+        etcdt_case("partition", 300);
         test_partition();
     } else if (strcmp(mode, "cluster") == 0) {
+        etcdt_case("control", 180);
         if (!only || strcmp(only, "control") == 0) test_control();
+        etcdt_case("leaderkill", 180);
         if (!only || strcmp(only, "leaderkill") == 0) test_leaderkill();
+        etcdt_case("pause", 180);
         if (!only || strcmp(only, "pause") == 0) test_pause();
+        etcdt_case("slow", 180);
         if (!only || strcmp(only, "slow") == 0) test_slow();
+        etcdt_case("restart", 240);
         if (!only || strcmp(only, "restart") == 0) test_restart();
     } else {
         fprintf(stderr, "usage: etcd_cluster cluster [case] | partition\n");
         curl_global_cleanup();
         return 2;
     }
+    etcdt_case_end();
     ST_CHECK(g_violations == 0, "%ld safety violations (two holders trusted at once, a fence that did not rise)",
              g_violations);
     printf("figure: %s: %llu grants, top fence %lld, %ld violations, wall %llu ms\n", mode,

@@ -13,6 +13,10 @@
  *   etcdt_restart(&m)  stop, then start again on the same ports and data dir.
  *   etcdt_post(url, path, body, out, cap)  one plain libcurl POST; the HTTP status, or -1.
  *   etcdt_count(url, prefix)  keys under prefix (a range with range_end), or -1.
+ *   etcdt_case(name, secs)  a per-case time bound (issue 37; tests/store/etcd_case.h,
+ *                    over fenced.h's st_case): a case still running after secs seconds
+ *                    fails naming itself, with the summary line, exit 124.
+ *                    etcdt_case_end() disarms it.
  *   etcdt_shim       an ldl_store made of an ldl_etcd_async: every call submits, then pumps
  *                    until its op is answered (so the conformance body runs through the
  *                    non-blocking view: its bodies, steps and completions).
@@ -24,6 +28,8 @@
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
 #include <cjson/cJSON.h>
+
+#include "tests/store/etcd_case.h"
 
 typedef struct etcdt_member {
     pid_t pid;

@@ -6,7 +6,8 @@
  *                            view: grants, renews by the poll loop, release
  * then, on the same member: the owner and inspect, a dead member skipped, a frozen member
  * (SIGSTOP) answered within the call's bound (sync) and never stalling a pump (async),
- * the fence rising across a restart.
+ * the fence rising across a restart. Each part runs under its own time bound (etcdt_case):
+ * a hang fails naming it.
  * Run through tests/store/with_etcd.sh. Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -382,6 +383,7 @@ int main(int argc, char **argv)
 
     st_ignore_sigpipe();
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    etcdt_case("start etcd", 60);
     if (!etcdt_start(&M, async ? "conf-async" : "conf-sync")) { ST_CHECK(0, "start etcd"); return st_report(); }
     etcdt_cfg(&c, M.url, prefix);
     rc = ldl_etcd_init(&ea_, &c);
@@ -398,10 +400,13 @@ int main(int argc, char **argv)
         env.name = "etcd";
         env.a = ldl_etcd_store(&ea_);
         env.b = ldl_etcd_store(&eb_);
+        etcdt_case("the conformance body, sync", 300);
         conf_run(&env);
         if (st_failed()) fprintf(stderr, "last adapter errors: a=[%s] b=[%s]\n", ldl_etcd_why(&ea_), ldl_etcd_why(&eb_));
         check_left_clean(prefix);
+        etcdt_case("owner, inspect, bad arguments, dead members", 60);
         extras_sync();
+        etcdt_case("the fence across a restart", 90);
         restart();
     } else {
         static ldl_etcd_req ra[8], rb[8];
@@ -413,6 +418,7 @@ int main(int argc, char **argv)
         env.name = "etcd-async";
         env.a = etcdt_shim_store(&sa);
         env.b = etcdt_shim_store(&sb);
+        etcdt_case("the conformance body, non-blocking", 300);
         conf_run(&env);
         if (st_failed()) fprintf(stderr, "last adapter errors: a=[%s] b=[%s]\n", ldl_etcd_async_why(&va), ldl_etcd_async_why(&vb));
         ST_CHECK(ldl_etcd_async_stats(&va)->live == 0 && ldl_etcd_async_stats(&vb)->live == 0, "nothing left in flight");
@@ -427,9 +433,11 @@ int main(int argc, char **argv)
             c.attempt_ms = 1500;       /* a loaded 2-core machine: fsyncs queue behind 200 writes */
             c.call_ms = 5000;
             ldl_etcd_init(&em, &c);
+            etcdt_case("200 locks on one view", 120);
             many_locks(&em);
             ldl_etcd_close(&em);
         }
+        etcdt_case("a frozen member", 90);
         frozen();
     }
     {
@@ -439,7 +447,9 @@ int main(int argc, char **argv)
         while (leases != 0 && st_now_ms() < end) { st_sleep_ms(200); leases = etcdt_leases(M.url); }
         ST_CHECK(leases == 0, "leases left in etcd at the end: %ld", leases);
     }
+    etcdt_case("leases left at the end, auth", 120);
     if (!async) auth_check();
+    etcdt_case_end();
     ldl_etcd_close(&ea_);
     ldl_etcd_close(&eb_);
     etcdt_stop(&M);

@@ -6,8 +6,17 @@ the adapter uses (/v3/lease/grant, /v3/kv/txn, /v3/kv/range, /v3/lease/keepalive
 /v3/lease/revoke, /v3/lease/timetolive) with well-formed replies (fence 5, lease 7,
 cluster 1), EXCEPT on the path the current mode targets, where it misbehaves.
 POST /_mode with body "MODE PATH" sets it ("ok *" = behave). Modes:
-  garbage  huge  http500  nobody  array  hang  dupkey  othercluster  otherkey
+  garbage  huge  manynodes  http500  nobody  array  hang  dupkey  othercluster  otherkey
   revnum  revtext  revneg  revzero  revbig  revobj  succstr  noresult  idtext
+the acquire txn's success reply, not bound to this request (decision 1010):
+  canned (a bare "succeeded" + put response: no key, no lease)  twoput (two put
+  responses, no range)  wronglease (the key
+  carries another lease)  oldkey (the key was created before this txn)
+the fenced write's txn: fencecanned (a bare "succeeded" with the write's response, no
+  range of the lock key)  fencenowrite (the range, no write response)  fenceother (the
+  range shows another fence)
+the lease grant: shortttl (a TTL one second below the one asked for; POST /_revokes
+  answers the lease ids revoked since the last ask)
 and, not hostile, three txn answers the adapter must read right:
   ownlease (the key carries our lease)  otherlease (another's)  gone (no key)
 It is not etcd: it only lets tests/store/etcd_hostile.c check that every reply that does
@@ -17,11 +26,22 @@ import json, sys, time, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = ["ok", "*"]
+REVOKES = []
 LOCK = threading.Lock()
 
 
 def header(rev="5", cluster="1"):
     return {"cluster_id": cluster, "member_id": "2", "revision": rev, "raft_term": "3"}
+
+
+def is_fenced(req):
+    """a fenced write's txn: compare the lock key, then range it and write ANOTHER key"""
+    succ = req.get("success", [])
+    if "compare" not in req or len(succ) != 2:
+        return False
+    lock = req["compare"][0]["key"]
+    w = succ[1].get("request_put") or succ[1].get("request_delete_range") or {}
+    return "request_range" in succ[0] and w.get("key") not in (None, lock)
 
 
 def valid(path, req):
@@ -31,9 +51,20 @@ def valid(path, req):
         cr = req["compare"][0].get("create_revision", "0")
         kv = {"key": key, "create_revision": "5", "mod_revision": "5", "version": "1",
               "value": "", "lease": "7"}
-        if cr == "0":  # acquire: the put succeeds
+        if is_fenced(req):
+            # a fenced write (ldl_etcd_fenced): the lock key holds the fence asked for
+            fk = dict(kv, create_revision=cr, mod_revision=cr)
+            op = "response_put" if "request_put" in req["success"][1] else "response_delete_range"
+            return {"header": header("6"), "succeeded": True,
+                    "responses": [{"response_range": {"header": {"revision": "6"}, "kvs": [fk], "count": "1"}},
+                                  {op: {"header": {"revision": "6"}}}]}
+        if cr == "0":  # acquire: the put succeeds; the range after it shows the key with
+            # the lease the request put, created by this put (the reply's proof)
+            lease = req["success"][0]["request_put"].get("lease", "0")
+            mine = dict(kv, lease=lease)
             return {"header": header(), "succeeded": True,
-                    "responses": [{"response_put": {"header": {"revision": "5"}}}]}
+                    "responses": [{"response_put": {"header": {"revision": "5"}}},
+                                  {"response_range": {"header": {"revision": "5"}, "kvs": [mine], "count": "1"}}]}
         return {"header": header("6"), "succeeded": True,
                 "responses": [{"response_range": {"header": {"revision": "5"}, "kvs": [kv], "count": "1"}},
                               {"response_delete_range": {"header": {"revision": "6"}, "deleted": "1"}}]}
@@ -77,12 +108,19 @@ class H(BaseHTTPRequestHandler):
             with LOCK:
                 MODE[:] = raw.decode().split()
             return self.reply(200, "{}")
+        if self.path == "/_revokes":
+            with LOCK:
+                ids = list(REVOKES)
+                REVOKES[:] = []
+            return self.reply(200, json.dumps({"ids": ids}))
         try:
             req = json.loads(raw)
         except ValueError:
             return self.reply(400, '{"error":"bad json","code":3}')
         with LOCK:
             mode, target = MODE
+            if self.path == "/v3/lease/revoke":
+                REVOKES.append(req.get("ID", ""))
         body = valid(self.path, req)
         if mode == "ok" or (target != "*" and target != self.path):
             return self.reply(200, json.dumps(body))
@@ -90,6 +128,8 @@ class H(BaseHTTPRequestHandler):
             return self.reply(200, "}{ not json \x01")
         if mode == "huge":
             return self.reply(200, '{"header":{"revision":"5","cluster_id":"1"},"pad":"' + "x" * (1 << 20) + '"}')
+        if mode == "manynodes":  # under the byte bound, over the value bound
+            return self.reply(200, '{"header":{"revision":"5","cluster_id":"1"},"pad":[' + ",".join(["0"] * 1400) + ']}')
         if mode == "http500":
             return self.reply(500, '{"error":"boom","message":"boom","code":13}')
         if mode == "nobody":
@@ -139,6 +179,34 @@ class H(BaseHTTPRequestHandler):
                   "lease": "7" if mode == "ownlease" else "8"}
             return self.reply(200, json.dumps({"header": header(), "responses": [
                 {"response_range": {"header": {"revision": "5"}, "kvs": [kv], "count": "1"}}]}))
+        acquire_ok = self.path == "/v3/kv/txn" and body.get("succeeded") and \
+            "response_put" in body["responses"][0]
+        if mode == "canned" and acquire_ok:
+            body["responses"] = body["responses"][:1]
+            return self.reply(200, json.dumps(body))
+        if mode == "twoput" and acquire_ok:
+            body["responses"][1] = body["responses"][0]
+            return self.reply(200, json.dumps(body))
+        if mode == "wronglease" and acquire_ok:
+            body["responses"][1]["response_range"]["kvs"][0]["lease"] = "8"
+            return self.reply(200, json.dumps(body))
+        if mode == "oldkey" and acquire_ok:
+            kv = body["responses"][1]["response_range"]["kvs"][0]
+            kv["create_revision"], kv["version"] = "4", "2"
+            return self.reply(200, json.dumps(body))
+        fenced_ok = self.path == "/v3/kv/txn" and is_fenced(req)
+        if mode == "fencecanned" and fenced_ok:
+            body["responses"] = body["responses"][1:]
+            return self.reply(200, json.dumps(body))
+        if mode == "fencenowrite" and fenced_ok:
+            body["responses"] = body["responses"][:1]
+            return self.reply(200, json.dumps(body))
+        if mode == "fenceother" and fenced_ok:
+            body["responses"][0]["response_range"]["kvs"][0]["create_revision"] = "4"
+            return self.reply(200, json.dumps(body))
+        if mode == "shortttl" and self.path == "/v3/lease/grant":
+            body["TTL"] = str(max(0, int(req.get("TTL", "1")) - 1))
+            return self.reply(200, json.dumps(body))
         if mode == "gone" and self.path == "/v3/kv/txn":
             # the release's compare failed and the key is absent
             return self.reply(200, json.dumps({"header": header(), "responses": [
