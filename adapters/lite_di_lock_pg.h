@@ -1845,7 +1845,9 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
                     remote_apply, synchronous_standby_names not empty and at
                     least one standby streaming with sync_state sync or
                     quorum now (remote_write does not count: the standby
-                    acknowledges before its own disk has the WAL)
+                    acknowledges before its own disk has the WAL; a logical
+                    walsender, e.g. a subscription or pg_recvlogical, is no
+                    standby and never counts)
                 0 = neither. why names every setting that takes a bit away.
 
    The pg_stat_replication rows are read only when the settings leave the
@@ -1909,7 +1911,9 @@ static long ldl__pg_dur_count(const char *s) {
 
 LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
     /* one row: the five settings, then (total, with details visible, sync and
-       streaming) walsenders; exact, schema-qualified, no parameter */
+       streaming) walsenders of standbys; exact, schema-qualified, no parameter. A
+       logical walsender (its slot is logical) is no standby: nothing it feeds can be
+       promoted, even when synchronous_standby_names makes it "sync" (issue 31) */
     static const char sql[] =
         "SELECT pg_catalog.current_setting('fsync'), "
         "pg_catalog.current_setting('synchronous_commit'), "
@@ -1919,7 +1923,9 @@ LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
         "FROM (SELECT pg_catalog.count(*) AS n, pg_catalog.count(r.state) AS seen, "
         "pg_catalog.count(*) FILTER (WHERE r.state OPERATOR(pg_catalog.=) 'streaming'::pg_catalog.text "
         "AND r.sync_state OPERATOR(pg_catalog.=) ANY (ARRAY['sync', 'quorum']::pg_catalog.text[])) AS sync "
-        "FROM pg_catalog.pg_stat_replication r) w";
+        "FROM pg_catalog.pg_stat_replication r WHERE NOT EXISTS (SELECT 1 "
+        "FROM pg_catalog.pg_replication_slots s WHERE s.active_pid OPERATOR(pg_catalog.=) r.pid "
+        "AND s.slot_type OPERATOR(pg_catalog.=) 'logical'::pg_catalog.text)) w";
     char text[1024], crash[400], fail[400];
     const char *v[LDL__PG_DUR_FIELDS];
     const char *sc;

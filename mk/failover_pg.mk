@@ -24,7 +24,8 @@ FPG_ROUNDS_APPLY = $(if $(LDL_FAILOVER_ROUNDS),$(LDL_FAILOVER_ROUNDS),2)
 .PHONY: test-failover-pg
 test-failover-pg: $(FPG_BUILDS) $(B)/pg/pg_durability $(B)/pg/pg_failover
 	@for b in $(FPG_BUILDS); do ./$$b || exit 1; done
-	tests/store/with_pg_standby.sh sync ./$(B)/pg/pg_durability ./$(B)/pg/pg_failover
+	LDL_PG_WAL_LEVEL=logical tests/store/with_pg_standby.sh sync ./$(B)/pg/pg_durability
+	tests/store/with_pg_standby.sh sync ./$(B)/pg/pg_failover
 	LDL_PG_SYNC_COMMIT=remote_apply LDL_FAILOVER_ROUNDS=$(FPG_ROUNDS_APPLY) \
 	  tests/store/with_pg_standby.sh sync ./$(B)/pg/pg_failover
 	tests/store/with_pg_standby.sh async ./$(B)/pg/pg_failover

@@ -11,14 +11,18 @@
  *   async      synchronous_standby_names = ''               CRASH only, why "asynchronous"
  *   nostandby  the standby stopped (names still set)        CRASH only, why "no synchronous standby";
  *              an acquire (non-blocking view) stays pending until the standby streams again
+ *   logical    the standby stopped, a logical walsender (pg_recvlogical) streaming
+ *              as "sync" under synchronous_standby_names '*'  CRASH only, why "no
+ *              synchronous standby": nothing it feeds can be promoted (issue 31)
  *   rights     a role without pg_read_all_stats             LDL_ESTORE, why "pg_monitor";
  *              the same role with synchronous_commit local  CRASH (the rows are not needed);
  *              GRANT pg_monitor                             CRASH|FAILOVER
  *   standby    connected to the standby                     LDL_ESTORE, why "standby"
  *   busy       inside a caller's transaction / conn down    LDL_ESTORE, nothing sent
- * Run as: tests/store/with_pg_standby.sh sync ./pg_durability
+ * Run as: LDL_PG_WAL_LEVEL=logical tests/store/with_pg_standby.sh sync ./pg_durability
  * Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
 #include "tests/store/fenced.h"
@@ -258,6 +262,58 @@ static void test_standby(void)
     PQfinish(c);
 }
 
+/* a logical walsender is no standby (issue 31): with the physical standby stopped and
+   pg_recvlogical streaming as a "sync" walsender, the failover bit must not be set */
+static void test_logical(PGconn *admin)
+{
+    PGconn *c = pgt_connect("");
+    ldl_pg p;
+    char why[1024], got[64], cmd[1024], pidfile[256];
+    const char *tmp = getenv("LDL_TEST_DIR") ? getenv("LDL_TEST_DIR") : "/tmp";
+    uint64_t end;
+    int rc, pid = 0;
+    FILE *f;
+    puts("logical: the standby stopped, a logical walsender streaming as sync");
+    text1(admin, "SELECT current_setting('wal_level')", got, sizeof got);
+    ST_CHECK(strcmp(got, "logical") == 0, "wal_level is '%s': run me with LDL_PG_WAL_LEVEL=logical", got);
+    ST_CHECK(ldl_pg_init(&p, c, "ldl_dur") == LDL_OK, "init: %s", ldl_pg_why(&p));
+    ST_CHECK(ha("stop-standby") == 0, "%s", "stop standby");
+    snprintf(pidfile, sizeof pidfile, "%s/ldl_recvlogical.%ld.pid", tmp, (long)getpid());
+    snprintf(cmd, sizeof cmd,
+             "port=$($LDL_PG_HA primary-port) && rl=$(ls /usr/lib/postgresql/*/bin/pg_recvlogical | tail -n 1) && "
+             "{ \"$rl\" -d \"host=127.0.0.1 port=$port user=ldl dbname=postgres application_name=ldl_logical_rx\" "
+             "--slot ldl_dur_logical --create-slot --if-not-exists --start -s 1 -f /dev/null "
+             ">/dev/null 2>&1 & echo $! > %s; }", pidfile);
+    fflush(stdout);
+    ST_CHECK(system(cmd) == 0, "%s", "pg_recvlogical started");
+    if ((f = fopen(pidfile, "r")) != NULL) { if (fscanf(f, "%d", &pid) != 1) pid = 0; fclose(f); }
+    ST_CHECK(pid > 0, "%s", "pg_recvlogical's pid");
+    end = st_now_ms() + 30000;
+    do {
+        text1(admin, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'ldl_logical_rx' "
+              "AND state = 'streaming' AND sync_state IN ('sync', 'quorum')", got, sizeof got);
+        if (strcmp(got, "1") == 0) break;
+        st_sleep_ms(50);
+    } while (st_now_ms() < end);
+    ST_CHECK(strcmp(got, "1") == 0, "the logical walsender streams as sync (%s)", got);
+    rc = check(&p, why, sizeof why);
+    ST_CHECK(rc == C && strstr(why, "no synchronous standby is streaming"),
+             "logical walsender: %d %s (want CRASH only: it is no standby)", rc, why);
+    if (pid > 0) kill(pid, SIGTERM);
+    end = st_now_ms() + 20000;
+    do {   /* the slot is dropped once its walsender is gone */
+        text1(admin, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ldl_dur_logical' AND active", got, sizeof got);
+        if (strcmp(got, "0") == 0) break;
+        st_sleep_ms(50);
+    } while (st_now_ms() < end);
+    ST_CHECK(pgt_exec(admin, "SELECT pg_drop_replication_slot('ldl_dur_logical')"), "%s", "drop the logical slot");
+    remove(pidfile);
+    ST_CHECK(ha("start-standby") == 0 && ha("wait-sync") == 0, "%s", "standby back");
+    rc = check(&p, why, sizeof why);
+    ST_CHECK(rc == (C | F), "standby back: %d %s", rc, why);
+    PQfinish(c);
+}
+
 int main(void)
 {
     PGconn *admin;
@@ -270,6 +326,7 @@ int main(void)
     admin = pgt_connect("");
     ST_CHECK(PQstatus(admin) == CONNECTION_OK, "%s", "admin connection");
     test_settings(admin);
+    test_logical(admin);
     test_rights(admin);
     test_standby();
     PQfinish(admin);

@@ -19,6 +19,9 @@
 # is stopped by pid on exit (postmaster first, then any child left), also on failure,
 # Ctrl-C or a SIGKILLed node; then the dir is removed.
 #
+# LDL_PG_WAL_LEVEL=logical (environment) starts the primary with wal_level = logical
+# (default replica), for a suite that needs a logical walsender.
+#
 # Each CMD sees:
 #   LDL_PG_CONNINFO      host=127.0.0.1,127.0.0.1 port=P1,P2 user=ldl dbname=postgres
 #                        target_session_attrs=read-write connect_timeout=3
@@ -312,7 +315,7 @@ port = $p1
 unix_socket_directories = '$tmp'
 max_connections = 60
 log_min_messages = warning
-wal_level = replica
+wal_level = ${LDL_PG_WAL_LEVEL:-replica}
 max_wal_senders = 6
 max_replication_slots = 6
 hot_standby = on
