@@ -13,6 +13,11 @@
      renew NLOCKS SECONDS
                        NLOCKS leases (TTL 3 s, heartbeat 1 s) held SECONDS in a 60 fps loop: prints
                        "rounds writes_per_round reads_per_round cpu_us_per_renew renews"
+     session NLOCKS ROUNDS
+                       issue 34: NLOCKS leases renewed together (ldl_lock_tick, all pipelined)
+                       ROUNDS times, then ROUNDS PEXPIREs of one session key: prints
+                       "renew_server_us renew_wall_us renew_client_cpu_us pexpire_server_us",
+                       each per heartbeat round (server time from INFO commandstats)
      inflight NLOCKS OPS
                        NLOCKS locks cycling acquire -> release on their own keys, all in
                        flight at once on one connection: lifecycles per second
@@ -180,6 +185,64 @@ static int bn_mode_renew(const char *host, int port, int n, int seconds) {
            (unsigned long long)(st->answered - a0));
     bn_release_all(&ra, n);
     redisFree(c);
+    return 0;
+}
+
+/* the server's own time for one command, from INFO commandstats: the usec= of
+   "cmdstat_NAME:calls=..,usec=..," (0 when the command has not run since RESETSTAT) */
+static double bn_cmd_usec(redisContext *s, const char *name) {
+    redisReply *rep = (redisReply *)redisCommand(s, "INFO commandstats");
+    double us = 0;
+    char pat[64];
+    const char *at;
+    snprintf(pat, sizeof pat, "cmdstat_%s:", name);
+    if (rep && rep->type == REDIS_REPLY_STRING &&
+        (at = strstr(rep->str, pat)) != NULL && (at = strstr(at, "usec=")) != NULL)
+        us = atof(at + 5);
+    freeReplyObject(rep);
+    return us;
+}
+
+/* issue 34 item 4: what a heartbeat costs the server and the client with N leases on one
+   connection, each renewed by the adapter's own script (all N pipelined), against what
+   one session key's PEXPIRE costs (the one request a session renew would be). ROUNDS
+   heartbeat rounds each, forced with ldl_lock_tick. Prints
+   "renew_server_us_per_round renew_wall_us_per_round renew_client_cpu_us_per_round
+    pexpire_server_us_per_round" */
+static int bn_mode_session(const char *host, int port, int n, int rounds) {
+    redisContext *c, *s;
+    ldl_redis_async ra;
+    ldl_async_store as;
+    const ldl_redis_stats *st;
+    double cpu0, renew_us, pexpire_us;
+    uint64_t t0, wall = 0, a0;
+    int i, r;
+    if (bn_async_setup(host, port, n, 30000, "bsess", &c, &ra, &as) != 0 || bn_hold_all(&ra, n) != 0) return 1;
+    s = redisConnect(host, port);
+    if (!s || s->err) { fprintf(stderr, "bench_redis: connect\n"); return 1; }
+    st = ldl_redis_async_stats(&ra);
+    freeReplyObject(redisCommand(s, "CONFIG RESETSTAT"));
+    cpu0 = bn_cpu_us();
+    for (r = 0; r < rounds; r++) {
+        uint64_t end = bench_ns() + 30000000000ull;
+        a0 = st->answered;
+        t0 = bench_ns();
+        for (i = 0; i < n; i++) ldl_lock_tick(&bn_locks[i]);     /* every renew due at once */
+        while (st->answered - a0 < (uint64_t)n && bench_ns() < end) bn_wait_pump(&ra, 5);
+        for (i = 0; i < n; i++) if (ldl_lock_poll(&bn_locks[i]) != 1) { fprintf(stderr, "bench_redis: lost a lease\n"); return 1; }
+        wall += bench_ns() - t0;
+    }
+    renew_us = bn_cmd_usec(s, "evalsha") + bn_cmd_usec(s, "eval");
+    cpu0 = bn_cpu_us() - cpu0;
+    bn_release_all(&ra, n);
+    redisFree(c);
+    freeReplyObject(redisCommand(s, "SET {bsess}:session 1 PX 30000"));
+    freeReplyObject(redisCommand(s, "CONFIG RESETSTAT"));
+    for (r = 0; r < rounds; r++) freeReplyObject(redisCommand(s, "PEXPIRE {bsess}:session 30000"));
+    pexpire_us = bn_cmd_usec(s, "pexpire");
+    redisFree(s);
+    printf("%.1f %.1f %.1f %.2f\n", renew_us / rounds, (double)wall / 1000.0 / rounds, cpu0 / rounds,
+           pexpire_us / rounds);
     return 0;
 }
 
@@ -358,6 +421,8 @@ int main(int argc, char **argv) {
         return bn_mode_frame(argv[1], atoi(argv[2]), atoi(argv[4]), atoi(argv[5]), argc > 6 ? atoi(argv[6]) : 0);
     if (argc == 6 && strcmp(argv[3], "renew") == 0)
         return bn_mode_renew(argv[1], atoi(argv[2]), atoi(argv[4]), atoi(argv[5]));
+    if (argc == 6 && strcmp(argv[3], "session") == 0)
+        return bn_mode_session(argv[1], atoi(argv[2]), atoi(argv[4]), atoi(argv[5]));
     if (argc == 6 && strcmp(argv[3], "inflight") == 0)
         return bn_mode_inflight(argv[1], atoi(argv[2]), atoi(argv[4]), atol(argv[5]));
     if (argc == 6 && strcmp(argv[3], "fenceset") == 0)

@@ -13,6 +13,8 @@
 #   bench_redis frame 1000 2 PID      frame cost (1 pump + 1,000 polls), healthy, then the
 #                                     server SIGSTOPped for 2 s
 #   bench_redis renew 10000 4         write() calls per heartbeat round of 10,000 leases, CPU
+#   bench_redis session 10000 10      server and client time of one round of 10,000 renews
+#                                     vs one session key's PEXPIRE (row 3m, decision 0120)
 #   bench_redis inflight 100 N        lifecycles/s, 100 locks in flight on one connection
 #   node (inline) npm redlock         100 concurrent lock/unlock loops on one ioredis client
 #   redis-benchmark -c 1 -P 100       the adapter's own acquire and release scripts, pipelined
@@ -120,12 +122,13 @@ async function round(n) { const w = []; for (let i = 0; i < conc; i++) w.push(wo
   client.disconnect();
 })().catch((e) => { console.error('redlock100:', e && e.message ? e.message : e); client.disconnect(); process.exit(1); });
 JS
-: >"$tmp/fr"; : >"$tmp/rn"; : >"$tmp/fl"; : >"$tmp/rl"; : >"$tmp/pa"; : >"$tmp/pr"; : >"$tmp/plim"
+: >"$tmp/fr"; : >"$tmp/rn"; : >"$tmp/ss"; : >"$tmp/fl"; : >"$tmp/rl"; : >"$tmp/pa"; : >"$tmp/pr"; : >"$tmp/plim"
 r=0
 while [ $r -lt "$areps" ]; do
   r=$((r + 1))
   "$out/bench_redis" 127.0.0.1 "$port" frame 1000 2 "$pid" >>"$tmp/fr" || echo "bench_redis frame failed" >&2
   "$out/bench_redis" 127.0.0.1 "$port" renew 10000 4 >>"$tmp/rn" || echo "bench_redis renew failed" >&2
+  "$out/bench_redis" 127.0.0.1 "$port" session 10000 10 >>"$tmp/ss" || echo "bench_redis session failed" >&2
   "$out/bench_redis" 127.0.0.1 "$port" inflight 100 "$n_fl" >>"$tmp/fl" || echo "bench_redis inflight failed" >&2
   [ $node_ok = 1 ] && { NODE_PATH=bench/npm/node_modules node "$tmp/rl100.js" "$port" "$n_rl" >>"$tmp/rl" || echo "redlock100 failed" >&2; }
   # The grant path, as ours takes it: 100,000 keys and PX 1, so the lease key is free (expired)
@@ -155,6 +158,9 @@ echo "| 3g | Redis non-blocking: the same, server SIGSTOPped for 2 s | max $ffc 
 wpr=$(col 2 "$tmp/rn"); rpr=$(col 3 "$tmp/rn"); cpu=$(col 4 "$tmp/rn")
 v=MISSED; ge 10 "$wpr" && v=met
 echo "| 3h | Redis non-blocking: renewing 10,000 leases on one connection (60 fps loop), per heartbeat round | $wpr write() calls ($rpr read() calls, EAGAIN included); $cpu us client CPU per renewal (the 10,000 polls per frame included) | the synchronous view: 10,000 round trips, 10,000 write() calls | $(awk -v w="$wpr" 'BEGIN { if (w > 0) printf "%.0fx fewer writes", 10000 / w }') | a handful | $v |"
+# issue 34 item 4 (decision 0120): what sessions would save on Redis
+ssr=$(col 1 "$tmp/ss"); ssw=$(col 2 "$tmp/ss"); ssc=$(col 3 "$tmp/ss"); ssp=$(col 4 "$tmp/ss")
+echo "| 3m | Redis: one heartbeat round of 10,000 leases renewed together on one connection (all pipelined) vs one session key's PEXPIRE (server time from INFO commandstats) | $ssr us server time, $ssc us client CPU, $ssw us wall per round | one PEXPIRE: $ssp us server time | | decide sessions (issue 34) | decision 0120 |"
 fl=$(median <"$tmp/fl"); plim=$(median <"$tmp/plim")
 if [ $node_ok = 1 ] && [ -s "$tmp/rl" ]; then
   rl=$(median <"$tmp/rl"); rr=$(pratio "$tmp/fl" "$tmp/rl" 1)
