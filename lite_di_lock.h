@@ -90,6 +90,11 @@
                                 ldl_store_inspect are not declared. It changes
                                 sizeof(ldl_lock): define it alike everywhere.
                                 Decisions 0009, 0010.
+   LDL_NO_WHY_TEXT              init's refusals keep their codes, but
+                                ldl_lock_why answers the check's short name
+                                ("key_empty", "drift_ms_must_be", ...) instead
+                                of its sentence: less .rodata, no less .text
+                                (docs/PLATFORMS.md's size table says how much).
    LDL_OWNER_MAX                bytes of a holder identity with the NUL (64).
    LDL_ON_TRANSITION(lock, from, to)  a statement run at every state change,
                                 before it (a test hook: the fuzzers count
@@ -2104,8 +2109,13 @@ static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
     X(timers_set_timeout_and, "timers: set_timeout and clear_timeout are both required (or all zero)") \
     LDL__WHYS_CLOCK(X) LDL__WHYS_ASYNC(X) LDL__WHYS_ELECTION(X)
 #define LDL__WHY_ID(n, t)    LDL__WHY_##n,
+#ifdef LDL_NO_WHY_TEXT           /* the check's name instead of its sentence */
+#define LDL__WHY_FIELD(n, t) char n[sizeof #n];
+#define LDL__WHY_TEXT(n, t)  #n,
+#else
 #define LDL__WHY_FIELD(n, t) char n[sizeof t];
 #define LDL__WHY_TEXT(n, t)  t,
+#endif
 #define LDL__WHY_OFF(n, t)   (unsigned short)offsetof(ldl__why_texts, n),
 enum { LDL__WHYS(LDL__WHY_ID) LDL__WHY_COUNT };
 typedef struct ldl__why_texts { LDL__WHYS(LDL__WHY_FIELD) } ldl__why_texts;

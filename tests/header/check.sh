@@ -239,5 +239,19 @@ if gcc -std=c99 -O2 $W -ffreestanding -nostdinc -isystem "$(gcc -print-file-name
      -DLITE_DI_LOCK_IMPLEMENTATION -x c -c "$H" -o "$T/a_free.o" 2>"$T/err" && ! nm -u "$T/a_free.o" | grep -q assert; then ok
 else bad "a freestanding -nostdinc build pulls in assert: $(head -3 "$T/err")"; fi
 
+# 13. LDL_NO_WHY_TEXT (issue 35): every refusal keeps its code; why becomes the check's name
+if gcc -std=c99 $W -I. tests/header/nowhy.c -o "$T/nw_text" 2>"$T/err" &&
+   gcc -std=c99 $W -DLDL_NO_WHY_TEXT -I. tests/header/nowhy.c -o "$T/nw_name" 2>>"$T/err"; then
+  "$T/nw_text" >"$T/nw_text.out"; "$T/nw_name" >"$T/nw_name.out"
+  if [ "$(wc -l <"$T/nw_text.out")" -ge 12 ] &&
+     [ "$(cut -d'|' -f1 "$T/nw_text.out")" = "$(cut -d'|' -f1 "$T/nw_name.out")" ]; then ok
+  else bad "LDL_NO_WHY_TEXT changed a refusal's code: $(paste -d'#' "$T/nw_text.out" "$T/nw_name.out" | tr '\n' ' ')"; fi
+  if awk -F'|' 'NR > 1 && $1 != 0 && $2 !~ /^[a-z0-9_]+$/ { exit 1 }' "$T/nw_name.out" &&
+     awk -F'|' 'NR > 1 && $1 != 0 && $2 !~ /: / { exit 1 }' "$T/nw_text.out"; then ok
+  else bad "LDL_NO_WHY_TEXT: why is not the check's name (or the default not its sentence)"; fi
+else bad "tests/header/nowhy.c does not build: $(head -3 "$T/err")"; fi
+if g++ -std=c++11 -x c++ $W -DLDL_NO_WHY_TEXT -I. -c tests/header/nowhy.c -o "$T/nw_cxx.o" 2>"$T/err"; then ok
+else bad "LDL_NO_WHY_TEXT as C++11: $(head -3 "$T/err")"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -23,6 +23,7 @@
 #   TARGET.f.msasync    the MemoryStore's non-blocking view (default build)
 #   TARGET.f.container  the reference DI container
 #   TARGET.f.rodata.both, TARGET.f.rodata.default   .rodata of the whole object
+#   TARGET.f.rodata.both.nowhy, TARGET.f.rodata.default.nowhy   the same with LDL_NO_WHY_TEXT
 #   TARGET.f.sizeof.both, TARGET.f.sizeof.default   sizeof(ldl_lock)
 set -eu
 out=${1:-build/sizes}
@@ -58,6 +59,11 @@ target() {  # name size-tool nm-tool compiler flags...
     eval "ro_$b=\$(rodata $sz $out/$t-$b.o)"
     eval "sz_$b=\$(printf '%d' 0x\$($nmt -S $out/$t-$b-sizes.o | awk '\$4 == \"ldl_sz_lock\" { print \$2 }'))"
   done
+  # LDL_NO_WHY_TEXT: .rodata without init's sentences, both switches and default
+  "$@" -DLDL_NO_ASYNC -DLDL_NO_ELECTION -DLDL_NO_WHY_TEXT -Os -ffunction-sections -fdata-sections -I. -c "$out/impl.c" -o "$out/$t-nowhy.o"
+  "$@" -DLDL_NO_WHY_TEXT -Os -ffunction-sections -fdata-sections -I. -c "$out/impl.c" -o "$out/$t-nowhy-d.o"
+  ro_nowhy=$(rodata "$sz" "$out/$t-nowhy.o")
+  ro_nowhy_d=$(rodata "$sz" "$out/$t-nowhy-d.o")
   # shellcheck disable=SC2154 # set by eval above
   {
     set -- $set_both;    lock_both=$1 ms=$2 cont=$4
@@ -72,6 +78,8 @@ target() {  # name size-tool nm-tool compiler flags...
     echo "$t.f.container=$cont"
     echo "$t.f.rodata.both=$ro_both"
     echo "$t.f.rodata.default=$ro_default"
+    echo "$t.f.rodata.both.nowhy=$ro_nowhy"
+    echo "$t.f.rodata.default.nowhy=$ro_nowhy_d"
     echo "$t.f.sizeof.both=$sz_both"
     echo "$t.f.sizeof.default=$sz_default"
   }
