@@ -694,6 +694,16 @@ typedef struct ldl__election {
 } ldl__election;
 #endif
 
+/* the default store (desc.store and desc.async_store NULL): one key, the
+   lock's own, with the MemoryStore's rules for it (tokens from a counter that
+   only rises, the lease against the lock's clock, release by token). 24 bytes
+   where a one-slot MemoryStore took LDL_KEY_MAX + 48 (decision 0014). */
+typedef struct ldl__own {
+    int64_t       last;           /* last token issued */
+    int64_t       token;          /* the lease's token; 0 = free */
+    uint64_t      expires;        /* clock ms at which the lease ends */
+} ldl__own;
+
 typedef struct ldl_lock ldl_lock;
 struct ldl_lock {                 /* private: the type is complete so you own the storage */
     /* hot: what poll's fast path reads sits in the first 64 bytes (checked at
@@ -731,8 +741,7 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     const char   *_holder_name;
     void        (*_on_lost)(void *user, int reason);
     void         *_user;
-    ldl_memstore  _own;           /* the default store, when desc.store is NULL */
-    ldl_memstore_slot _own_slot[1];
+    ldl__own      _own;           /* the default store, when desc.store is NULL */
     int64_t       _rel_tok;       /* the token of the last release request */
     int           _raw;           /* the last store answer applied */
     ldl_counters  _counters;
@@ -1020,7 +1029,8 @@ LDL_API int ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t
 }
 
 static uint64_t ldl__expiry(uint64_t now, uint32_t ttl) {
-    return (now > UINT64_MAX - ttl) ? UINT64_MAX : now + ttl;   /* saturate */
+    uint64_t e = now + ttl;
+    return e < now ? UINT64_MAX : e;                           /* saturate */
 }
 
 /* a slot's key against `key` of `len` bytes (len < LDL_KEY_MAX): a counted
@@ -2222,6 +2232,48 @@ static int ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
 static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r);
 #endif
 
+/* the default store (ldl__own): ctx is the lock, the key is always its own
+   (init validated it), ttl_ms > 0; the MemoryStore's answers for one key */
+/* acquire (out non-NULL) or renew `token`: one body, the clock read first */
+static LDL__NOINLINE int ldl__own_lease(ldl_lock *l, int64_t token, uint32_t ttl_ms, int64_t *out) {
+    uint64_t now = ldl__now(l);
+    if (out) {
+        if (l->_own.token && now < l->_own.expires) return 0;  /* held, unexpired */
+        if (l->_own.last == INT64_MAX) return LDL_ENOSPC;      /* tokens exhausted */
+        *out = l->_own.token = ++l->_own.last;
+    } else if (token < 1 || token != l->_own.token || now >= l->_own.expires) {
+        return 0;
+    }
+    l->_own.expires = ldl__expiry(now, ttl_ms);
+    return 1;
+}
+
+static int ldl__own_acquire(void *ctx, const char *key, uint32_t ttl_ms, int64_t *token_out) {
+    (void)key;
+    return ldl__own_lease((ldl_lock *)ctx, 0, ttl_ms, token_out);
+}
+
+static int ldl__own_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    (void)key;
+    return ldl__own_lease((ldl_lock *)ctx, token, ttl_ms, NULL);
+}
+
+static int ldl__own_release(void *ctx, const char *key, int64_t token) {
+    ldl_lock *l = (ldl_lock *)ctx;
+    (void)key;
+    if (token < 1 || token != l->_own.token) return 0;
+    l->_own.token = 0;
+    return 1;
+}
+
+#ifndef LDL_NO_ELECTION
+static int ldl__own_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
+                                  int64_t *token_out) {
+    (void)owner;
+    return ldl__own_acquire(ctx, key, ttl_ms, token_out);
+}
+#endif
+
 /* every field a live lock reads is set here (init over non-zeroed memory) */
 static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t i;
@@ -2247,8 +2299,11 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     } else if (d->store) {
         l->_st.s = *d->store;
     } else {
-        (void)ldl_memstore_init(&l->_own, l->_own_slot, 1, l->_clock);
-        l->_st.s = ldl_memstore_store(&l->_own);
+        l->_own.last = 0; l->_own.token = 0; l->_own.expires = 0;
+        l->_st.s.acquire = ldl__own_acquire;
+        l->_st.s.renew = ldl__own_renew;
+        l->_st.s.release = ldl__own_release;
+        l->_st.s.ctx = l;
     }
 #ifndef LDL_NO_ELECTION
     ldl__el_setup(l, d, r);
@@ -2284,8 +2339,11 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
         l->_el.rng = z ? z : 1;
     }
     if (d->store_ext) l->_el.ext = *d->store_ext;
-    else if (!d->store && !d->async_store) l->_el.ext = ldl_memstore_ext(&l->_own);
-    else { l->_el.ext.acquire_owned = NULL; l->_el.ext.submit_owned = NULL; l->_el.ext.inspect = NULL; l->_el.ext.ctx = NULL; }
+    else {
+        /* the default store takes an owner and keeps none: nobody can ask it */
+        l->_el.ext.acquire_owned = (!d->store && !d->async_store) ? ldl__own_acquire_owned : NULL;
+        l->_el.ext.submit_owned = NULL; l->_el.ext.inspect = NULL; l->_el.ext.ctx = l;
+    }
 }
 #endif
 

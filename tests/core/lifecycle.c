@@ -240,16 +240,64 @@ static void t_ttl_to_default_store(void) {
     d.heartbeat_ms = 100; d.drift_ms = 5;
     CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
     CHECK_EQ(ldl_lock_acquire(&l), 1);
-    CHECK_EQ(l._own_slot[0]._expires, 5300);
+    CHECK_EQ(l._own.expires, 5300);
     c.now += 294;                                  /* 1 ms before the lock's deadline */
     CHECK_EQ(ldl_lock_tick(&l), 1);
-    CHECK_EQ(l._own_slot[0]._expires, 5594);
+    CHECK_EQ(l._own.expires, 5594);
     c.now += 100;
     CHECK_EQ(ldl_lock_poll(&l), 1);
-    CHECK_EQ(l._own_slot[0]._expires, 5694);
+    CHECK_EQ(l._own.expires, 5694);
     CHECK_EQ(ldl_lock_valid_ms(&l), 295);
     CHECK_EQ(ldl_lock_release(&l), 1);
     CHECK_EQ(lost_calls, 0);
+}
+
+/* The default store (desc.store NULL) is the lock's own one-key store
+   (ldl__own, decision 0014): the MemoryStore's rules for that key, asked
+   directly through the lock's private store view. Tokens come from a counter
+   that only rises (a release or an expiry never gives a token back); acquire
+   grants iff free or expired at the instant; renew only the holder's token
+   while unexpired; release by the holder's token, also just after expiry;
+   a counter at INT64_MAX answers LDL_ENOSPC, never a wrapped token.
+   M: own-steal-unexpired, own-expiry-off-by-one, own-renew-after-expiry,
+   own-renew-any-token, own-release-any-token, own-token-reuse, own-no-exhaust. */
+static void t_default_store_rules(void) {
+    ldl_lock l;
+    ldl_lock_desc d;
+    fake_container fc;
+    fake_clock c;
+    ldl_store s;
+    int64_t t = 0, t2 = 0;
+    c.now = 1000;
+    desc_for(&d, &fc, NULL, &c, "own", 300);
+    CHECK_EQ(ldl_lock_init(&l, &d), LDL_OK);
+    s = l._st.s;
+    CHECK(s.ctx == (void *)&l);
+    CHECK_EQ(s.acquire(s.ctx, "own", 100, &t), 1);
+    CHECK_EQ(t, 1);
+    CHECK_EQ(s.acquire(s.ctx, "own", 100, &t2), 0);        /* held */
+    c.now = 1099;
+    CHECK_EQ(s.acquire(s.ctx, "own", 100, &t2), 0);        /* 1 ms before expiry */
+    CHECK_EQ(s.renew(s.ctx, "own", t + 1, 100), 0);        /* not the holder's token */
+    CHECK_EQ(s.renew(s.ctx, "own", t, 100), 1);            /* now until 1199 */
+    c.now = 1199;
+    CHECK_EQ(s.renew(s.ctx, "own", t, 100), 0);            /* expired at the instant */
+    CHECK_EQ(s.release(s.ctx, "own", t + 1), 0);            /* not the holder's token */
+    CHECK_EQ(s.release(s.ctx, "own", t), 1);               /* just after expiry: still its */
+    CHECK_EQ(s.release(s.ctx, "own", t), 0);               /* a second release */
+    CHECK_EQ(s.acquire(s.ctx, "own", 100, &t2), 1);
+    CHECK_EQ(t2, 2);                                       /* the counter, not a reuse */
+    c.now = 1299;                                          /* t2 expired: a steal */
+    CHECK_EQ(s.acquire(s.ctx, "own", 100, &t), 1);
+    CHECK_EQ(t, 3);
+    CHECK_EQ(s.release(s.ctx, "own", t2), 0);              /* the stolen lease is gone */
+    CHECK_EQ(s.renew(s.ctx, "own", t2, 100), 0);
+    CHECK_EQ(s.release(s.ctx, "own", t), 1);
+    l._own.last = INT64_MAX;                               /* the counter at its end */
+    t2 = 0;
+    CHECK_EQ(s.acquire(s.ctx, "own", 100, &t2), LDL_ENOSPC);
+    CHECK_EQ(t2, 0);
+    ldl_lock_dispose(&l);
 }
 
 /* ldl_lock_answer after synchronous acquire, release and run: every acquire
@@ -323,6 +371,7 @@ void suite_lifecycle(void) {
     RUN(t_release_disarms_first);
     RUN(t_ttl_to_scripted_store);
     RUN(t_ttl_to_default_store);
+    RUN(t_default_store_rules);
     RUN(t_sync_answer);
     RUN(t_sync_answer_run);
 }
