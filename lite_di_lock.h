@@ -704,27 +704,42 @@ typedef struct ldl__own {
     uint64_t      expires;        /* clock ms at which the lease ends */
 } ldl__own;
 
+/* the members of desc.container the lock calls (run); bind_lock is given its own */
+typedef struct ldl__cont {
+    void *(*scope)(void *self);
+    int   (*value)(void *scope, const char *name, void *value);
+    int   (*shutdown)(void *scope);
+    void *self;
+} ldl__cont;
+
 typedef struct ldl_lock ldl_lock;
 struct ldl_lock {                 /* private: the type is complete so you own the storage */
     /* hot: what poll's fast path reads sits in the first 64 bytes (checked at
        compile time below: ldl__check_hot) */
     int           _state;         /* written only by ldl__set_state */
-    int           _depth;         /* store calls of this lock on the stack (INSIDE) */
-    int           _hooked;        /* 1 while desc.on_event runs (HOOKED) */
     uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
                                      (manual mode) or the window (timer mode); 0 while
                                      on_event runs, so poll's fast path (which does not
                                      read _hooked) takes the guard */
-    int           _dead;          /* disposed (or failed init) */
+    unsigned char _depth;         /* store calls of this lock on the stack (INSIDE) */
+    unsigned char _hooked;        /* 1 while desc.on_event runs (HOOKED) */
+    unsigned char _dead;          /* disposed (or failed init) */
+#ifndef LDL_NO_ASYNC
+    unsigned char _async;         /* 1: _st.a is a non-blocking store */
+#endif
+    unsigned char _reason;        /* LDL_REASON_* */
+    unsigned char _loss_reason;   /* reason of the last loss */
+    unsigned char _why;           /* ldl_lock_why: an LDL__W index */
+    unsigned short _losses;       /* lost leases, mod 65536: only compared across one
+                                     call or one run body (sizeof(ldl_lock) is 400 B on
+                                     Cortex-M4 with both switches: no padding left) */
     uint64_t      _start;         /* clock before the last good acquire/renew */
     ldl_clock     _clock;
     ldl_op        _op;            /* the one request slot (non-blocking stores) */
-    int           _reason;
     int           _answer;        /* ldl_lock_answer() */
     uint32_t      _window;        /* ttl_ms - drift_ms */
     uint32_t      _ttl_ms;
     uint32_t      _heartbeat_ms;
-    int           _async;         /* 1: _st.a is a non-blocking store */
     int64_t       _token;         /* while HELD, else 0 */
     int64_t       _last;          /* highest token ever accepted */
     int64_t       _owed;          /* a lost (or cut) lease not yet handed back, else 0 */
@@ -733,17 +748,17 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     ldl_timers    _timers;
     char          _key[LDL_KEY_MAX];
     /* cold */
-    unsigned      _losses;        /* count of lost leases */
-    int           _loss_reason;   /* reason of the last loss */
-    const char   *_why;
-    ldl_container _container;
+    ldl__cont     _container;     /* what run() calls of desc.container */
     const char   *_token_name;
     const char   *_holder_name;
     void        (*_on_lost)(void *user, int reason);
     void         *_user;
-    ldl__own      _own;           /* the default store, when desc.store is NULL */
-    int64_t       _rel_tok;       /* the token of the last release request */
     int           _raw;           /* the last store answer applied */
+    ldl__own      _own;           /* the default store, when desc.store is NULL */
+#ifndef LDL_NO_ELECTION
+    int64_t       _rel_tok;       /* the token of the last release request (its
+                                     event's; none without the election layer) */
+#endif
     ldl_counters  _counters;
 #ifndef LDL_NO_ELECTION
     ldl__election _el;            /* the election layer (gone with LDL_NO_ELECTION) */
@@ -1020,7 +1035,7 @@ LDL_API int ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t
     size_t i;
     if (!ms || !slots || nslots == 0) return LDL_EINVAL;
     if (!ldl__clock_resolve(&clock)) return LDL_EINVAL;
-    for (i = 0; i < nslots; i++) { slots[i]._token = 0; slots[i]._expires = 0; slots[i]._hash = 0; slots[i]._key[0] = 0; }
+    for (i = 0; i < nslots; i++) slots[i]._token = 0;   /* the rest is read only under a token */
     ms->_slots = slots;
     ms->_n = nslots;
     ms->_last = 0;
@@ -1534,6 +1549,11 @@ LDL__INLINE int ldl__edge_ok(int from, int to, int competing) {
 #define LDL__ASYNC(l)  ((l)->_async)
 #define LDL__PHASE(l)  ((l)->_op._phase)
 #endif
+#ifdef LDL_NO_ELECTION
+#define LDL__RELTOK(l) 0          /* the token only an event would carry */
+#else
+#define LDL__RELTOK(l) ((l)->_rel_tok)
+#endif
 
 static int ldl__situation(const ldl_lock *l) {
     if (!l || l->_dead) return LDL__DEAD;
@@ -1870,7 +1890,7 @@ static void ldl__cut(ldl_lock *l, int reason) {
     if (l->_state == LDL_RELEASED) return;
     ldl__disarm(l);
     if (l->_state == LDL_HELD) {
-        l->_reason = reason;
+        l->_reason = (unsigned char)reason;
         l->_owed = l->_token;                /* LOST keeps its own _owed */
     }
     l->_token = 0;
@@ -1887,9 +1907,9 @@ static void ldl__lose(ldl_lock *l, int reason, int hand_back) {
     l->_owed = l->_token;
     l->_token = 0;
     ldl__set_state(l, LDL_LOST);
-    l->_reason = reason;
+    l->_reason = (unsigned char)reason;
     l->_losses++;
-    l->_loss_reason = reason;
+    l->_loss_reason = (unsigned char)reason;
     l->_counters.losses[reason & 7]++;
     ldl__cancel(l);                          /* may re-enter: a cut settles _owed */
     ldl__emit(l, LDL_EV_LOST, 0, reason, lost, 0, 0);
@@ -1938,7 +1958,7 @@ static int ldl__granted(ldl_lock *l, int rc, int64_t tok, uint64_t start) {
     if (tok <= l->_last || !ldl__within(start, now, l->_window)) {
         /* the fence did not advance, or late: its window closed */
         ldl__set_state(l, LDL_IDLE);
-        l->_reason = tok <= l->_last ? LDL_REASON_FENCE_REGRESSED : LDL_REASON_LEASE_EXPIRED;
+        l->_reason = (unsigned char)(tok <= l->_last ? LDL_REASON_FENCE_REGRESSED : LDL_REASON_LEASE_EXPIRED);
         l->_counters.refused++;
         ldl__hand_back(l, tok);
         return ldl__refused(l, rc, l->_reason, tok, lat, now);
@@ -2016,7 +2036,7 @@ static void ldl__apply_slot(ldl_lock *l, int mode) {
         } else if (op->_kind == LDL_OP_RENEW) {
             if (mode != LDL__APPLY_DROP_RENEW) (void)ldl__renewed(l, rc, op->_start, mode == LDL__APPLY_BEAT);
         } else {
-            l->_answer = ldl__released(l, rc, l->_rel_tok);
+            l->_answer = ldl__released(l, rc, LDL__RELTOK(l));
         }
     } else if (LDL__PHASE(l) == LDL__OP_FLYING) {
         uint64_t now;
@@ -2106,6 +2126,7 @@ static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
 #endif
 #define LDL__WHYS(X) \
     X(ok, "ok") \
+    X(desc_null, "desc: NULL") \
     X(container_scope_value_and, "container: scope, value and shutdown are required") \
     X(key_null, "key: NULL (required)") \
     X(key_empty, "key: empty") \
@@ -2128,6 +2149,7 @@ static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
 #endif
 #define LDL__WHY_OFF(n, t)   (unsigned short)offsetof(ldl__why_texts, n),
 enum { LDL__WHYS(LDL__WHY_ID) LDL__WHY_COUNT };
+typedef char ldl__check_why_index[(LDL__WHY_COUNT <= 0x100) ? 1 : -1];   /* _why is a byte */
 typedef struct ldl__why_texts { LDL__WHYS(LDL__WHY_FIELD) } ldl__why_texts;
 static const ldl__why_texts ldl__why_text = { LDL__WHYS(LDL__WHY_TEXT) };
 static const unsigned short ldl__why_off[LDL__WHY_COUNT] = { LDL__WHYS(LDL__WHY_OFF) };
@@ -2233,7 +2255,8 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
 #endif
 
 /* the default store (ldl__own): ctx is the lock, the key is always its own
-   (init validated it), ttl_ms > 0; the MemoryStore's answers for one key */
+   (init validated it), ttl_ms > 0, and every token the lock sends is >= 1 (it
+   holds no other): the MemoryStore's answers for one key */
 /* acquire (out non-NULL) or renew `token`: one body, the clock read first */
 static LDL__NOINLINE int ldl__own_lease(ldl_lock *l, int64_t token, uint32_t ttl_ms, int64_t *out) {
     uint64_t now = ldl__now(l);
@@ -2241,7 +2264,7 @@ static LDL__NOINLINE int ldl__own_lease(ldl_lock *l, int64_t token, uint32_t ttl
         if (l->_own.token && now < l->_own.expires) return 0;  /* held, unexpired */
         if (l->_own.last == INT64_MAX) return LDL_ENOSPC;      /* tokens exhausted */
         *out = l->_own.token = ++l->_own.last;
-    } else if (token < 1 || token != l->_own.token || now >= l->_own.expires) {
+    } else if (token != l->_own.token || now >= l->_own.expires) {
         return 0;
     }
     l->_own.expires = ldl__expiry(now, ttl_ms);
@@ -2261,7 +2284,7 @@ static int ldl__own_renew(void *ctx, const char *key, int64_t token, uint32_t tt
 static int ldl__own_release(void *ctx, const char *key, int64_t token) {
     ldl_lock *l = (ldl_lock *)ctx;
     (void)key;
-    if (token < 1 || token != l->_own.token) return 0;
+    if (token != l->_own.token) return 0;
     l->_own.token = 0;
     return 1;
 }
@@ -2286,16 +2309,21 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_window = d->ttl_ms - r->drift_ms;
     l->_timers = d->timers;
     l->_quiet = l->_timers.set_timeout ? l->_window : r->heartbeat_ms;   /* hb < window */
-    l->_container = d->container;
+    l->_container.scope = d->container.scope; l->_container.value = d->container.value;
+    l->_container.shutdown = d->container.shutdown; l->_container.self = d->container.self;
     l->_token_name = r->token_name;
     l->_holder_name = r->holder_name;
     l->_on_lost = d->on_lost;
     l->_user = d->user;
+#ifndef LDL_NO_ELECTION
     l->_rel_tok = 0;
+#endif
     for (i = 0; (l->_key[i] = d->key[i]) != 0; i++) {}   /* validated: < LDL_KEY_MAX */
     if (d->async_store) {
         l->_st.a = *d->async_store;
+#ifndef LDL_NO_ASYNC
         l->_async = 1;
+#endif
     } else if (d->store) {
         l->_st.s = *d->store;
     } else {
@@ -2353,7 +2381,11 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     if (!l) return LDL_EINVAL;
     /* until every check passed the lock behaves as disposed: these are the
        fields a disposed lock reads; ldl__setup sets the rest */
-    l->_state = LDL_RELEASED; l->_dead = 1; l->_depth = 0; l->_hooked = 0; l->_async = 0;
+    l->_state = LDL_RELEASED; l->_dead = 1; l->_depth = 0; l->_hooked = 0;
+#ifndef LDL_NO_ASYNC
+    l->_async = 0;
+#endif
+   
     l->_op._phase = LDL__OP_IDLE; l->_reason = LDL_REASON_NONE; l->_answer = 0;
     l->_token = 0; l->_owed = 0; l->_timer = 0; l->_losses = 0; l->_loss_reason = 0;
     l->_key[0] = 0; l->_raw = 0;
@@ -2365,18 +2397,19 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
         size_t k;
         for (k = 0; k < sizeof l->_counters; k++) c[k] = 0;
     }
-    l->_why = "desc: NULL";
+    l->_why = LDL__W(desc_null);
     if (!d) return LDL_EINVAL;
     ldl__desc_defaults(d, &r);
     w = ldl__validate(d, &r);
-    l->_why = (const char *)&ldl__why_text + ldl__why_off[w];
+    l->_why = (unsigned char)w;
     if (w != LDL__W(ok)) return LDL_EINVAL;
     ldl__setup(l, d, &r);
     return LDL_OK;
 }
 
 LDL_API const char *ldl_lock_why(const ldl_lock *l) {
-    return l ? (l->_why ? l->_why : "ok") : "lock: NULL";
+    if (!l) return "lock: NULL";
+    return (const char *)&ldl__why_text + ldl__why_off[l->_why];
 }
 
 #ifndef LDL_NO_ASYNC
@@ -2473,7 +2506,7 @@ static int ldl__beat(ldl_lock *l, uint64_t now, int renew_now) {
 
 /* tick and poll past the guard and the fast path */
 static int ldl__heartbeat(ldl_lock *l, int renew_now) {
-    unsigned losses;
+    unsigned short losses;
     int g = ldl__enter(l, LDL__CALL_BEAT);
     if (g != LDL__GO) return g == LDL__ZERO ? 0 : LDL_ESTATE;
     losses = l->_losses;
@@ -2537,7 +2570,9 @@ static int ldl__release(ldl_lock *l) {
     }
     if (!tok) { ldl__set_state(l, LDL_RELEASED); return 0; }
     ldl__set_state(l, LDL_RELEASING);
+#ifndef LDL_NO_ELECTION
     l->_rel_tok = tok;
+#endif
     l->_counters.releases++;
     rc = ldl__call(l, LDL_OP_RELEASE, &tok, 0);
     if (rc == LDL_EINPROGRESS) {
@@ -2547,7 +2582,7 @@ static int ldl__release(ldl_lock *l) {
         ldl__cancel(l);                      /* cut from inside: the answer is not kept */
         return 0;
     }
-    return ldl__released(l, rc, l->_rel_tok);
+    return ldl__released(l, rc, tok);
 }
 
 LDL_API int ldl_lock_release(ldl_lock *l) {
@@ -2685,7 +2720,7 @@ LDL_API int ldl_lock_run(ldl_lock *l, int (*body)(void *scope, void *user), void
     ldl_run_result r;
     int64_t fence;                           /* the bound copy: lives until shutdown */
     void *scope;
-    unsigned losses;
+    unsigned short losses;
     int rc, clean;
     r.body_rc = 0; r.shutdown_rc = 0; r.release_rc = 0; r.lost_reason = 0;
     if (res) *res = r;

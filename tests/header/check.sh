@@ -199,14 +199,15 @@ if clang -std=c99 $W -I. "$T/quick.c" -o "$T/quickcl" 2>"$T/err"; then ok; else 
 
 # 7. the small build (issue 25 item 5): Cortex-M4 -Os .text lock+MemoryStore
 #    (bench/footprint.sh, row 5c) no larger than v0.2's 7,964 B in the default build,
-#    and at most 4,250 B with LDL_NO_ASYNC and LDL_NO_ELECTION (4,252 B when the
-#    v0.3 restructure merged; decision 0012)
+#    and at most 4,330 B with LDL_NO_ASYNC and LDL_NO_ELECTION (4,252 B when the
+#    v0.3 restructure merged, decision 0012; 4,320 B since the lock's own one-key
+#    default store, decision 0014: 212 B less RAM per lock for about 130 B of code)
 if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
   sh bench/footprint.sh . "$T/fp" > "$T/fp.txt" 2>&1
   fp() { grep -F "footprint cortex-m4 $1-Os: .text lock+MemoryStore / all" "$T/fp.txt" | cut -d'|' -f4 | awk '{print $1+0}'; }
   m4=$(fp ""); m4s=$(fp "-DLDL_NO_ASYNC -DLDL_NO_ELECTION ")
   if [ -n "$m4" ] && [ "$m4" -gt 0 ] && [ "$m4" -le 7964 ]; then ok; else bad "Cortex-M4 default .text ${m4:-?} B > 7964 B (v0.2)"; fi
-  if [ -n "$m4s" ] && [ "$m4s" -gt 0 ] && [ "$m4s" -le 4250 ]; then ok; else bad "Cortex-M4 both switches .text ${m4s:-?} B > 4250 B"; fi
+  if [ -n "$m4s" ] && [ "$m4s" -gt 0 ] && [ "$m4s" -le 4330 ]; then ok; else bad "Cortex-M4 both switches .text ${m4s:-?} B > 4330 B"; fi
 else bad "arm-none-eabi-gcc missing (make deps installs it): the footprint checks cannot run"; fi
 
 # 8. THE EDGES (issue 36): one table in the header, one prose copy of the diagram
