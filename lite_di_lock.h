@@ -2162,6 +2162,11 @@ static int ldl__el_validate(const ldl_lock_desc *d, const ldl__resolved *r,
                              const ldl_async_store *as);
 #endif
 
+#ifdef LDL_NO_ELECTION
+/* the election group's refusal reads member offsets from a byte table */
+typedef char ldl__check_desc_small[(sizeof(ldl_lock_desc) <= 256) ? 1 : -1];
+#endif
+
 /* not inlined: inlined, every check would load its own text address again */
 static LDL__NOINLINE int ldl__validate(const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t len, i;
@@ -2207,9 +2212,18 @@ static LDL__NOINLINE int ldl__validate(const ldl_lock_desc *d, const ldl__resolv
        LDL_EFENCE (the body never runs), so init does not second-guess them */
 #ifdef LDL_NO_ELECTION
     /* the election group of the desc, every member: all zero or refused */
-#define LDL__SET(field) || d->field
-    if (0 LDL__ELECTION_GROUP(LDL__SET)) return LDL__W(election_off);
+    {   /* a table of (offset, size) per member: any non-zero byte of a member
+           (never of padding) refuses; a null pointer is all-zero bits on
+           every target this header supports */
+#define LDL__SET(field) { (unsigned char)offsetof(ldl_lock_desc, field), (unsigned char)sizeof d->field },
+        static const unsigned char grp[][2] = { LDL__ELECTION_GROUP(LDL__SET) };
 #undef LDL__SET
+        const unsigned char *p = (const unsigned char *)d;
+        size_t g, k;
+        for (g = 0; g < sizeof grp / sizeof grp[0]; g++)
+            for (k = 0; k < grp[g][1]; k++)
+                if (p[grp[g][0] + k]) return LDL__W(election_off);
+    }
     (void)r;
     return LDL__W(ok);
 #else

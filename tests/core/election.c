@@ -824,6 +824,8 @@ static void t_run_waits_within_budget(void) {
 #ifdef LDL_NO_ELECTION
 /* the LDL_NO_ELECTION build: every election option is refused at init, and a
    lock without them works as before (the other suites) */
+static void noel_sleep(void *ctx, uint32_t ms) { (void)ctx; (void)ms; }
+static const ldl_store_ext noel_ext = { NULL, NULL, NULL, NULL };
 static void t_no_election_refuses(void) {
     fix f;
 #define NOEL(stmt) do { fix_setup(&f, "job", 0, 0); stmt; \
@@ -835,6 +837,18 @@ static void t_no_election_refuses(void) {
     NOEL(f.d.on_event = on_event);
     NOEL(f.d.on_leading = on_leading);
     NOEL(f.d.owner = "x");
+    /* every member of LDL__ELECTION_GROUP, each byte of it counts (the check is
+       a table of members, decision 0014): the lowest and the highest byte */
+    NOEL(f.d.retry.cap_ms = 1);
+    NOEL(f.d.retry.cap_ms = 1u << 24);
+    NOEL(f.d.retry.give_up_ms = 1u << 24);
+    NOEL(f.d.retry.seed = 1);
+    NOEL(f.d.retry.seed = (uint64_t)1 << 63);
+    NOEL(f.d.retry.sleep_ms = noel_sleep);
+    NOEL(f.d.retry.sleep_ctx = &f);
+    NOEL(f.d.ride_out_ms = 1u << 31);
+    NOEL(f.d.campaign = 1 << 24);
+    NOEL(f.d.store_ext = &noel_ext);
 #undef NOEL
 }
 
