@@ -2314,10 +2314,8 @@ static int ldl__own_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, c
 /* every field a live lock reads is set here (init over non-zeroed memory) */
 static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved *r) {
     size_t i;
-    l->_clock = d->clock;
+    l->_clock = d->clock;                    /* init zeroed every other field */
     (void)ldl__clock_resolve(&l->_clock);
-    l->_start = 0; l->_last = 0;
-    l->_op.store_data = 0; l->_op._kind = 0; l->_op._rc = 0; l->_op._token = 0; l->_op._start = 0;
     l->_ttl_ms = d->ttl_ms;
     l->_heartbeat_ms = r->heartbeat_ms;
     l->_window = d->ttl_ms - r->drift_ms;
@@ -2329,9 +2327,6 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_holder_name = r->holder_name;
     l->_on_lost = d->on_lost;
     l->_user = d->user;
-#ifndef LDL_NO_ELECTION
-    l->_rel_tok = 0;
-#endif
     for (i = 0; (l->_key[i] = d->key[i]) != 0; i++) {}   /* validated: < LDL_KEY_MAX */
     if (d->async_store) {
         l->_st.a = *d->async_store;
@@ -2341,7 +2336,6 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     } else if (d->store) {
         l->_st.s = *d->store;
     } else {
-        l->_own.last = 0; l->_own.token = 0; l->_own.expires = 0;
         l->_st.s.acquire = ldl__own_acquire;
         l->_st.s.renew = ldl__own_renew;
         l->_st.s.release = ldl__own_release;
@@ -2363,8 +2357,7 @@ static void ldl__el_setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolv
     l->_el.on_leading = d->on_leading;
     l->_el.on_event = d->on_event;
     l->_el.owner = d->owner;
-    l->_el.next_try = 0; l->_el.ride_next = 0; l->_el.give_up = 0; l->_el.round = 0;
-    l->_el.rng = 1;                          /* retrying, competing: 0 since init's start */
+    l->_el.rng = 1;                          /* the rest: 0 since init's start */
     if (r->retry.base_ms) {
         /* splitmix64 of the seed (or of the lock's address, the lock's clock and,
            with the built-in clock compiled in, the process id and a nanosecond
@@ -2393,24 +2386,15 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
     ldl__resolved r;
     int w;
     if (!l) return LDL_EINVAL;
-    /* until every check passed the lock behaves as disposed: these are the
-       fields a disposed lock reads; ldl__setup sets the rest */
-    l->_state = LDL_RELEASED; l->_dead = 1; l->_depth = 0; l->_hooked = 0;
-#ifndef LDL_NO_ASYNC
-    l->_async = 0;
-#endif
-   
-    l->_op._phase = LDL__OP_IDLE; l->_reason = LDL_REASON_NONE; l->_answer = 0;
-    l->_token = 0; l->_owed = 0; l->_timer = 0; l->_losses = 0; l->_loss_reason = 0;
-    l->_key[0] = 0; l->_raw = 0;
-#ifndef LDL_NO_ELECTION
-    l->_el.retrying = 0; l->_el.competing = 0; l->_el.on_event = NULL;
-#endif
+    /* every byte zero first (a field the lock keeps at 0, NULL or IDLE needs no
+       store of its own; null pointers are all-zero bits on every target of this
+       header), then: until every check passed the lock behaves as disposed */
     {
-        unsigned char *c = (unsigned char *)&l->_counters;
+        unsigned char *c = (unsigned char *)l;
         size_t k;
-        for (k = 0; k < sizeof l->_counters; k++) c[k] = 0;
+        for (k = 0; k < sizeof *l; k++) c[k] = 0;
     }
+    l->_state = LDL_RELEASED; l->_dead = 1;
     l->_why = LDL__W(desc_null);
     if (!d) return LDL_EINVAL;
     ldl__desc_defaults(d, &r);
