@@ -2074,7 +2074,9 @@ static void ldl__apply(ldl_lock *l, int mode) {
 typedef struct ldl__resolved {
     uint32_t heartbeat_ms, drift_ms;
     const char *token_name, *holder_name;
+#ifndef LDL_NO_ELECTION
     ldl_retry retry;
+#endif
 } ldl__resolved;
 
 static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
@@ -2082,8 +2084,10 @@ static void ldl__desc_defaults(const ldl_lock_desc *d, ldl__resolved *r) {
     r->drift_ms = d->drift_ms ? d->drift_ms : d->ttl_ms / 100 + 2;
     r->token_name = d->token_name ? d->token_name : "lock:fence";
     r->holder_name = d->holder_name ? d->holder_name : "lock:holder";
+#ifndef LDL_NO_ELECTION
     r->retry = d->retry;
     if (r->retry.base_ms && !r->retry.cap_ms) r->retry.cap_ms = d->ttl_ms > r->retry.base_ms ? d->ttl_ms : r->retry.base_ms;
+#endif
 }
 
 /* the validation texts, one table (ldl__validate answers an index, 0 = valid,
@@ -2328,12 +2332,13 @@ static void ldl__setup(ldl_lock *l, const ldl_lock_desc *d, const ldl__resolved 
     l->_on_lost = d->on_lost;
     l->_user = d->user;
     for (i = 0; (l->_key[i] = d->key[i]) != 0; i++) {}   /* validated: < LDL_KEY_MAX */
+#ifndef LDL_NO_ASYNC                        /* else init refused async_store */
     if (d->async_store) {
         l->_st.a = *d->async_store;
-#ifndef LDL_NO_ASYNC
         l->_async = 1;
+    } else
 #endif
-    } else if (d->store) {
+    if (d->store) {
         l->_st.s = *d->store;
     } else {
         l->_st.s.acquire = ldl__own_acquire;
