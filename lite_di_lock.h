@@ -1168,25 +1168,17 @@ static int ldl__ms_inspect(void *ctx, const char *key, ldl_holder *out) {
 }
 #endif /* LDL_NO_ELECTION */
 
-/* renew and release: the slot `token` holds `key` in (*i), 1; else 0, or
-   LDL_EINVAL for a key no lock could send */
-static LDL__NOINLINE int ldl__ms_holder(ldl_memstore *ms, const char *key, int64_t token, size_t *i) {
-    size_t len;
+static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    ldl_memstore *ms = (ldl_memstore *)ctx;
+    size_t i, len;
     uint32_t h;
-    if (!ms || !key) return LDL_EINVAL;
+    uint64_t now;
+    if (!ms || !key || ttl_ms == 0) return LDL_EINVAL;
     h = ldl__hashlen(key, &len);
     if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
     if (token < 1) return 0;
-    *i = ldl__ms_find(ms, key, h, len);
-    return *i != (size_t)-1 && ms->_slots[*i]._token == token;
-}
-
-static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
-    ldl_memstore *ms = (ldl_memstore *)ctx;
-    size_t i = 0;
-    uint64_t now;
-    int rc = ttl_ms ? ldl__ms_holder(ms, key, token, &i) : LDL_EINVAL;
-    if (rc != 1) return rc;
+    i = ldl__ms_find(ms, key, h, len);
+    if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     now = ms->_clock.now_ms(ms->_clock.ctx);
     if (now >= ms->_slots[i]._expires) return 0;
     ms->_slots[i]._expires = ldl__expiry(now, ttl_ms);
@@ -1195,9 +1187,14 @@ static int ldl__ms_renew(void *ctx, const char *key, int64_t token, uint32_t ttl
 
 static int ldl__ms_release(void *ctx, const char *key, int64_t token) {
     ldl_memstore *ms = (ldl_memstore *)ctx;
-    size_t i = 0;
-    int rc = ldl__ms_holder(ms, key, token, &i);
-    if (rc != 1) return rc;
+    size_t i, len;
+    uint32_t h;
+    if (!ms || !key) return LDL_EINVAL;
+    h = ldl__hashlen(key, &len);
+    if (len == 0 || len >= LDL_KEY_MAX) return LDL_EINVAL;
+    if (token < 1) return 0;
+    i = ldl__ms_find(ms, key, h, len);
+    if (i == (size_t)-1 || ms->_slots[i]._token != token) return 0;
     ldl__ms_remove(ms, i);
     return 1;
 }
