@@ -717,17 +717,14 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     /* hot: what poll's fast path reads sits in the first 64 bytes (checked at
        compile time below: ldl__check_hot) */
     int           _state;         /* written only by ldl__set_state */
+    unsigned char _depth;         /* store calls of this lock on the stack (INSIDE) */
+    unsigned char _hooked;        /* 1 while desc.on_event runs (HOOKED) */
+    unsigned char _dead;          /* disposed (or failed init) */
+    unsigned char _reason;        /* LDL_REASON_* */
     uint32_t      _quiet;         /* poll has nothing to do before this: heartbeat_ms
                                      (manual mode) or the window (timer mode); 0 while
                                      on_event runs, so poll's fast path (which does not
                                      read _hooked) takes the guard */
-    unsigned char _depth;         /* store calls of this lock on the stack (INSIDE) */
-    unsigned char _hooked;        /* 1 while desc.on_event runs (HOOKED) */
-    unsigned char _dead;          /* disposed (or failed init) */
-#ifndef LDL_NO_ASYNC
-    unsigned char _async;         /* 1: _st.a is a non-blocking store */
-#endif
-    unsigned char _reason;        /* LDL_REASON_* */
     unsigned char _loss_reason;   /* reason of the last loss */
     unsigned char _why;           /* ldl_lock_why: an LDL__W index */
     unsigned short _losses;       /* lost leases, mod 65536: only compared across one
@@ -754,6 +751,10 @@ struct ldl_lock {                 /* private: the type is complete so you own th
     void        (*_on_lost)(void *user, int reason);
     void         *_user;
     int           _raw;           /* the last store answer applied */
+#ifndef LDL_NO_ASYNC
+    unsigned char _async;         /* 1: _st.a is a non-blocking store (cold: read
+                                     once per store call) */
+#endif
     ldl__own      _own;           /* the default store, when desc.store is NULL */
 #ifndef LDL_NO_ELECTION
     int64_t       _rel_tok;       /* the token of the last release request (its
@@ -1044,8 +1045,7 @@ LDL_API int ldl_memstore_init(ldl_memstore *ms, ldl_memstore_slot *slots, size_t
 }
 
 static uint64_t ldl__expiry(uint64_t now, uint32_t ttl) {
-    uint64_t e = now + ttl;
-    return e < now ? UINT64_MAX : e;                           /* saturate */
+    return (now > UINT64_MAX - ttl) ? UINT64_MAX : now + ttl;   /* saturate */
 }
 
 /* a slot's key against `key` of `len` bytes (len < LDL_KEY_MAX): a counted
@@ -2285,7 +2285,8 @@ static LDL__NOINLINE int ldl__own_lease(ldl_lock *l, int64_t token, uint32_t ttl
     } else if (token != l->_own.token || now >= l->_own.expires) {
         return 0;
     }
-    l->_own.expires = ldl__expiry(now, ttl_ms);
+    now += ttl_ms;                                             /* the expiry, saturated */
+    l->_own.expires = now < ttl_ms ? UINT64_MAX : now;
     return 1;
 }
 
