@@ -643,7 +643,8 @@ typedef struct ldl_lock_desc {
     uint32_t       ttl_ms;        /* REQUIRED: > 0 */
     uint32_t       heartbeat_ms;  /* 0 = ttl_ms / 3; heartbeat_ms * 2 <= ttl_ms */
     uint32_t       drift_ms;      /* 0 = ttl_ms / 100 + 2; < ttl_ms - heartbeat_ms */
-    const ldl_store *store;       /* NULL = a fresh MemoryStore owned by this lock */
+    const ldl_store *store;       /* NULL = a fresh store owned by this lock: one key
+                                     (its own), the MemoryStore's rules (decision 0014) */
     ldl_clock      clock;         /* zero = built-in monotonic clock */
     ldl_timers     timers;        /* zero = manual mode: call ldl_lock_poll() */
     const char    *token_name;    /* NULL = "lock:fence" */

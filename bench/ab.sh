@@ -10,12 +10,54 @@
 #   - the footprint rows (5c/5e) of both headers.
 # AB_ROWS="1" limits the timed rows; BENCH_MAXKEYS=1000 leaves out the 1e6-key world;
 # AB_IR=0 skips callgrind, AB_FP=0 the footprint.
+# AB_BUILDS=1 instead: callgrind instructions per call (acquire+release of a MemoryStore,
+# the run lifecycle, poll not due) with bench_core built like each of the ten core
+# builds of the Makefile's CORE.* table (its compiler, standard and flags, asserts on),
+# A and B side by side; nothing else (issue 35: no build may regress).
 set -u
 . "$(dirname "$0")/lib.sh"
 alt=${1:?usage: ab.sh HDR_DIR [ROUNDS [BASE_DIR]]}
 rounds=${2:-5}
 base=${3:-.}
 b=${B:-build}/bench
+if [ "${AB_BUILDS:-0}" = 1 ]; then
+  command -v valgrind >/dev/null 2>&1 || { echo "ab.sh: AB_BUILDS=1 needs valgrind"; exit 1; }
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldl-ab.XXXXXX") || exit 1
+  trap 'rm -rf "$tmp"' EXIT
+  n=${AB_CALLS:-20000}
+  echo "# A: $base/lite_di_lock.h, B: $alt/lite_di_lock.h; callgrind instructions per call, $n calls"
+  echo "| build | acquire+release A | B | run A | B | poll A | B |"
+  echo "|---|---|---|---|---|---|---|"
+  while read -r name cc std flags; do
+    xs=; case "$flags" in *"-x c++"*) xs="-x none" ;; esac
+    ok=1
+    for side in A B; do
+      if [ $side = A ]; then h=$base; else h=$alt; fi
+      # shellcheck disable=SC2086 # $flags and $xs are lists of flags
+      $cc -std="$std" $flags -D_POSIX_C_SOURCE=200809L -w -I"$h" -I"$(dirname "$0")" \
+        "$(dirname "$0")/ldl_impl.c" $xs "$(dirname "$0")/bench_core.c" -o "$tmp/$side" 2>"$tmp/err" ||
+        { echo "| $name | not built ($side): $(head -c 120 "$tmp/err" | tr '\n|' '  ') |"; ok=0; break; }
+    done
+    [ $ok = 1 ] || continue
+    line="| $name"
+    for c in sync run poll; do
+      line="$line | $(ir_per_call "$tmp/A" $c "$n" "$tmp") | $(ir_per_call "$tmp/B" $c "$n" "$tmp")"
+    done
+    echo "$line |"
+  done <<'L'
+gcc-c99 gcc c99 -O2
+gcc-c11 gcc c11 -O2
+clang-c99 clang c99 -O2
+clang-c11 clang c11 -O2
+gxx-cxx17 g++ c++17 -O2 -x c++
+clangxx-cxx17 clang++ c++17 -O2 -Wno-deprecated -x c++
+keymax32 gcc c99 -O2 -DLDL_KEY_MAX=32
+noelection gcc c99 -O2 -DLDL_NO_ELECTION
+noasync gcc c99 -O2 -DLDL_NO_ASYNC
+firmware gcc c99 -O2 -DLDL_NO_ASYNC -DLDL_NO_ELECTION
+L
+  exit 0
+fi
 # -B: a copied header can be older than an object built from another copy
 make -s -B "$b/base/bench_core" BN_HDR_DIR="$base" BN_DIR="$b/base" >/dev/null &&
   make -s -B "$b/alt/bench_core" BN_HDR_DIR="$alt" BN_DIR="$b/alt" >/dev/null || exit 1
