@@ -1,0 +1,141 @@
+/* contract_sqlite.c -- the adapter contract suite (contract.h) against the SQLite adapter:
+ * a temp database file (no server), the synchronous store and the non-blocking view (which
+ * answers inside each submit). The "frozen server" is another connection holding the write
+ * lock (BEGIN EXCLUSIVE); the foreign storage a 0666 file owned by another uid (run as root,
+ * as CI does; another user's file cannot be made otherwise: then n/a). Last line:
+ * "sqlite: N passed, M failed". */
+#define _POSIX_C_SOURCE 200809L
+#define LITE_DI_LOCK_IMPLEMENTATION
+#include "lite_di_lock.h"
+#include "tests/store/fenced.h"
+#include "tests/store/sqlite_common.h"
+#include "tests/store/contract/contract.h"
+
+typedef struct sq_fx {
+    char        path[600];
+    ldl_sqlite  sa, sb, sx;
+    sqlite3    *locker;
+} sq_fx;
+
+static int sq_pump(void *pctx, int wait_ms) { (void)pctx; (void)wait_ms; return 0; }
+
+static void sq_client(ct_fx *f, ct_client *c, ldl_sqlite *s)
+{
+    c->is_async = f->is_async;
+    if (f->is_async) {
+        c->as = ldl_sqlite_async_store(s);
+        c->pump = sq_pump;
+        c->pctx = s;
+        c->ext = ldl_sqlite_async_ext(s);
+    } else {
+        c->s = ldl_sqlite_store(s);
+        c->ext = ldl_sqlite_ext(s);
+    }
+}
+
+static long sq_count(ct_fx *f)
+{
+    sq_fx *q = (sq_fx *)f->user;
+    sqlite3 *db = sqt_open(q->path, SQLITE_OPEN_READONLY);
+    long n = db ? (long)sqt_int(db, "SELECT count(*) FROM ldl_lease", NULL) : -1;
+    sqlite3_close(db);
+    return n;
+}
+
+static const char *sq_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
+{
+    sq_fx *q = (sq_fx *)f->user;
+    char path[700];
+    struct stat st;
+    switch (which < 0 ? -which : which) {
+    case CT_FAKE_UNPROVEN:
+        return "no wire and no reply to forge: the answer is the row this process reads and writes under "
+               "BEGIN IMMEDIATE (the hostile local party is another user's file: foreign_storage)";
+    case CT_FAKE_TREE:
+        return "no reply to bound: a local file, rows read by column type";
+    case CT_DURABILITY:
+        return "ldl_sqlite_check_durability reports the crash/power levels in force; a local file has no "
+               "failover to claim";
+    case CT_FROZEN:
+        q->locker = sqt_open(q->path, 0);
+        if (!q->locker || !sqt_exec(q->locker, "BEGIN EXCLUSIVE")) { c->open_rc = CT_NOANSWER; return NULL; }
+        c->open_rc = ldl_sqlite_open(&q->sx, q->path, NULL, 0);
+        sq_client(f, c, &q->sx);
+        return NULL;
+    case CT_MISSING:
+        sqt_path(path, sizeof path, "missing/nothing.db");
+        c->open_rc = ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT);
+        p->created = stat(path, &st) == 0;
+        snprintf(p->why, sizeof p->why, "%.500s", ldl_sqlite_why(&q->sx));
+        if (c->open_rc == LDL_OK) sq_client(f, c, &q->sx);
+        sqt_path(path, sizeof path, "nothing.db");
+        c->open_rc = c->open_rc == LDL_OK ? ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT) : c->open_rc;
+        p->created |= stat(path, &st) == 0;
+        return NULL;
+    case CT_FOREIGN:
+        if (geteuid() != 0) return "needs root to make a file another uid owns (CI runs as root)";
+        sqt_path(path, sizeof path, "foreign.db");
+        remove(path);
+        {
+            sqlite3 *db = sqt_open(path, 0);
+            int ok = db && sqt_exec(db, "CREATE TABLE t(x)");
+            sqlite3_close(db);
+            if (!ok || chown(path, 65534, 65534) != 0 || chmod(path, 0666) != 0) { c->open_rc = CT_NOANSWER; return NULL; }
+        }
+        c->open_rc = ldl_sqlite_open(&q->sx, path, NULL, 0);
+        if (c->open_rc == LDL_OK) sq_client(f, c, &q->sx);
+        else printf("       foreign file refused: %s\n", ldl_sqlite_why(&q->sx));
+        return NULL;
+    default:
+        return "no such item";
+    }
+}
+
+static void sq_close(ct_fx *f, int which, ct_client *c)
+{
+    sq_fx *q = (sq_fx *)f->user;
+    (void)c;
+    ldl_sqlite_close(&q->sx);
+    memset(&q->sx, 0, sizeof q->sx);
+    if (which == CT_FROZEN && q->locker) {
+        sqt_exec(q->locker, "ROLLBACK");
+        sqlite3_close(q->locker);
+        q->locker = NULL;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static sq_fx q;
+    ct_fx fx[2];
+    const ct_fx *views[2];
+    int v;
+    st_ignore_sigpipe();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    sqt_setup(argc, argv, "contract-sqlite");
+    sqt_path(q.path, sizeof q.path, "lease.db");
+    for (v = 0; v < 2; v++) {
+        ct_fx *f = &fx[v];
+        memset(f, 0, sizeof *f);
+        f->adapter = "sqlite";
+        f->view = v ? "async" : "sync";
+        f->is_async = v;
+        f->ttl_ms = 3000;
+        f->frozen_bound_ms = 1000;   /* busy_ms 200 by default, and the rest of the call */
+        f->count = sq_count;
+        f->open = sq_open;
+        f->close = sq_close;
+        f->user = &q;
+        snprintf(f->keys, sizeof f->keys, "%s", f->view);
+        ST_CHECK(ldl_sqlite_open(&q.sa, q.path, NULL, LDL_SQLITE_CREATE) == LDL_OK, "open a: %s", ldl_sqlite_why(&q.sa));
+        ST_CHECK(ldl_sqlite_open(&q.sb, q.path, NULL, 0) == LDL_OK, "open b: %s", ldl_sqlite_why(&q.sb));
+        sq_client(f, &f->a, &q.sa);
+        sq_client(f, &f->b, &q.sb);
+        ct_run_view(f);
+        ldl_sqlite_close(&q.sa);
+        ldl_sqlite_close(&q.sb);
+        views[v] = f;
+    }
+    sqt_cleanup();
+    return ct_report("sqlite", views, 2);
+}
