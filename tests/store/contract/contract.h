@@ -485,6 +485,10 @@ ST_FN void ct_foreign(ct_fx *f, ct_client *c)
         ST_CHECK(c->open_rc < 0, "[%s %s] foreign storage: init = %d", f->adapter, f->view, c->open_rc);
         return;
     }
+    if (c->is_async ? !c->as.acquire : !c->s.acquire) {
+        ST_CHECK(0, "[%s %s] the storage was accepted (init answered LDL_OK)", f->adapter, f->view);
+        return;
+    }
     {
         ldl_store *s = ct_store(c);
         char k[64];
