@@ -71,6 +71,21 @@ static const char *sq_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
         sqt_path(path, sizeof path, "nothing.db");
         c->open_rc = c->open_rc == LDL_OK ? ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT) : c->open_rc;
         p->created |= stat(path, &st) == 0;
+        {   /* and ldl-run --status on a path that does not exist (when the suite is given it) */
+            const char *cli = getenv("LDL_CONTRACT_CLI");
+            char cmd[1600];
+            int rc;
+            if (cli && *cli) {
+                sqt_path(path, sizeof path, "nothere.db");
+                snprintf(cmd, sizeof cmd, "'%s' --sqlite '%s' --status K >/dev/null 2>&1", cli, path);
+                rc = system(cmd);
+                rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+                p->created |= stat(path, &st) == 0;
+                printf("       ldl-run --status --sqlite on a missing path: exit %d, file %s\n", rc,
+                       stat(path, &st) == 0 ? "created" : "not created");
+                if (rc != 69) { ldl_sqlite_close(&q->sx); c->open_rc = LDL_OK; memset(&c->s, 0, sizeof c->s); }
+            }
+        }
         return NULL;
     case CT_FOREIGN:
         if (geteuid() != 0) return "needs root to make a file another uid owns (CI runs as root)";
