@@ -296,6 +296,19 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_set_clock(ldl_redis_cluster_a
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra);
 LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_stats(const ldl_redis_cluster_async *ra);
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
+/* The fenced write, non-blocking view (issue 31): routed to the master the map
+   names for the mark's slot and queued on that master's pipeline behind the
+   locks' requests (ldl_redis_async_fence: same script, same nonce proof, same
+   bounds, same answers). Every declared key must share the mark's slot (put
+   {resource} in its name), else LDL_EINVAL and nothing is sent. No redirect
+   is followed: a MOVED or ASK means the script did not run there; done gets
+   LDL_ESTORE, the map is read again, and the caller may submit again.
+   LDL_OK: done(ctx, rc, reply) follows exactly once, from inside a pump (or
+   _drop / _free, with LDL_ESTORE); negative: nothing queued, done not called. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fence(ldl_redis_cluster_async *ra, const char *resource,
+                                                        int64_t fence, int nkeys, const int *keyidx, int argc,
+                                                        const char **argv, const size_t *argvlen,
+                                                        ldl_redis_fence_fn done, void *ctx);
 #endif /* LDL_NO_ASYNC */
 
 /* --- fenced writes (issue 19; decision 0110; FENCED WRITES in
@@ -1393,6 +1406,8 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
     int i;
     if (!ra) return;
     for (i = 0; i < ra->_m._nn; i++) {
+        /* fenced writes still queued get their LDL_ESTORE completion first */
+        if (ra->_m._n[i]._c && ra->_m._n[i]._reqs) ldl_redis_async_drop(&ra->_m._n[i]._ra);
         ldl__rc_drop(&ra->_m._n[i]);
         free(ra->_m._n[i]._reqs);
         ra->_m._n[i]._reqs = NULL;
@@ -1504,6 +1519,58 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const c
     ldl__rc_end_call(m);
     return rc_;
 }
+
+#ifndef LDL_NO_ASYNC
+typedef struct ldl__rc_fx {          /* one routed fenced write, until its completion */
+    ldl_redis_cluster_async *ra;
+    ldl_redis_fence_fn       done;
+    void                    *ctx;
+} ldl__rc_fx;
+
+static void ldl__rc_fx_done(void *ctx, int rc, redisReply *reply) {
+    ldl__rc_fx fx = *(ldl__rc_fx *)ctx;
+    free(ctx);
+    if (rc == LDL_ESTORE) {                /* a redirect or a lost link: read the map again */
+        ldl__rc_say(&fx.ra->_m, "fence: no answer from the mark's master (a redirect or a lost link); "
+                    "the map is read again: submit again", NULL, NULL);
+        fx.ra->_m._stale = 1;
+        fx.ra->_want = fx.ra->_gen + 1;
+    }
+    fx.done(fx.ctx, rc, reply);
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fence(ldl_redis_cluster_async *ra, const char *resource,
+                                                        int64_t fence, int nkeys, const int *keyidx, int argc,
+                                                        const char **argv, const size_t *argvlen,
+                                                        ldl_redis_fence_fn done, void *ctx) {
+    ldl__rc_map *m;
+    ldl__rc_fx *fx;
+    int slot, node, rc;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    m = &ra->_m;
+    if (!done) { ldl__rc_say(m, "fence: NULL completion (nothing sent)", NULL, NULL); return LDL_EINVAL; }
+    slot = ldl__rc_fence_slot(m, resource, nkeys, keyidx, argc, argv, argvlen);
+    if (slot < 0) return LDL_EINVAL;
+    if (fence < 1) { ldl__rc_say(m, "fence: the fence must be >= 1 (nothing sent)", NULL, NULL); return LDL_EINVAL; }
+    node = m->_slot[slot] - 1;
+    if (node < 0 || ldl__rc_async_node(ra, node) != 0) {
+        ldl__rc_say(m, "fence: master of the slot not reachable now (nothing sent)", NULL, NULL);
+        m->_stale = 1;
+        ra->_want = ra->_gen + 1;
+        return LDL_ESTORE;
+    }
+    fx = (ldl__rc_fx *)malloc(sizeof *fx);
+    if (!fx) { ldl__rc_say(m, "out of memory", NULL, NULL); return LDL_ESTORE; }
+    fx->ra = ra; fx->done = done; fx->ctx = ctx;
+    rc = ldl_redis_async_fence(&m->_n[node]._ra, resource, fence, nkeys, keyidx, argc, argv, argvlen,
+                               ldl__rc_fx_done, fx);
+    if (rc != LDL_OK) {
+        ldl__rc_say(m, "fence: master: ", ldl_redis_async_why(&m->_n[node]._ra), NULL);
+        free(fx);
+    }
+    return rc;
+}
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }
