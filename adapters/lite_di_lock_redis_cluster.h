@@ -241,6 +241,12 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_set_wait(ldl_redis_cluster *rc, int 
 /* the clock call limits and reconnect pacing are measured with (after init;
    all-zero = the built-in monotonic clock) */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_set_clock(ldl_redis_cluster *rc, ldl_clock clock);
+/* ldl_redis_check_durability asked of EVERY master the map names (blocking,
+   one CONFIG GET round per master): 1 only when every master answers 1;
+   0 when one answers 0 (why names it and what to change); negative when
+   one cannot be asked (why names it). Replicas are asynchronous: a failover
+   can still lose the fence, so this never speaks for a promotion. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_check_durability(ldl_redis_cluster *rc, char *why, size_t why_len);
 /* closes every connection; the struct may be init'ed again */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc);
 
@@ -911,6 +917,38 @@ static int ldl__rc_redirect(ldl__rc_map *m, ldl_redis *r, int slot, int *node, i
 }
 
 /* the end of every routed call: a node added for one ASK is not kept */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_check_durability(ldl_redis_cluster *rc, char *why, size_t why_len) {
+    ldl__rc_map *m;
+    char one[512], where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
+    int i, masters = 0;
+    if (why && why_len > 0) why[0] = 0;
+    if (!rc) return LDL_EINVAL;
+    m = &rc->_m;
+    for (i = 0; i < m->_nn; i++) {
+        ldl_redis *r;
+        int a;
+        if (!m->_n[i]._master) continue;
+        masters++;
+        ldl__rc_addr(&m->_n[i], where, sizeof where);
+        r = ldl__rc_sync_node(m, i);
+        a = r ? ldl_redis_check_durability(r, one, sizeof one) : LDL_ESTORE;
+        if (!r) snprintf(one, sizeof one, "%s", m->_why);
+        if (a != 1) {
+            if (why && why_len > 0) snprintf(why, why_len, "master %s: %s", where, one);
+            if (!r) m->_stale = 1;
+            return a;
+        }
+    }
+    if (masters == 0) {
+        if (why && why_len > 0) snprintf(why, why_len, "no master in the map");
+        return LDL_ESTORE;
+    }
+    if (why && why_len > 0)
+        snprintf(why, why_len, "durable on all %d masters: appendonly yes, appendfsync always, fence key "
+                 "not evictable (replicas are asynchronous: a failover can still lose the fence)", masters);
+    return 1;
+}
+
 static void ldl__rc_end_call(ldl__rc_map *m) {
     if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
     m->_ask_node = -1;

@@ -12,6 +12,10 @@
  *   SIGSTOP      a holder (lock through the Cluster view) paused past its lease, continued
  *                after its successor wrote: its fenced write is refused, the key holds the
  *                successor's data
+ *   durability   ldl_redis_cluster_check_durability asks every master: 0 with the test
+ *                cluster's appendonly no (why names a master), 1 once every master has
+ *                appendonly yes + appendfsync always, 0 again when ONE master falls back to
+ *                everysec (why names that master's port)
  *   async        the non-blocking view's fenced write (ldl_redis_cluster_async_fence):
  *                first / lower fences routed to the mark's master, cross-slot and NULL
  *                completion refused before anything is sent; after the slot moved under a
@@ -212,6 +216,33 @@ static void test_migration(ldl_redis_cluster *rc)
     ST_CHECK(rs_is(on_node(b, "GET", "{mv}:data", NULL), "twelve") && rs_is(on_node(b, "GET", "{mv}:fc:mark", NULL), "12"),
              "%s", "data and mark on the new master");
     ST_CHECK(fence3(rc, "mv", 11, 1, NULL, "SET", "{mv}:data", "stale", NULL) == 0, "%s", "stale after the move");
+}
+
+/* ------------------------------------------------------------ durability */
+static void set_all_masters(const char *k, const char *v)
+{
+    int i;
+    for (i = 0; i < NN; i++)
+        if (node_info_has(i, "NODES", "myself,master")) cmd_ok(i, "CONFIG", "SET", k, v, NULL);
+}
+
+static void test_durability(ldl_redis_cluster *rc)
+{
+    char why[512];
+    int a = ldl_redis_cluster_check_durability(rc, why, sizeof why), m;
+    ST_CHECK(a == 0 && strstr(why, "master 127.0.0.1:") && strstr(why, "appendonly"), "appendonly no: %d %s", a, why);
+    set_all_masters("appendonly", "yes");
+    set_all_masters("appendfsync", "always");
+    a = ldl_redis_cluster_check_durability(rc, why, sizeof why);
+    ST_CHECK(a == 1 && strstr(why, "all 3 masters"), "every master durable: %d %s", a, why);
+    m = master_of_slot(ldl_redis_cluster_keyslot("dur", 3));
+    ST_CHECK(m >= 0 && cmd_ok(m, "CONFIG", "SET", "appendfsync", "everysec", NULL), "%s", "one master everysec");
+    a = ldl_redis_cluster_check_durability(rc, why, sizeof why);
+    ST_CHECK(a == 0 && m >= 0 && strstr(why, g_n[m].portstr) && strstr(why, "appendfsync"),
+             "one master not durable: %d %s", a, why);
+    ST_CHECK(ldl_redis_cluster_check_durability(NULL, why, sizeof why) == LDL_EINVAL, "%s", "NULL adapter");
+    set_all_masters("appendfsync", "everysec");
+    set_all_masters("appendonly", "no");
 }
 
 /* ------------------------------------------------------------ the non-blocking view */
@@ -421,6 +452,8 @@ int main(void)
         test_protocol(&rc);
         st_case("cross_slot", RS_CASE_S);
         test_cross_slot(&rc);
+        st_case("durability", RS_CASE_S);
+        test_durability(&rc);
         st_case("async", RS_CASE_S);
         async_ok = ldl_redis_cluster_async_init(&ra, g_seeds, "fc", 2000, reqs, 16) == LDL_OK;
         ST_CHECK(async_ok, "async init: %s", ldl_redis_cluster_async_why(&ra));

@@ -94,5 +94,9 @@ mutant no-reply-budget $R redis_reply_bounds 'r->_left = own ? r->_lim->objects 
 mutant async-no-remap $C redis_fence_cluster '        fx.ra->_m._stale = 1;
         fx.ra->_want = fx.ra->_gen + 1;' '        (void)0;'
 mutant async-free-silent $C redis_fence_cluster '        if (ra->_m._n[i]._c && ra->_m._n[i]._reqs) ldl_redis_async_drop(&ra->_m._n[i]._ra);' '        ;'
+# the Cluster's durability report asks every master, not only the first
+mutant durability-first-only $C redis_fence_cluster '        if (!m->_n[i]._master) continue;
+        masters++;' '        if (!m->_n[i]._master || masters) continue;
+        masters++;'
 echo "fence mutants: $killed killed, $survived survived"
 [ "$survived" = 0 ]
