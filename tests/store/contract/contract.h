@@ -2,12 +2,16 @@
  * body, compiled once per adapter (contract_<adapter>.c), run in both views of the adapter
  * (the synchronous ldl_store and the non-blocking ldl_async_store) against the real server
  * and, where the contract needs a reply a real server never sends, the adapter's hostile
- * fake. Test code, header-only; include after lite_di_lock.h and tests/store/fenced.h.
+ * fake. Every client is an ldl_view (adapters/lite_di_lock_view.h): the body pumps, waits
+ * and asks for the durability report through the view's ops, never through an adapter's
+ * own names. Test code, header-only; include after lite_di_lock.h, tests/store/fenced.h,
+ * the adapter's header and adapters/lite_di_lock_view.h.
  *
  * THE FIXTURE (what an adapter's program fills; the body never names an adapter)
- *   ct_client   one client of a store in one view: the sync ldl_store, or the
- *               ldl_async_store plus pump(pctx, wait_ms) (wait up to wait_ms for
- *               readiness, then pump), and its ldl_store_ext (inspect).
+ *   ct_client   one client of a store in one view, filled from an attached ldl_view by
+ *               ct_attach(c, &view, is_async): the sync ldl_store, or the
+ *               ldl_async_store driven by the view's wait + pump, and its
+ *               ldl_store_ext (inspect).
  *   ct_fx       the adapter's name, the view ("sync" / "async"), two clients a and b of ONE
  *               real store, the TTL, count() (the store's records, read from the side:
  *               keys, rows), and open(which) / close(which): the special clients the
@@ -33,8 +37,10 @@
  *                       (not held) within its TTL
  *   missing_store       inspection of a store that does not exist: refused, nothing created
  *   foreign_storage     storage another user or role may write: refused, no fence handed out
- *   durability_report   the durability report claims failover survival only with a standby
- *                       that can be promoted (the fixture's setup: a logical walsender only)
+ *   durability_report   the view's durability op claims LDL_SURVIVES_FAILOVER only with a
+ *                       standby that has every grant (the fixture's setup says how many: 0
+ *                       everywhere; PostgreSQL's has only a logical walsender streaming as
+ *                       sync); a view that answers LDL_EUNSUPPORTED is n/a with its why
  *
  * OUTPUT: one line per case ("  ok   CASE VIEW", "  FAIL CASE VIEW", "  n/a  CASE VIEW:
  * reason"), then exactly one "ADAPTER: N passed, M failed" (cases; n/a counted in neither).
@@ -51,6 +57,7 @@
 enum { CT_FAKE_UNPROVEN = 1, CT_FAKE_TREE, CT_FROZEN, CT_MISSING, CT_FOREIGN, CT_DURABILITY };
 
 typedef struct ct_client {
+    ldl_view         v;                         /* the adapter's view (lite_di_lock_view.h) */
     ldl_store        s;                         /* sync view */
     ldl_async_store  as;                        /* async view (s unused) */
     int            (*pump)(void *pctx, int wait_ms);
@@ -116,6 +123,27 @@ ST_FN int ct_start_fake(const char *script, pid_t *pid, char *dir, size_t dirlen
     if (!fgets(line, sizeof line, fp)) line[0] = 0;
     fclose(fp);
     return atoi(line) > 0 ? atoi(line) : -1;
+}
+
+/* ------------------------------------------------------------ a client from a view */
+/* the view's pump: wait for readiness (at most wait_ms), then pump */
+ST_FN int ct__view_pump(void *pctx, int wait_ms)
+{
+    ldl_view *v = (ldl_view *)pctx;
+    if (wait_ms > 0) (void)v->ops->wait(v->self, wait_ms);
+    return v->ops->pump(v->self);
+}
+/* fill c from an attached view; is_async picks the face the body drives (a view may fill
+   both: SQLite's answers inside each submit). c must not move afterwards (pctx = &c->v). */
+ST_FN void ct_attach(ct_client *c, const ldl_view *v, int is_async)
+{
+    c->v = *v;
+    c->is_async = is_async;
+    c->s = v->store;
+    c->as = v->async;
+    c->ext = v->ext;
+    c->pump = ct__view_pump;
+    c->pctx = &c->v;
 }
 
 /* ------------------------------------------------------------ the async shim */
@@ -520,6 +548,17 @@ ST_FN void ct__with(ct_fx *f, const char *name, int which, ct__special fn)
         return;
     }
     if (which == CT_DURABILITY) {
+        /* the one report of every view: LDL_SURVIVES_* bits, FAILOVER only with a standby that
+           has every grant (the fixture's setup says how many: p.standbys) */
+        p.bits = c.v.ops ? c.v.ops->durability(c.v.self, p.why, sizeof p.why) : LDL_EUNSUPPORTED;
+        if (p.bits == LDL_EUNSUPPORTED) {
+            char na[sizeof p.why + 64];
+            snprintf(na, sizeof na, "the view has no durability report yet (%.900s)", p.why);
+            f->close(f, which, &c);
+            ct__na(f, name, na);
+            return;
+        }
+        p.failover = p.bits > 0 && (p.bits & LDL_SURVIVES_FAILOVER) != 0;
         printf("       durability, %s %s: report %d (%s), promotable standbys %d\n", f->adapter, f->view, p.bits,
                p.why, p.standbys);
         ST_CHECK(p.failover == 0 || p.standbys > 0, "[%s %s] the report claims failover with no standby: %d %s",

@@ -11,6 +11,7 @@
 #define LDL_REDIS_IMPLEMENTATION
 #include "adapters/lite_di_lock_redis.h"
 #include "tests/store/redis_server.h"
+#include "adapters/lite_di_lock_view.h"
 #include "tests/store/contract/contract.h"
 
 #define PREFIX "ct"
@@ -33,20 +34,6 @@ typedef struct rd_fx {
 
 static rd_fx R;
 
-static int rd_pump(void *pctx, int wait_ms)
-{
-    ldl_redis_async *ra = (ldl_redis_async *)pctx;
-    int ev = 0, fd = ldl_redis_async_fd(ra, &ev);
-    if (fd >= 0 && wait_ms > 0) {
-        struct pollfd p;
-        p.fd = fd;
-        p.events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
-        p.revents = 0;
-        if (p.events) (void)poll(&p, 1, wait_ms);
-    }
-    return ldl_redis_async_pump(ra);
-}
-
 static redisContext *rd_connect(int port, int async)
 {
     redisContext *c;
@@ -63,21 +50,17 @@ static redisContext *rd_connect(int port, int async)
 /* a side on `port`, in the fixture's view; 0 ok */
 static int rd_side_open(ct_fx *f, rd_side *s, int port, ct_client *c)
 {
+    ldl_view v;
     memset(s, 0, sizeof *s);
     s->c = rd_connect(port, f->is_async);
     if (!s->c || s->c->err) { fprintf(stderr, "connect %d: %s\n", port, s->c ? s->c->errstr : "?"); return -1; }
-    c->is_async = f->is_async;
     if (f->is_async) {
-        if (ldl_redis_async_init(&s->ra, s->c, PREFIX, s->reqs, 8) != LDL_OK) return -1;
-        c->as = ldl_redis_async_store(&s->ra);
-        c->pump = rd_pump;
-        c->pctx = &s->ra;
-        c->ext = ldl_redis_async_ext(&s->ra);
+        if (ldl_redis_async_init(&s->ra, s->c, PREFIX, s->reqs, 8) != LDL_OK ||
+            ldl_view_redis_async(&v, &s->ra) != LDL_OK) return -1;
     } else {
-        if (ldl_redis_init(&s->r, s->c, PREFIX) != LDL_OK) return -1;
-        c->s = ldl_redis_store(&s->r);
-        c->ext = ldl_redis_ext(&s->r);
+        if (ldl_redis_init(&s->r, s->c, PREFIX) != LDL_OK || ldl_view_redis(&v, &s->r) != LDL_OK) return -1;
     }
+    ct_attach(c, &v, f->is_async);
     return 0;
 }
 
@@ -99,7 +82,6 @@ static long rd_count(ct_fx *f)
 
 static const char *rd_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
 {
-    (void)p;
     switch (which < 0 ? -which : which) {
     case CT_FAKE_UNPROVEN:
         rs_hostile_next(&R.hostile, 'n');          /* a grant with another call's nonce */
@@ -120,9 +102,11 @@ static const char *rd_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
     case CT_FOREIGN:
         return "the server cannot refuse keys another client may write: docs/redis.md names the ACL that makes "
                "them the lock's own (redis_election's test_acl_own, three real ACL users)";
-    case CT_DURABILITY:
-        return "ldl_redis_check_durability answers restart survival only (1/0): replication is never "
-               "claimed, so there is no failover bit to set";
+    case CT_DURABILITY:                       /* one server, no replica */
+        if (which < 0) return NULL;
+        if (rd_side_open(f, &R.x, R.srv.port, c) != 0) c->open_rc = CT_NOANSWER;
+        p->standbys = 0;
+        return NULL;
     default:
         return "no such item";
     }

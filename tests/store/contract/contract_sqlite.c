@@ -9,6 +9,7 @@
 #include "lite_di_lock.h"
 #include "tests/store/fenced.h"
 #include "tests/store/sqlite_common.h"
+#include "adapters/lite_di_lock_view.h"
 #include "tests/store/contract/contract.h"
 
 typedef struct sq_fx {
@@ -17,20 +18,11 @@ typedef struct sq_fx {
     sqlite3    *locker;
 } sq_fx;
 
-static int sq_pump(void *pctx, int wait_ms) { (void)pctx; (void)wait_ms; return 0; }
-
 static void sq_client(ct_fx *f, ct_client *c, ldl_sqlite *s)
 {
-    c->is_async = f->is_async;
-    if (f->is_async) {
-        c->as = ldl_sqlite_async_store(s);
-        c->pump = sq_pump;
-        c->pctx = s;
-        c->ext = ldl_sqlite_async_ext(s);
-    } else {
-        c->s = ldl_sqlite_store(s);
-        c->ext = ldl_sqlite_ext(s);
-    }
+    ldl_view v;
+    if (ldl_view_sqlite(&v, s) != LDL_OK) { c->open_rc = CT_NOANSWER; return; }
+    ct_attach(c, &v, f->is_async);   /* the view fills both faces: SQLite answers inside each submit */
 }
 
 static long sq_count(ct_fx *f)
@@ -53,9 +45,12 @@ static const char *sq_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
                "BEGIN IMMEDIATE (the hostile local party is another user's file: foreign_storage)";
     case CT_FAKE_TREE:
         return "no reply to bound: a local file, rows read by column type";
-    case CT_DURABILITY:
-        return "ldl_sqlite_check_durability reports the crash/power levels in force; a local file has no "
-               "failover to claim";
+    case CT_DURABILITY:                       /* the shared file: no standby anywhere */
+        if (which < 0) return NULL;
+        c->open_rc = ldl_sqlite_open(&q->sx, q->path, NULL, 0);
+        if (c->open_rc != LDL_OK) c->open_rc = CT_NOANSWER; else sq_client(f, c, &q->sx);
+        p->standbys = 0;
+        return NULL;
     case CT_FROZEN:
         q->locker = sqt_open(q->path, 0);
         if (!q->locker || !sqt_exec(q->locker, "BEGIN EXCLUSIVE")) { c->open_rc = CT_NOANSWER; return NULL; }
