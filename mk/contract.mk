@@ -20,7 +20,7 @@ DEPS_FILES   += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.
                 /usr/include/cjson/cJSON.h /usr/include/sqlite3.h
 
 CT_PG_INC := $(or $(shell pg_config --includedir 2>/dev/null),/usr/include/postgresql)
-CT_HDRS    = $(HDR) tests/store/fenced.h tests/store/contract/contract.h
+CT_HDRS    = $(HDR) tests/store/fenced.h tests/store/contract/contract.h adapters/lite_di_lock_view.h
 CT_CC      = $(CC) -std=c99 -O1 -g $(WARN) -I.
 CT_ADAPTERS = sqlite redis redis_cluster etcd pg
 # how each adapter's program is run: its harness (the real server) and the program

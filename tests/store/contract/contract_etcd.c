@@ -10,6 +10,7 @@
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
 #include "tests/store/etcd_common.h"
+#include "adapters/lite_di_lock_view.h"
 #include "tests/store/contract/contract.h"
 
 /* 63 bytes: the longest prefix the adapter takes (LDL__ETCD_PREFIX_MAX - 1) */
@@ -28,34 +29,24 @@ static char FAKE[80];
 static et_side A, B, X;
 static int frozen;
 
-static int et_pump(void *pctx, int wait_ms)
-{
-    ldl_etcd_async *ea = (ldl_etcd_async *)pctx;
-    if (wait_ms > 0) (void)ldl_etcd_async_wait(ea, wait_ms);
-    return ldl_etcd_async_pump(ea);
-}
-
 static int et_side_open(ct_fx *f, et_side *s, const char *url, ct_client *c)
 {
     ldl_etcd_config cfg;
+    ldl_view v;
     memset(s, 0, sizeof *s);
     etcdt_cfg(&cfg, url, PREFIX);
     cfg.call_ms = CALL_MS;
     cfg.attempt_ms = CALL_MS / 2;
     if (ldl_etcd_init(&s->e, &cfg) != LDL_OK) { fprintf(stderr, "etcd init: %s\n", ldl_etcd_why(&s->e)); return -1; }
     s->live = 1;
-    c->is_async = f->is_async;
     if (f->is_async) {
         if (ldl_etcd_async_init(&s->ea, &s->e, s->reqs, 16) != LDL_OK) return -1;
         s->live = 2;
-        c->as = ldl_etcd_async_store(&s->ea);
-        c->pump = et_pump;
-        c->pctx = &s->ea;
-        c->ext = ldl_etcd_async_ext(&s->ea);
+        if (ldl_view_etcd_async(&v, &s->ea) != LDL_OK) return -1;
     } else {
-        c->s = ldl_etcd_store(&s->e);
-        c->ext = ldl_etcd_ext(&s->e);
+        if (ldl_view_etcd(&v, &s->e) != LDL_OK) return -1;
     }
+    ct_attach(c, &v, f->is_async);
     return 0;
 }
 
@@ -79,7 +70,6 @@ static int et_mode(const char *mode)
 
 static const char *et_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
 {
-    (void)p;
     switch (which < 0 ? -which : which) {
     case CT_FAKE_UNPROVEN:
         if (et_mode("canned /v3/kv/txn") != 0 || et_side_open(f, &X, FAKE, c) != 0) c->open_rc = CT_NOANSWER;
@@ -98,8 +88,11 @@ static const char *et_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
     case CT_FOREIGN:
         return "the server cannot refuse keys another client may write: docs/etcd.md names the role that makes "
                "them the lock's own (etcd_guards.c, a real read-only user)";
-    case CT_DURABILITY:
-        return "the etcd adapter has no durability report yet (docs/adapters.md section 6)";
+    case CT_DURABILITY:                       /* one member: nothing to promote */
+        if (which < 0) return NULL;
+        if (et_side_open(f, &X, M.url, c) != 0) c->open_rc = CT_NOANSWER;
+        p->standbys = 0;
+        return NULL;
     default:
         return "no such item";
     }

@@ -12,6 +12,7 @@
 #include "lite_di_lock.h"
 #include "tests/store/fenced.h"
 #include "tests/store/pg_common.h"
+#include "adapters/lite_di_lock_view.h"
 #include "tests/store/contract/contract.h"
 
 #define TABLE "ct_lease"
@@ -27,41 +28,23 @@ static pg_side A, B, X;
 static PGconn *ADMIN;
 static int frozen_pid;
 
-static int pg_pump(void *pctx, int wait_ms)
-{
-    ldl_pg_async *pa = (ldl_pg_async *)pctx;
-    int ev = 0, fd = ldl_pg_async_fd(pa, &ev);
-    if (fd >= 0 && wait_ms > 0 && ev) {
-        struct pollfd p;
-        p.fd = fd;
-        p.events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
-        p.revents = 0;
-        (void)poll(&p, 1, wait_ms);
-    }
-    return ldl_pg_async_pump(pa);
-}
-
 /* a side on its own connection, in the fixture's view; the adapter's init answer */
 static int pg_side_open(ct_fx *f, pg_side *s, const char *table, ct_client *c)
 {
+    ldl_view v;
     int rc;
     memset(s, 0, sizeof *s);
     s->c = pgt_connect("");
     if (PQstatus(s->c) != CONNECTION_OK) return CT_NOANSWER;
     rc = ldl_pg_init(&s->p, s->c, table);
     if (rc != LDL_OK) { printf("       init %s: %s\n", table, ldl_pg_why(&s->p)); return rc; }
-    c->is_async = f->is_async;
     if (f->is_async) {
         rc = ldl_pg_async_init(&s->pa, &s->p, s->reqs, 16);
-        if (rc != LDL_OK) return CT_NOANSWER;
-        c->as = ldl_pg_async_store(&s->pa);
-        c->pump = pg_pump;
-        c->pctx = &s->pa;
-        c->ext = ldl_pg_async_ext(&s->pa);
-    } else {
-        c->s = ldl_pg_store(&s->p);
-        c->ext = ldl_pg_ext(&s->p);
+        if (rc != LDL_OK || ldl_view_pg_async(&v, &s->pa) != LDL_OK) return CT_NOANSWER;
+    } else if (ldl_view_pg(&v, &s->p) != LDL_OK) {
+        return CT_NOANSWER;
     }
+    ct_attach(c, &v, f->is_async);
     return LDL_OK;
 }
 
@@ -97,13 +80,16 @@ static int ha(const char *verb)
     return system(buf) == 0 ? 0 : -1;
 }
 
-/* the durability report with only a logical walsender streaming as sync */
-static void pg_durability(ct_client *c, ct_probe *p)
+/* the durability setup: the physical standby stopped, only a logical walsender
+   (pg_recvlogical) streaming as sync -- tests/store/pg_durability.c's test_logical */
+static char RL_PIDFILE[300];
+static int rl_pid;
+
+static void pg_durability_setup(ct_fx *f, ct_client *c)
 {
-    char got[64], cmd[1024], pidfile[300];
+    char got[64], cmd[1024];
     const char *tmp = getenv("LDL_TEST_DIR") ? getenv("LDL_TEST_DIR") : "/tmp";
     uint64_t end;
-    int pid = 0;
     FILE *fp;
     text1(ADMIN, "SELECT current_setting('wal_level')", got, sizeof got);
     if (strcmp(got, "logical") != 0 || !getenv("LDL_PG_HA")) {
@@ -112,14 +98,15 @@ static void pg_durability(ct_client *c, ct_probe *p)
         return;
     }
     if (ha("stop-standby") != 0) { c->open_rc = CT_NOANSWER; return; }
-    snprintf(pidfile, sizeof pidfile, "%s/ct_recvlogical.%ld.pid", tmp, (long)getpid());
+    snprintf(RL_PIDFILE, sizeof RL_PIDFILE, "%s/ct_recvlogical.%ld.pid", tmp, (long)getpid());
     snprintf(cmd, sizeof cmd,
              "port=$($LDL_PG_HA primary-port) && rl=$(ls /usr/lib/postgresql/*/bin/pg_recvlogical | tail -n 1) && "
              "{ \"$rl\" -d \"host=127.0.0.1 port=$port user=ldl dbname=postgres application_name=ct_logical_rx\" "
              "--slot ct_logical --create-slot --if-not-exists --start -s 1 -f /dev/null "
-             ">/dev/null 2>&1 & echo $! > %s; }", pidfile);
+             ">/dev/null 2>&1 & echo $! > %s; }", RL_PIDFILE);
     if (system(cmd) != 0) c->open_rc = CT_NOANSWER;
-    if ((fp = fopen(pidfile, "r")) != NULL) { if (fscanf(fp, "%d", &pid) != 1) pid = 0; fclose(fp); }
+    rl_pid = 0;
+    if ((fp = fopen(RL_PIDFILE, "r")) != NULL) { if (fscanf(fp, "%d", &rl_pid) != 1) rl_pid = 0; fclose(fp); }
     end = st_now_ms() + 30000;
     do {
         text1(ADMIN, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'ct_logical_rx' "
@@ -128,22 +115,27 @@ static void pg_durability(ct_client *c, ct_probe *p)
         st_sleep_ms(50);
     } while (st_now_ms() < end);
     if (strcmp(got, "1") != 0) { fprintf(stderr, "the logical walsender does not stream as sync\n"); c->open_rc = CT_NOANSWER; }
-    memset(&X, 0, sizeof X);                  /* a synchronous ldl_pg of its own (both views) */
-    X.c = pgt_connect("");
-    if (ldl_pg_init(&X.p, X.c, TABLE) != LDL_OK) c->open_rc = CT_NOANSWER;
-    p->bits = ldl_pg_check_durability(&X.p, p->why, sizeof p->why);
-    p->failover = p->bits > 0 && (p->bits & LDL_PG_SURVIVES_FAILOVER) != 0;
-    p->standbys = 0;                          /* the physical standby is stopped */
-    if (pid > 0) kill(pid, SIGTERM);
+    if (c->open_rc == CT_NOANSWER) return;
+    if (pg_side_open(f, &X, TABLE, c) != LDL_OK) c->open_rc = CT_NOANSWER;
+}
+
+static void pg_durability_teardown(void)
+{
+    char got[64];
+    uint64_t end;
+    if (!RL_PIDFILE[0]) return;
+    if (rl_pid > 0) kill(rl_pid, SIGTERM);
     end = st_now_ms() + 20000;
-    do {
+    do {   /* the slot can be dropped once its walsender is gone */
         text1(ADMIN, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ct_logical' AND active", got, sizeof got);
         if (strcmp(got, "0") == 0) break;
         st_sleep_ms(50);
     } while (st_now_ms() < end);
     (void)pgt_exec(ADMIN, "SELECT pg_drop_replication_slot('ct_logical')");
-    remove(pidfile);
-    if (ha("start-standby") != 0 || ha("wait-sync") != 0) c->open_rc = CT_NOANSWER;
+    remove(RL_PIDFILE);
+    RL_PIDFILE[0] = 0;
+    rl_pid = 0;
+    ST_CHECK(ha("start-standby") == 0 && ha("wait-sync") == 0, "%s", "the standby back after the durability case");
 }
 
 static const char *pg_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
@@ -195,7 +187,13 @@ static const char *pg_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
         return NULL;
     }
     case CT_DURABILITY:
-        pg_durability(c, p);
+        if (which < 0) return NULL;
+        p->standbys = 0;                      /* the physical standby stopped: nothing to promote */
+        if (f->is_async) {                    /* its view says whether it reports (no setup needed) */
+            if (pg_side_open(f, &X, TABLE, c) != LDL_OK) c->open_rc = CT_NOANSWER;
+            return NULL;
+        }
+        pg_durability_setup(f, c);
         return NULL;
     default:
         return "no such item";
@@ -207,6 +205,7 @@ static void pg_close(ct_fx *f, int which, ct_client *c)
     (void)f; (void)c;
     if (which == CT_FROZEN && frozen_pid > 0) { kill(frozen_pid, SIGCONT); frozen_pid = 0; }
     pg_side_close(&X);
+    if (which == CT_DURABILITY) pg_durability_teardown();
     if (which == CT_FOREIGN) (void)pgt_exec(ADMIN, "DROP TABLE IF EXISTS ct_foreign");
 }
 

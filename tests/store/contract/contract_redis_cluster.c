@@ -16,6 +16,7 @@
 #include "tests/store/redis_server.h"
 #include "tests/store/redis_fake.h"
 #include "tests/store/redis_cluster_server.h"
+#include "adapters/lite_di_lock_view.h"
 #include "tests/store/contract/contract.h"
 
 #define PREFIX "ct"
@@ -32,30 +33,10 @@ static cl_side A, B, X;
 static rf_node FAKE;
 static int tree_port, frozen;
 
-static int cl_pump(void *pctx, int wait_ms)
-{
-    ldl_redis_cluster_async *ra = (ldl_redis_cluster_async *)pctx;
-    int fds[16], ev[16], n, i;
-    struct pollfd p[16];
-    n = ldl_redis_cluster_async_fds(ra, fds, ev, 16);
-    if (n > 0 && wait_ms > 0) {
-        int m = 0;
-        for (i = 0; i < n && i < 16; i++) {
-            if (!ev[i]) continue;
-            p[m].fd = fds[i];
-            p[m].events = (short)(((ev[i] & LDL_WANT_READ) ? POLLIN : 0) | ((ev[i] & LDL_WANT_WRITE) ? POLLOUT : 0));
-            p[m].revents = 0;
-            m++;
-        }
-        if (m) (void)poll(p, (nfds_t)m, wait_ms);
-    }
-    return ldl_redis_cluster_async_pump(ra);
-}
-
 static int cl_side_open(ct_fx *f, cl_side *s, const char *seeds, ct_client *c)
 {
+    ldl_view v;
     memset(s, 0, sizeof *s);
-    c->is_async = f->is_async;
     if (f->is_async) {
         if (ldl_redis_cluster_async_init(&s->ra, seeds, PREFIX, TIMEOUT_MS, s->reqs, 16) != LDL_OK) {
             fprintf(stderr, "cluster async init: %s\n", ldl_redis_cluster_async_why(&s->ra));
@@ -63,10 +44,7 @@ static int cl_side_open(ct_fx *f, cl_side *s, const char *seeds, ct_client *c)
             return -1;
         }
         s->live = 2;
-        c->as = ldl_redis_cluster_async_store(&s->ra);
-        c->pump = cl_pump;
-        c->pctx = &s->ra;
-        c->ext = ldl_redis_cluster_async_ext(&s->ra);
+        if (ldl_view_redis_cluster_async(&v, &s->ra) != LDL_OK) return -1;
     } else {
         if (ldl_redis_cluster_init(&s->rc, seeds, PREFIX, TIMEOUT_MS) != LDL_OK) {
             fprintf(stderr, "cluster init: %s\n", ldl_redis_cluster_why(&s->rc));
@@ -74,9 +52,9 @@ static int cl_side_open(ct_fx *f, cl_side *s, const char *seeds, ct_client *c)
             return -1;
         }
         s->live = 1;
-        c->s = ldl_redis_cluster_store(&s->rc);
-        c->ext = ldl_redis_cluster_ext(&s->rc);
+        if (ldl_view_redis_cluster(&v, &s->rc) != LDL_OK) return -1;
     }
+    ct_attach(c, &v, f->is_async);
     return 0;
 }
 
@@ -113,7 +91,6 @@ static const char *cl_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
 {
     char seed[64];
     int i;
-    (void)p;
     switch (which < 0 ? -which : which) {
     case CT_FAKE_UNPROVEN:
         snprintf(seed, sizeof seed, "127.0.0.1:%d", FAKE.port);
@@ -135,8 +112,11 @@ static const char *cl_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
     case CT_FOREIGN:
         return "the server cannot refuse keys another client may write: docs/redis.md names the ACL that makes "
                "them the lock's own (redis_election's test_acl_own)";
-    case CT_DURABILITY:
-        return "the Cluster adapter has no durability report yet (docs/adapters.md section 6)";
+    case CT_DURABILITY:                       /* asynchronous replicas: none has every grant */
+        if (which < 0) return NULL;
+        if (cl_side_open(f, &X, g_seeds, c) != 0) c->open_rc = CT_NOANSWER;
+        p->standbys = 0;
+        return NULL;
     default:
         return "no such item";
     }
