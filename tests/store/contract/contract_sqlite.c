@@ -59,13 +59,21 @@ static const char *sq_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
         return NULL;
     case CT_MISSING:
         sqt_path(path, sizeof path, "missing/nothing.db");
-        c->open_rc = ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT);
-        p->created = stat(path, &st) == 0;
-        snprintf(p->why, sizeof p->why, "%.500s", ldl_sqlite_why(&q->sx));
-        if (c->open_rc == LDL_OK) sq_client(f, c, &q->sx);
-        sqt_path(path, sizeof path, "nothing.db");
-        c->open_rc = c->open_rc == LDL_OK ? ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT) : c->open_rc;
-        p->created |= stat(path, &st) == 0;
+        {   /* a path in a missing directory, then a missing file in an existing one: both
+               refused, neither created (the adapter's LDL_SQLITE_INSPECT) */
+            int rc1, rc2;
+            rc1 = ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT);
+            p->created = stat(path, &st) == 0;
+            ldl_sqlite_close(&q->sx);
+            sqt_path(path, sizeof path, "nothing.db");
+            rc2 = ldl_sqlite_open(&q->sx, path, NULL, LDL_SQLITE_INSPECT);
+            p->created |= stat(path, &st) == 0;
+            snprintf(p->why, sizeof p->why, "%.500s", ldl_sqlite_why(&q->sx));
+            printf("       inspect a missing store: %d, %d (%s), file %s\n", rc1, rc2, p->why,
+                   p->created ? "created" : "not created");
+            c->open_rc = rc1 == LDL_OK ? rc1 : rc2;
+            if (c->open_rc == LDL_OK) sq_client(f, c, &q->sx);
+        }
         {   /* and ldl-run --status on a path that does not exist (when the suite is given it) */
             const char *cli = getenv("LDL_CONTRACT_CLI");
             char cmd[1600];
