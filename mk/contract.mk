@@ -54,7 +54,8 @@ $(B)/contract/contract_redis_cluster: tests/store/contract/contract_redis_cluste
                                       adapters/lite_di_lock_redis.h adapters/lite_di_lock_redis_cluster.h
 	@mkdir -p $(@D)
 	$(CT_CC) $< -lhiredis -o $@
-$(B)/contract/contract_etcd: tests/store/contract/contract_etcd.c $(CT_HDRS) tests/store/etcd_common.h adapters/lite_di_lock_etcd.h
+$(B)/contract/contract_etcd: tests/store/contract/contract_etcd.c $(CT_HDRS) tests/store/etcd_common.h adapters/lite_di_lock_etcd.h \
+                             tests/store/etcd_fake.py tests/store/contract/etcd_padded.py
 	@mkdir -p $(@D)
 	$(CT_CC) $< -lcurl -lcjson -o $@
 $(B)/contract/contract_pg: tests/store/contract/contract_pg.c $(CT_HDRS) tests/store/pg_common.h adapters/lite_di_lock_pg.h

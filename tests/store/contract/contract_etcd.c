@@ -3,7 +3,8 @@
  * the non-blocking ldl_etcd_async, every key behind a 63-byte prefix (the documented
  * maximum, so long_key is the issue's 63 + 127 byte key). The hostile parts:
  * tests/store/etcd_fake.py (mode "canned": the acquire txn answered by a bare "succeeded"
- * that names no key and no lease; mode "manynodes": a reply over the parsed-value bound);
+ * that names no key and no lease) and tests/store/contract/etcd_padded.py (a provable grant
+ * padded with 1,000 JSON values, over the parsed-value bound);
  * the frozen server is the real member under SIGSTOP. Run through tests/store/with_etcd.sh.
  * Last line: "etcd: N passed, M failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -25,7 +26,7 @@ typedef struct et_side {
 } et_side;
 
 static etcdt_member M;
-static char FAKE[80];
+static char FAKE[80], PADDED[80];
 static et_side A, B, X;
 static int frozen;
 
@@ -74,9 +75,9 @@ static const char *et_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
     case CT_FAKE_UNPROVEN:
         if (et_mode("canned /v3/kv/txn") != 0 || et_side_open(f, &X, FAKE, c) != 0) c->open_rc = CT_NOANSWER;
         return NULL;
-    case CT_FAKE_TREE:
+    case CT_FAKE_TREE:                        /* a provable grant padded over the value bound */
         if (which < 0) return NULL;
-        if (et_mode("manynodes /v3/kv/txn") != 0 || et_side_open(f, &X, FAKE, c) != 0) c->open_rc = CT_NOANSWER;
+        if (et_side_open(f, &X, PADDED, c) != 0) c->open_rc = CT_NOANSWER;
         return NULL;
     case CT_FROZEN:
         if (et_side_open(f, &X, M.url, c) != 0) { c->open_rc = CT_NOANSWER; return NULL; }
@@ -103,15 +104,15 @@ static void et_close(ct_fx *f, int which, ct_client *c)
     (void)f; (void)c;
     if (which == CT_FROZEN && frozen) { kill(M.pid, SIGCONT); frozen = 0; }
     et_side_close(&X);
-    if (which == CT_FAKE_UNPROVEN || which == CT_FAKE_TREE) (void)et_mode("ok *");
+    if (which == CT_FAKE_UNPROVEN) (void)et_mode("ok *");
 }
 
 int main(void)
 {
     ct_fx fx[2];
     const ct_fx *views[2];
-    char fdir[512];
-    pid_t fake_pid = 0;
+    char fdir[512], pdir[512];
+    pid_t fake_pid = 0, padded_pid = 0;
     int v, port;
     st_ignore_sigpipe();
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -120,6 +121,9 @@ int main(void)
     port = ct_start_fake("tests/store/etcd_fake.py", &fake_pid, fdir, sizeof fdir);
     ST_CHECK(port > 0, "%s", "the hostile gateway");
     snprintf(FAKE, sizeof FAKE, "http://127.0.0.1:%d", port);
+    port = ct_start_fake("tests/store/contract/etcd_padded.py", &padded_pid, pdir, sizeof pdir);
+    ST_CHECK(port > 0, "%s", "the padded gateway");
+    snprintf(PADDED, sizeof PADDED, "http://127.0.0.1:%d", port);
     for (v = 0; v < 2; v++) {
         ct_fx *f = &fx[v];
         memset(f, 0, sizeof *f);
@@ -140,6 +144,7 @@ int main(void)
         views[v] = f;
     }
     if (fake_pid > 0) st_stop(fake_pid, SIGKILL, 2000);
+    if (padded_pid > 0) st_stop(padded_pid, SIGKILL, 2000);
     etcdt_stop(&M);
     curl_global_cleanup();
     return ct_report("etcd", views, 2);
