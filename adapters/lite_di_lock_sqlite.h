@@ -233,19 +233,32 @@ typedef struct ldl_sqlite {              /* caller-owned; fields are private */
     char          _err[LDL__SQLITE_ERR_MAX];
 } ldl_sqlite;
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_sqlite): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 LDL_SQLITE_API int         ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table);
 LDL_SQLITE_API int         ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *table,
                                            unsigned flags);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API void        ldl_sqlite_close(ldl_sqlite *s);   /* idempotent */
 LDL_SQLITE_API int         ldl_sqlite_set_busy_ms(ldl_sqlite *s, uint32_t ms);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_store   ldl_sqlite_store(ldl_sqlite *s);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_store_ext ldl_sqlite_ext(ldl_sqlite *s);   /* owner + inspect; after init */
 LDL_SQLITE_API sqlite3    *ldl_sqlite_db(const ldl_sqlite *s);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API const char *ldl_sqlite_why(const ldl_sqlite *s);   /* never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API int         ldl_sqlite_check_durability(ldl_sqlite *s);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API int         ldl_sqlite_fence(ldl_sqlite *s, const char *resource, int64_t fence);
 #ifndef LDL_NO_ASYNC
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_async_store ldl_sqlite_async_store(ldl_sqlite *s);  /* answers inside every submit */
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_store_ext ldl_sqlite_async_ext(ldl_sqlite *s);      /* submit_owned, inspect */
 #endif
 
