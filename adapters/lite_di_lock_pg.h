@@ -297,21 +297,37 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
 } ldl_pg_async;
 #endif /* LDL_NO_ASYNC */
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_pg, ldl_view_pg_async): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
 LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store_ext ldl_pg_ext(ldl_pg *p);       /* owner + inspect; after init */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API const char *ldl_pg_why(const ldl_pg *p);   /* never NULL */
 
 #ifndef LDL_NO_ASYNC
 LDL_PG_API int  ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs, size_t nreqs);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store_ext ldl_pg_async_ext(ldl_pg_async *pa); /* submit_owned only */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API const char *ldl_pg_async_why(const ldl_pg_async *pa);          /* never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NULL for NULL */
 #endif
 
@@ -405,6 +421,7 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
 extern "C" {
 #endif
 
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int         ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence);
 LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; never NULL */
 

@@ -210,6 +210,11 @@ typedef struct ldl_redis_cluster { ldl__rc_map _m; } ldl_redis_cluster;
    tag if it has a non-empty one) */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len);
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_redis_cluster, ldl_view_redis_cluster_async): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 /* --- synchronous view --------------------------------------------------- */
 /* seeds "host:port[,...]"; prefix as for ldl_redis_init; timeout_ms > 0: the
    connect and command timeout of every connection. BLOCKS (connects, reads
@@ -218,11 +223,14 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len
    any answer. */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_init(ldl_redis_cluster *rc, const char *seeds,
                                                  const char *prefix, uint32_t timeout_ms);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc);
 /* v0.2 holder identity (HOLDER IDENTITY in lite_di_lock_redis.h): acquire_owned
    and inspect, routed like every call (the owner key {P:K}:owner shares the
    lock's hash tag); submit_owned NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_ext(ldl_redis_cluster *rc);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_why(const ldl_redis_cluster *rc);
 /* read the map again now (blocking); LDL_OK or LDL_ESTORE */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_refresh(ldl_redis_cluster *rc);
@@ -248,6 +256,7 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_set_clock(ldl_redis_cluster *rc, ld
    can still lose the fence, so this never speaks for a promotion. */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_check_durability(ldl_redis_cluster *rc, char *why, size_t why_len);
 /* closes every connection; the struct may be init'ed again */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc);
 
 #ifndef LDL_NO_ASYNC
@@ -283,24 +292,32 @@ typedef struct ldl_redis_cluster_async {
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *ra, const char *seeds,
                                                        const char *prefix, uint32_t timeout_ms,
                                                        ldl_redis_cluster_req *reqs, size_t nreqs);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_async_store ldl_redis_cluster_async_store(ldl_redis_cluster_async *ra);
 /* v0.2 holder identity: submit_owned only (inspect from a synchronous
    ldl_redis_cluster) */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_async_ext(ldl_redis_cluster_async *ra);
 /* pumps every master (ldl_redis_async_pump), the map read, the reconnects and
    the redirects; never waits. Answers the completions delivered (>= 0). */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *ra);
 /* drops every master with requests unanswered for more than ms; how many */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fail_stalled(ldl_redis_cluster_async *ra, uint32_t ms);
 /* the sockets to wait on: up to n (fd, events) pairs, answers how many */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fds(const ldl_redis_cluster_async *ra, int *fds,
                                                       int *events, int n);
 /* decision 0105's verb: every sent and parked request answered LDL_ESTORE at
    once, every master link dropped (reconnected inside later pumps); how many */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_drop(ldl_redis_cluster_async *ra);
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_set_clock(ldl_redis_cluster_async *ra, ldl_clock clock);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_stats(const ldl_redis_cluster_async *ra);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
 /* The fenced write, non-blocking view (issue 31): routed to the master the map
    names for the mark's slot and queued on that master's pipeline behind the
@@ -328,6 +345,7 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fence(ldl_redis_cluster_async 
    target with ASKING first, TRYAGAIN is LDL_ESTORE (a redirect means the
    script did not run, so the second send cannot write twice). *reply_out as
    ldl_redis_fence: yours to freeReplyObject. */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const char *resource, int64_t fence,
                                                   int nkeys, const int *keyidx, int argc, const char **argv,
                                                   const size_t *argvlen, redisReply **reply_out);
