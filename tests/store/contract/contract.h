@@ -33,8 +33,8 @@
  *   reply_bounded       (fake) a 4.5 MB reply tree (or the fake's equivalent): refused, the
  *                       calling process stays under 32 MB of RSS
  *   bounded_wait        a frozen server: sync, the call answers a store error within the
- *                       fixture's bound; async, no pump blocks, and a lock's acquire ends
- *                       (not held) within its TTL
+ *                       fixture's bound; async, no wait (5 ms) + pump takes over 100 ms, and
+ *                       a lock's acquire ends (not held) within its TTL + 1 s
  *   missing_store       inspection of a store that does not exist: refused, nothing created
  *   foreign_storage     storage another user or role may write: refused, no fence handed out
  *   durability_report   the view's durability op claims LDL_SURVIVES_FAILOVER only with a
@@ -53,6 +53,7 @@
 /* a call the shim gave up waiting for (a test failure, never a store answer) */
 #define CT_NOANSWER (-9999)
 #define CT_RSS_MAX_KB (32L * 1024L)
+#define CT_PUMP_MAX_MS 100   /* a 5 ms wait + one pump against a frozen server, on a loaded 2-core box */
 
 enum { CT_FAKE_UNPROVEN = 1, CT_FAKE_TREE, CT_FROZEN, CT_MISSING, CT_FOREIGN, CT_DURABILITY };
 
@@ -67,7 +68,7 @@ typedef struct ct_client {
     uint32_t         max_ms;                    /* the shim's patience (default 10 s) */
     int              open_rc;                   /* open(): the adapter's init answer;
                                                    CT_NOANSWER: the fixture's setup failed */
-    uint64_t         pump_max_ms;               /* the longest single pump the shim saw */
+    uint64_t         pump_max_ms;               /* the longest wait + pump seen (shim, lock loop) */
     ldl_store        shim;                      /* filled by ct_store() */
 } ct_client;
 
@@ -248,7 +249,10 @@ ST_FN int ct_run_job(ct_fx *f, ct_client *c, const char *key, int *rc)
         uint64_t end = st_now_ms() + f->ttl_ms + 5000u;
         *rc = ldl_lock_acquire(&lk);
         while (*rc == LDL_EINPROGRESS && st_now_ms() < end) {
-            c->pump(c->pctx, 5);
+            uint64_t t0 = st_now_ms(), d;
+            c->pump(c->pctx, 5);                 /* the view's wait (at most 5 ms) + pump */
+            d = st_now_ms() - t0;
+            if (d > c->pump_max_ms) c->pump_max_ms = d;
             *rc = ldl_lock_poll(&lk);
             if (*rc != 1 && !ldl_lock_pending(&lk)) break;
         }
@@ -497,8 +501,12 @@ ST_FN void ct_bounded_wait(ct_fx *f, ct_client *c)
         c->pump_max_ms = 0;
         ran = ct_run_job(f, c, k, &lrc);
         ms = st_now_ms() - t0;
-        printf("       frozen server, %s %s: the lock's acquire = %d after %llu ms (ttl %u)\n", f->adapter,
-               f->view, lrc, (unsigned long long)ms, f->ttl_ms);
+        printf("       frozen server, %s %s: the lock's acquire = %d after %llu ms (ttl %u), longest wait + pump "
+               "%llu ms\n", f->adapter, f->view, lrc, (unsigned long long)ms, f->ttl_ms,
+               (unsigned long long)c->pump_max_ms);
+        ST_CHECK(c->pump_max_ms <= CT_PUMP_MAX_MS, "[%s %s] a wait + pump took %llu ms (at most %d: the view's wait "
+                 "is 5 ms, a pump must not block)", f->adapter, f->view, (unsigned long long)c->pump_max_ms,
+                 CT_PUMP_MAX_MS);
         ST_CHECK(ran == 0 && lrc != 1, "[%s %s] a lock on a frozen server ran %d (rc %d)", f->adapter, f->view, ran, lrc);
         ST_CHECK(ms <= (uint64_t)f->ttl_ms + 1000u, "[%s %s] the acquire took %llu ms, ttl %u", f->adapter, f->view,
                  (unsigned long long)ms, f->ttl_ms);
