@@ -74,7 +74,7 @@
 #ifndef LITE_DI_LOCK_VIEW_H
 #define LITE_DI_LOCK_VIEW_H
 
-#include "../lite_di_lock.h"
+#include "lite_di_lock.h"
 #if defined(LDL_NO_ASYNC) || defined(LDL_NO_ELECTION)
 #error "lite_di_lock_view.h needs the non-blocking stores and the store extensions"
 #endif
@@ -168,9 +168,9 @@ typedef struct ldl_view {
 LDL__INLINE int  ldl__view_zero(void *s) { (void)s; return 0; }
 LDL__INLINE int  ldl__view_nowait(void *s, int max_ms) { (void)s; return max_ms < 0 ? LDL_EINVAL : 0; }
 LDL__INLINE long ldl__view_never(void *s) { (void)s; return -1; }
-LDL__INLINE int  ldl__view_nofds(void *s, ldl_view_fd *o, int n) { (void)s; (void)o; (void)n; return 0; }
+LDL__INLINE int  ldl__view_nofds(void *s, ldl_view_fd *o, int n) { (void)s; return !o || n < 1 ? LDL_EINVAL : 0; }
 LDL__INLINE int  ldl__view_norebind(void *s, void *c) { (void)s; (void)c; return LDL_EUNSUPPORTED; }
-LDL__INLINE int  ldl__view_nofence(void *s, const ldl_fenced *w) { (void)s; (void)w; return LDL_EUNSUPPORTED; }
+LDL__INLINE int  ldl__view_nofence(void *s, const ldl_fenced *w) { (void)s; return w ? LDL_EUNSUPPORTED : LDL_EINVAL; }
 LDL__INLINE int  ldl__view_nostats(const void *s, ldl_view_stats *o) {
     (void)s; if (!o) return LDL_EINVAL; memset(o, 0, sizeof *o); return LDL_OK;
 }
@@ -362,8 +362,8 @@ LDL__INLINE int ldl__vca_stats(const void *s, ldl_view_stats *o) {
     return LDL_OK;
 }
 LDL__INLINE int ldl__vca_fenced(void *s, const ldl_fenced *w) {
-    (void)s; (void)w;
-    return LDL_EUNSUPPORTED;   /* not yet: use a synchronous ldl_redis_cluster view */
+    (void)s;
+    return w ? LDL_EUNSUPPORTED : LDL_EINVAL;   /* not yet: use a synchronous ldl_redis_cluster view */
 }
 LDL__INLINE void ldl__vca_close(void *s) { ldl_redis_cluster_async_free((ldl_redis_cluster_async *)s); }
 LDL__INLINE int ldl__vca_wait(void *s, int max_ms) {
@@ -550,7 +550,7 @@ LDL__INLINE int ldl_view_sqlite(ldl_view *v, ldl_sqlite *s) {
     v->ops = &ops; v->self = s;
     v->store = ldl_sqlite_store(s);
     v->async = ldl_sqlite_async_store(s);
-    v->ext = ldl_sqlite_ext(s);
+    v->ext = ldl_sqlite_async_ext(s);   /* acquire_owned, inspect AND submit_owned: both faces */
     return LDL_OK;
 }
 #endif

@@ -1,0 +1,32 @@
+# mk/view.mk -- the one interface every adapter fills (adapters/lite_di_lock_view.h; issue 31
+# item 2 and "Measure").
+#   make test-view     tests/store/view_test.c against every REAL store, each view (sync and
+#                      non-blocking): MemoryStore, SQLite (disk), Redis, Redis Cluster (6 nodes),
+#                      PostgreSQL, etcd; one "N passed, M failed" line per store
+#   make mutants-view  tests/mutants/view.txt: every mutant of the view header killed by
+#                      test-view's suite (minutes; not in make test)
+# Decision record: docs/decisions/0020-one-view.md.
+
+TEST_TARGETS += test-view
+DEPS_PKGS    += redis-server redis-tools libhiredis-dev postgresql libpq-dev etcd-server \
+                libcurl4-openssl-dev libcjson-dev libsqlite3-dev python3
+
+VW_HDRS  = $(HDR) adapters/lite_di_lock_view.h adapters/lite_di_lock_redis.h adapters/lite_di_lock_redis_cluster.h \
+           adapters/lite_di_lock_pg.h adapters/lite_di_lock_etcd.h adapters/lite_di_lock_sqlite.h
+VW_THDRS = $(VW_HDRS) tests/store/fenced.h tests/store/redis_server.h tests/store/redis_cluster_server.h \
+           tests/store/pg_common.h tests/store/etcd_common.h tests/store/sqlite_common.h
+VW_CFLAGS = -I. -I$(PG_INC)
+VW_LIBS   = -lhiredis -lpq -lcurl -lcjson -lsqlite3
+VW_RUN    = sh tests/store/view_run.sh
+
+.PHONY: test-view mutants-view
+test-view: $(B)/view/view_test
+	@$(VW_RUN) ./$(B)/view/view_test
+
+# C99 with ASan + UBSan
+$(B)/view/view_test: tests/store/view_test.c $(VW_THDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) $(VW_CFLAGS) $< $(VW_LIBS) -o $@
+
+mutants-view:
+	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/view.txt
