@@ -34,6 +34,7 @@
 #define CASE_S 90
 
 static ldl_scope g_root, g_pool[16];     /* ONE scope serves every lock of the suite */
+static int g_seen_events;                /* LDL_WANT_* the fds asked for since the last reset */
 
 static int lock_init(ldl_lock *l, ldl_view *v, int async_face, const char *key, const char *owner)
 {
@@ -65,6 +66,7 @@ static void turn(ldl_view *v, ldl_lock *l, int use_wait)
             p[i].events = (short)(((f[i].events & LDL_WANT_READ) ? POLLIN : 0) |
                                   ((f[i].events & LDL_WANT_WRITE) ? POLLOUT : 0));
             p[i].revents = 0;
+            g_seen_events |= f[i].events;
         }
         (void)poll(p, (nfds_t)n, t < 0 || t > 20 ? 20 : (int)t);
     }
@@ -126,6 +128,7 @@ static int64_t lifecycle(ldl_view *v, int async_face, int use_wait, const char *
     int64_t tok = 0;
     if (!ST_CHECK(lock_init(&l, v, async_face, key, NULL) == LDL_OK, "%s: lock_init: %s", name, ldl_lock_why(&l)))
         return 0;
+    g_seen_events = 0;
     rc = ldl_lock_acquire(&l);
     ST_CHECK(rc == 1 || (async_face && rc == LDL_EINPROGRESS), "%s: acquire answered %d", name, rc);
     if (rc == LDL_EINPROGRESS) ST_CHECK(settle(v, &l, use_wait, 10000), "%s: the acquire settles", name);
@@ -133,6 +136,9 @@ static int64_t lifecycle(ldl_view *v, int async_face, int use_wait, const char *
              ldl_state_name(ldl_lock_state(&l)), ldl_lock_why(&l), v->ops->why(v->self));
     tok = ldl_lock_fencing_token(&l);
     ST_CHECK(tok >= 1, "%s: a fence %lld", name, (long long)tok);
+    if (v->ops->nonblocking && !use_wait)     /* the answer was waited for on the view's fds */
+        ST_CHECK(g_seen_events & (LDL_WANT_READ | LDL_WANT_WRITE), "%s: the fds asked for readiness "
+                 "while a request was in flight (seen %d)", name, g_seen_events);
     rc = ldl_lock_tick(&l);
     if (async_face) ST_CHECK(settle(v, &l, use_wait, 10000), "%s: the renew settles", name);
     ST_CHECK(ldl_lock_held(&l) && ldl_lock_counters(&l)->renewals >= 1,
@@ -520,12 +526,14 @@ static void run_etcd(void)
     w.resource = "efence"; w.fence = old; w.argc = 3; w.argv = put;
     rc = v.ops->fenced(v.self, &w);
     ST_CHECK(rc == 1, "etcd: fenced put with the holder's fence answers 1 (%d: %s)", rc, v.ops->why(v.self));
+    ST_CHECK(etcdt_count(m.url, "vtarget") == 1, "etcd: the put landed");
     ST_CHECK(ldl_lock_release(&l) == 1 && ldl_lock_acquire(&l) == 1 && ldl_lock_fencing_token(&l) > old,
              "etcd: released and granted again with a higher fence");
     rc = v.ops->fenced(v.self, &w);
     ST_CHECK(rc == 0, "etcd: the stale holder's put answers 0 (%d)", rc);
     w.fence = ldl_lock_fencing_token(&l); w.argc = 2; w.argv = del;
     ST_CHECK(v.ops->fenced(v.self, &w) == 1, "etcd: fenced delete with the new fence answers 1");
+    ST_CHECK(etcdt_count(m.url, "vtarget") == 0, "etcd: the delete landed");
     w.argv = put; w.argc = 2;
     ST_CHECK(v.ops->fenced(v.self, &w) == LDL_EINVAL, "etcd: a put with no value answers EINVAL");
     (void)ldl_lock_release(&l);
