@@ -20,7 +20,7 @@ VW_LIBS   = -lhiredis -lpq -lcurl -lcjson -lsqlite3
 VW_RUN    = sh tests/store/view_run.sh
 
 .PHONY: test-view mutants-view
-test-view: $(B)/view/view_test
+test-view: $(B)/view/view_test $(B)/view/epoll_leases $(B)/view/epoll_leases_r1
 	@$(VW_RUN) ./$(B)/view/view_test
 
 # C99 with ASan + UBSan
@@ -30,3 +30,16 @@ $(B)/view/view_test: tests/store/view_test.c $(VW_THDRS)
 
 mutants-view:
 	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/view.txt
+
+# examples/epoll_leases.c: 1,000 leases on one network store from one epoll loop (its smoke
+# runs per store inside test-view: tests/store/view_test.c's "example" mode)
+EXAMPLE_TARGETS += examples-view
+.PHONY: examples-view
+examples-view: $(B)/view/epoll_leases
+$(B)/view/epoll_leases: examples/epoll_leases.c $(VW_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 $(WARN) $(VW_CFLAGS) $< $(VW_LIBS) -o $@
+# the same with a read limit of ONE read per pump: edge-triggered epoll must still hold every lease
+$(B)/view/epoll_leases_r1: examples/epoll_leases.c $(VW_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 -DLDL_REDIS_PUMP_READS=1 $(WARN) $(VW_CFLAGS) $< $(VW_LIBS) -o $@

@@ -12,4 +12,4 @@ if ! $CC -std=c99 -O0 -g -w -I"$MUT_DIR" -I. -I"$PG_INC" tests/store/view_test.c
      -lhiredis -lpq -lcurl -lcjson -lsqlite3 -o "$MUT_DIR/view_test" > "$MUT_DIR/build.log" 2>&1; then
   echo "BUILD-ERROR view_test"; cat "$MUT_DIR/build.log"; exit 3
 fi
-exec sh tests/store/view_run.sh "$MUT_DIR/view_test"
+VIEW_STORES="memory sqlite redis cluster pg etcd" exec sh tests/store/view_run.sh "$MUT_DIR/view_test"
