@@ -194,6 +194,33 @@ static void drop_live(ldl_view *v, const char *name, const char *key, int counte
     ldl_lock_dispose(&l);
 }
 
+/* docs/event-loops.md: a request a lock queued waits in the view until the next pump (the
+   view does no I/O in a submit); want_write: meanwhile the fds ask for LDL_WANT_WRITE */
+static void queued_until_pump(ldl_view *v, const char *name, const char *key, int want_write)
+{
+    static ldl_lock l;
+    ldl_view_stats a, b;
+    ldl_view_fd f[16];
+    int rc, n, i, ev = 0;
+    if (!ST_CHECK(lock_init(&l, v, 1, key, NULL) == LDL_OK, "%s: lock_init", name)) return;
+    (void)v->ops->stats(v->self, &a);
+    rc = ldl_lock_acquire(&l);
+    ST_CHECK(rc == LDL_EINPROGRESS, "%s: the acquire is queued (%d)", name, rc);
+    st_sleep_ms(200);                                /* no pump: nothing goes out */
+    (void)ldl_lock_poll(&l);
+    (void)v->ops->stats(v->self, &b);
+    ST_CHECK(ldl_lock_state(&l) == LDL_ACQUIRING && b.answered == a.answered,
+             "%s: unanswered 200 ms later without a pump (state %s, answered %llu -> %llu)", name,
+             ldl_state_name(ldl_lock_state(&l)), (unsigned long long)a.answered, (unsigned long long)b.answered);
+    n = v->ops->fds(v->self, f, 16);
+    for (i = 0; i < n; i++) ev |= f[i].events;
+    if (want_write) ST_CHECK(ev & LDL_WANT_WRITE, "%s: the fds ask for LDL_WANT_WRITE while a request waits (%d)", name, ev);
+    ST_CHECK(settle(v, &l, 0, 10000) && ldl_lock_held(&l), "%s: the next pumps send it and it is granted", name);
+    (void)ldl_lock_release(&l);
+    ST_CHECK(settle(v, &l, 0, 10000), "%s: released", name);
+    ldl_lock_dispose(&l);
+}
+
 /* the first fd the view answers now, -1 none */
 static int first_fd(ldl_view *v)
 {
@@ -302,6 +329,7 @@ static void run_redis(void)
     lifecycle(&v, 1, 0, "redis-async (fds)", "ra1");
     lifecycle(&v, 1, 1, "redis-async (wait)", "ra2");
     stats_move(&v, "redis-async", 1, &st0);
+    queued_until_pump(&v, "redis-async", "rq", 1);
     ST_CHECK(v.ops->durability(v.self, why, sizeof why) == LDL_EUNSUPPORTED && why[0],
              "redis-async: durability is the synchronous view's (EUNSUPPORTED, why)");
     {   /* the fenced write through the same desc, answered by done */
@@ -379,6 +407,7 @@ static void run_cluster(void)
     ST_CHECK(v.ops->fds(v.self, (ldl_view_fd[8]){{0, 0}}, 8) >= 3, "redis-cluster-async: an fd per master");
     lifecycle(&v, 1, 0, "redis-cluster-async (fds)", "ca1");
     lifecycle(&v, 1, 1, "redis-cluster-async (wait)", "ca2");
+    queued_until_pump(&v, "redis-cluster-async", "cq", 0);
     {
         ldl_fenced w;
         memset(&w, 0, sizeof w);
@@ -467,6 +496,7 @@ static void run_pg(void)
     lifecycle(&v, 1, 0, "pg-async (fds)", "pa1");
     lifecycle(&v, 1, 1, "pg-async (wait)", "pa2");
     stats_move(&v, "pg-async", 1, &st0);
+    queued_until_pump(&v, "pg-async", "pq", 1);
     ST_CHECK(v.ops->durability(v.self, why, sizeof why) == LDL_EUNSUPPORTED && why[0],
              "pg-async: durability EUNSUPPORTED with a why");
     memset(&w, 0, sizeof w);
@@ -553,6 +583,7 @@ static void run_etcd(void)
     lifecycle(&v, 1, 0, "etcd-async (fds)", "ea1");
     lifecycle(&v, 1, 1, "etcd-async (wait)", "ea2");
     stats_move(&v, "etcd-async", 1, &st0);
+    queued_until_pump(&v, "etcd-async", "eq", 0);
     memset(&w, 0, sizeof w);
     ST_CHECK(v.ops->fenced(v.self, &w) == LDL_EUNSUPPORTED, "etcd-async: no fenced write");
 
