@@ -49,7 +49,9 @@
      redirect or a new etcd connection. Ask `fds` again after every pump and
      re-register what differs (epoll: EPOLL_CTL_DEL the old fd before it is
      closed, EPOLL_CTL_ADD the new one). `fds` answers 0 while a link is
-     down: the pump reconnects on the next timeout.
+     down. A Redis, PostgreSQL or etcd view stays down after a drop until
+     you rebind it to a new connection; the Cluster view opens its masters
+     again inside later pumps (its timeout_ms keeps them coming).
    - Edge-triggered readiness is safe only if you pump until the view has
      nothing left to read: one pump reads a bounded amount (Redis:
      LDL_REDIS_PUMP_READS reads; etcd: LDL_ETCD_BATCH exchanges), so a pump

@@ -353,6 +353,7 @@ static void run_redis(void)
     st_case("redis: drop and rebind", CASE_S);
     fd0 = first_fd(&v);
     ST_CHECK(fd0 >= 0, "redis-async: an fd while the link is up");
+    ST_CHECK(v.ops->timeout_ms(v.self) == -1, "redis-async: no timeout while the link is up");
     drop_live(&v, "redis-async", "ra3", 1);
     ST_CHECK(first_fd(&v) == -1 && v.ops->fds(v.self, (ldl_view_fd[1]){{0, 0}}, 1) == 0,
              "redis-async: fds answers 0 while the link is down");
@@ -405,6 +406,7 @@ static void run_cluster(void)
     ST_CHECK(ldl_view_redis_cluster_async(&v, &ra) == LDL_OK, "redis-cluster-async: attach");
     check_ops(&v, "redis-cluster-async");
     ST_CHECK(v.ops->fds(v.self, (ldl_view_fd[8]){{0, 0}}, 8) >= 3, "redis-cluster-async: an fd per master");
+    ST_CHECK(v.ops->timeout_ms(v.self) >= 0, "redis-cluster-async: a timeout (map reads, reconnects)");
     lifecycle(&v, 1, 0, "redis-cluster-async (fds)", "ca1");
     lifecycle(&v, 1, 1, "redis-cluster-async (wait)", "ca2");
     queued_until_pump(&v, "redis-cluster-async", "cq", 0);
@@ -504,6 +506,7 @@ static void run_pg(void)
 
     st_case("pg: drop and rebind", CASE_S);
     fd0 = first_fd(&v);
+    ST_CHECK(fd0 >= 0 && v.ops->timeout_ms(v.self) == -1, "pg-async: one fd, no timeout");
     drop_live(&v, "pg-async", "pa3", 1);
     cb = pgt_connect_nb("", 5000);
     ST_CHECK(cb != NULL, "pg-async: a new connection");
