@@ -43,3 +43,13 @@ $(B)/view/epoll_leases: examples/epoll_leases.c $(VW_HDRS)
 $(B)/view/epoll_leases_r1: examples/epoll_leases.c $(VW_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O2 -DLDL_REDIS_PUMP_READS=1 $(WARN) $(VW_CFLAGS) $< $(VW_LIBS) -o $@
+
+# ---------------------------------------------------------------- bench (not in make test)
+# bench/view.sh: the Redis and PostgreSQL pipelined rows direct vs through the view, side by
+# side in one run (bench/bench_view.c), and examples/epoll_leases.c's frame CPU per store
+.PHONY: bench-view
+bench-view: $(B)/bench/bench_view $(B)/view/epoll_leases $(B)/view/view_test
+	sh bench/view.sh $(B)/bench
+$(B)/bench/bench_view: bench/bench_view.c $(VW_THDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -DNDEBUG -D_POSIX_C_SOURCE=200809L $(WARN) $(VW_CFLAGS) $< $(VW_LIBS) -o $@
