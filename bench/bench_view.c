@@ -6,7 +6,8 @@
  * The pipelined rows of `make bench` (3j Redis, 4c PostgreSQL with synchronous_commit = off:
  * bench_redis.c / bench_pg.c's "inflight" method): 100 locks in flight on ONE connection,
  * each cycling acquire -> release, lifecycles/s over OPS lifecycles after a warm-up. Driven
- * two ways on the same server, alternating within each round (the order flips every round):
+ * two ways on the same server, in 8 alternating slices of OPS/8 per round (the order flips
+ * every slice):
  *   direct  the lock's async store from ldl_*_async_store, the loop calls the adapter's own
  *           ldl_*_async_fd and ldl_*_async_pump;
  *   view    the lock's store is v.async, the loop calls v.ops->fds and v.ops->pump.
@@ -50,9 +51,11 @@ typedef struct target {
 } target;
 
 /* one wait + pump: direct calls the adapter, else the view's ops */
+static int g_aa;                         /* BENCH_VIEW_AA=1: the "view" runs are direct too (an A/A control) */
 static void wait_pump(target *t, int via) {
     struct pollfd p;
     int ev = 0;
+    if (g_aa) via = 0;
     if (via) {
         ldl_view_fd f[1];
         p.fd = t->v.ops->fds(t->v.self, f, 1) == 1 ? f[0].fd : -1;
@@ -81,7 +84,7 @@ static double inflight(target *t, int via, long ops) {
         d.container = ldl_scope_container(&g_root);
         d.key = g_keys[i];
         d.ttl_ms = 30000;
-        d.async_store = via ? &t->v.async : &direct;
+        d.async_store = via && !g_aa ? &t->v.async : &direct;
         if (ldl_lock_init(&g_locks[i], &d) != LDL_OK) { fprintf(stderr, "init: %s\n", ldl_lock_why(&g_locks[i])); exit(1); }
     }
     while (done < ops + warm) {
@@ -112,15 +115,22 @@ static double inflight(target *t, int via, long ops) {
     return (double)ops * 1e9 / (double)t0;
 }
 
+/* a round: SLICES slices of each way, alternating (the order flips every slice), so that a
+   change of the machine's load hits both; the round's rate of each way is over its slices */
+#define SLICES 8
 static void run(const char *name, target *t, int rounds, long ops) {
     double dr[64], vr[64], ratio[64];
-    int r;
+    int r, k;
     if (rounds > 64) rounds = 64;
     (void)inflight(t, 0, ops / 4);        /* warm both paths once */
     (void)inflight(t, 1, ops / 4);
     for (r = 0; r < rounds; r++) {
-        if (r % 2) { vr[r] = inflight(t, 1, ops); dr[r] = inflight(t, 0, ops); }
-        else       { dr[r] = inflight(t, 0, ops); vr[r] = inflight(t, 1, ops); }
+        double dt = 0, vt = 0;
+        for (k = 0; k < SLICES; k++) {
+            if ((k + r) % 2) { vt += ops / SLICES / inflight(t, 1, ops / SLICES); dt += ops / SLICES / inflight(t, 0, ops / SLICES); }
+            else             { dt += ops / SLICES / inflight(t, 0, ops / SLICES); vt += ops / SLICES / inflight(t, 1, ops / SLICES); }
+        }
+        dr[r] = ops / dt; vr[r] = ops / vt;
         ratio[r] = vr[r] / dr[r];
         if (getenv("BENCH_VERBOSE")) fprintf(stderr, "%s round %d: direct %.0f view %.0f (%.3f)\n", name, r, dr[r], vr[r], ratio[r]);
     }
@@ -139,6 +149,7 @@ int main(int argc, char **argv) {
     ldl_pg_async pa;
     target t;
     st_ignore_sigpipe();
+    g_aa = getenv("BENCH_VIEW_AA") && atoi(getenv("BENCH_VIEW_AA")) == 1;
     ldl_scope_init(&g_root, g_pool, 2);
 
     if (rs_start(&s, "bview", 0) != 0) { fprintf(stderr, "bench_view: redis-server did not start\n"); return 1; }
