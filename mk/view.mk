@@ -20,8 +20,13 @@ VW_LIBS   = -lhiredis -lpq -lcurl -lcjson -lsqlite3
 VW_RUN    = sh tests/store/view_run.sh
 
 .PHONY: test-view mutants-view
-test-view: $(B)/view/view_test $(B)/view/epoll_leases $(B)/view/epoll_leases_r1
+VW_BUILDS = $(addprefix $(B)/view/build_,c99 c11 clang cxx17 static)
+test-view: $(VW_BUILDS) $(B)/view/view_test $(B)/view/epoll_leases $(B)/view/epoll_leases_r1
+	@for b in $(VW_BUILDS); do printf '== view %-12s ' "$$(basename $$b):"; ./$$b || exit 1; done
 	@$(VW_RUN) ./$(B)/view/view_test
+
+# the header with every adapter in every language and option it claims (no server)
+$(call LDL_BUILD_MATRIX,$(B)/view/build,tests/store/view_build.c,$(VW_HDRS),VW_CFLAGS,VW_LIBS,c99 c11 clang cxx17 static)
 
 # C99 with ASan + UBSan
 $(B)/view/view_test: tests/store/view_test.c $(VW_THDRS)
