@@ -4,7 +4,9 @@
 #                      non-blocking): MemoryStore, SQLite (disk), Redis, Redis Cluster (6 nodes),
 #                      PostgreSQL, etcd; one "N passed, M failed" line per store
 #   make mutants-view  tests/mutants/view.txt: every mutant of the view header killed by
-#                      test-view's suite (minutes; not in make test)
+#                      test-view's suite; tests/mutants/view_example.txt: every mutant of
+#                      examples/epoll_leases.c killed by its Redis smokes (about 6 min; not
+#                      in make test)
 # Decision record: docs/decisions/0020-one-view.md.
 
 TEST_TARGETS += test-view
@@ -35,6 +37,7 @@ $(B)/view/view_test: tests/store/view_test.c $(VW_THDRS)
 
 mutants-view:
 	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/view.txt
+	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/view_example.txt
 
 # examples/epoll_leases.c: 1,000 leases on one network store from one epoll loop (its smoke
 # runs per store inside test-view: tests/store/view_test.c's "example" mode)
