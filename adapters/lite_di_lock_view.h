@@ -323,7 +323,8 @@ LDL__INLINE int ldl__vra_wait(void *s, int max_ms) {
 #define LDL__VIEW_REDIS_CLUSTER
 LDL__INLINE const char *ldl__vc_why(const void *s) { return ldl_redis_cluster_why((const ldl_redis_cluster *)s); }
 LDL__INLINE int ldl__vc_dur(void *s, char *why, size_t n) {
-    return ldl__view_nodur(s, why, n, "Redis Cluster: not checked (ask each master with a synchronous ldl_redis view)");
+    int rc = ldl_redis_cluster_check_durability((ldl_redis_cluster *)s, why, n);   /* every master */
+    return rc < 0 ? rc : rc == 1 ? (LDL_SURVIVES_CRASH | LDL_SURVIVES_POWER) : 0;   /* never FAILOVER */
 }
 LDL__INLINE int ldl__vc_fenced(void *s, const ldl_fenced *w) {
     if (!w || w->argc < 1 || !w->argv) return LDL_EINVAL;
@@ -363,9 +364,17 @@ LDL__INLINE int ldl__vca_stats(const void *s, ldl_view_stats *o) {
     o->link_failures = st->reconnects;
     return LDL_OK;
 }
+LDL__INLINE void ldl__vca_done(void *ctx, int rc, redisReply *reply) {
+    const ldl_fenced *w = (const ldl_fenced *)ctx;
+    w->done(w->ctx, rc, reply);
+}
 LDL__INLINE int ldl__vca_fenced(void *s, const ldl_fenced *w) {
-    (void)s;
-    return w ? LDL_EUNSUPPORTED : LDL_EINVAL;   /* not yet: use a synchronous ldl_redis_cluster view */
+    if (!w || w->argc < 1 || !w->argv || !w->done) return LDL_EINVAL;
+    return ldl_redis_cluster_async_fence((ldl_redis_cluster_async *)s, w->resource, w->fence, w->nkeys,
+                                         w->keyidx, w->argc, w->argv, w->argvlen, ldl__vca_done, (void *)w);
+}
+LDL__INLINE int ldl__vca_dur(void *s, char *why, size_t n) {
+    return ldl__view_nodur(s, why, n, "ask a synchronous ldl_redis_cluster view (it asks every master)");
 }
 LDL__INLINE void ldl__vca_close(void *s) { ldl_redis_cluster_async_free((ldl_redis_cluster_async *)s); }
 LDL__INLINE int ldl__vca_wait(void *s, int max_ms) {
@@ -377,7 +386,7 @@ LDL__INLINE int ldl_view_redis_cluster_async(ldl_view *v, ldl_redis_cluster_asyn
     static const ldl_view_ops ops = {
         "redis-cluster-async", 1, ldl__vca_pump, ldl__vca_fds, ldl__vca_timeout, ldl__vca_wait,
         ldl__vca_drop, ldl__view_norebind, ldl__vca_why, ldl__vca_stats,
-        ldl__vc_dur, ldl__vca_fenced, ldl__vca_close };
+        ldl__vca_dur, ldl__vca_fenced, ldl__vca_close };
     if (!v || !ra) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = ra;
