@@ -49,7 +49,9 @@
      redirect or a new etcd connection. Ask `fds` again after every pump and
      re-register what differs (epoll: EPOLL_CTL_DEL the old fd before it is
      closed, EPOLL_CTL_ADD the new one). `fds` answers 0 while a link is
-     down: the pump reconnects on the next timeout.
+     down. A Redis, PostgreSQL or etcd view stays down after a drop until
+     you rebind it to a new connection; the Cluster view opens its masters
+     again inside later pumps (its timeout_ms keeps them coming).
    - Edge-triggered readiness is safe only if you pump until the view has
      nothing left to read: one pump reads a bounded amount (Redis:
      LDL_REDIS_PUMP_READS reads; etcd: LDL_ETCD_BATCH exchanges), so a pump
@@ -74,7 +76,7 @@
 #ifndef LITE_DI_LOCK_VIEW_H
 #define LITE_DI_LOCK_VIEW_H
 
-#include "../lite_di_lock.h"
+#include "lite_di_lock.h"
 #if defined(LDL_NO_ASYNC) || defined(LDL_NO_ELECTION)
 #error "lite_di_lock_view.h needs the non-blocking stores and the store extensions"
 #endif
@@ -168,9 +170,9 @@ typedef struct ldl_view {
 LDL__INLINE int  ldl__view_zero(void *s) { (void)s; return 0; }
 LDL__INLINE int  ldl__view_nowait(void *s, int max_ms) { (void)s; return max_ms < 0 ? LDL_EINVAL : 0; }
 LDL__INLINE long ldl__view_never(void *s) { (void)s; return -1; }
-LDL__INLINE int  ldl__view_nofds(void *s, ldl_view_fd *o, int n) { (void)s; (void)o; (void)n; return 0; }
+LDL__INLINE int  ldl__view_nofds(void *s, ldl_view_fd *o, int n) { (void)s; return !o || n < 1 ? LDL_EINVAL : 0; }
 LDL__INLINE int  ldl__view_norebind(void *s, void *c) { (void)s; (void)c; return LDL_EUNSUPPORTED; }
-LDL__INLINE int  ldl__view_nofence(void *s, const ldl_fenced *w) { (void)s; (void)w; return LDL_EUNSUPPORTED; }
+LDL__INLINE int  ldl__view_nofence(void *s, const ldl_fenced *w) { (void)s; return w ? LDL_EUNSUPPORTED : LDL_EINVAL; }
 LDL__INLINE int  ldl__view_nostats(const void *s, ldl_view_stats *o) {
     (void)s; if (!o) return LDL_EINVAL; memset(o, 0, sizeof *o); return LDL_OK;
 }
@@ -321,7 +323,8 @@ LDL__INLINE int ldl__vra_wait(void *s, int max_ms) {
 #define LDL__VIEW_REDIS_CLUSTER
 LDL__INLINE const char *ldl__vc_why(const void *s) { return ldl_redis_cluster_why((const ldl_redis_cluster *)s); }
 LDL__INLINE int ldl__vc_dur(void *s, char *why, size_t n) {
-    return ldl__view_nodur(s, why, n, "Redis Cluster: not checked (ask each master with a synchronous ldl_redis view)");
+    int rc = ldl_redis_cluster_check_durability((ldl_redis_cluster *)s, why, n);   /* every master */
+    return rc < 0 ? rc : rc == 1 ? (LDL_SURVIVES_CRASH | LDL_SURVIVES_POWER) : 0;   /* never FAILOVER */
 }
 LDL__INLINE int ldl__vc_fenced(void *s, const ldl_fenced *w) {
     if (!w || w->argc < 1 || !w->argv) return LDL_EINVAL;
@@ -361,9 +364,17 @@ LDL__INLINE int ldl__vca_stats(const void *s, ldl_view_stats *o) {
     o->link_failures = st->reconnects;
     return LDL_OK;
 }
+LDL__INLINE void ldl__vca_done(void *ctx, int rc, redisReply *reply) {
+    const ldl_fenced *w = (const ldl_fenced *)ctx;
+    w->done(w->ctx, rc, reply);
+}
 LDL__INLINE int ldl__vca_fenced(void *s, const ldl_fenced *w) {
-    (void)s; (void)w;
-    return LDL_EUNSUPPORTED;   /* not yet: use a synchronous ldl_redis_cluster view */
+    if (!w || w->argc < 1 || !w->argv || !w->done) return LDL_EINVAL;
+    return ldl_redis_cluster_async_fence((ldl_redis_cluster_async *)s, w->resource, w->fence, w->nkeys,
+                                         w->keyidx, w->argc, w->argv, w->argvlen, ldl__vca_done, (void *)w);
+}
+LDL__INLINE int ldl__vca_dur(void *s, char *why, size_t n) {
+    return ldl__view_nodur(s, why, n, "ask a synchronous ldl_redis_cluster view (it asks every master)");
 }
 LDL__INLINE void ldl__vca_close(void *s) { ldl_redis_cluster_async_free((ldl_redis_cluster_async *)s); }
 LDL__INLINE int ldl__vca_wait(void *s, int max_ms) {
@@ -375,7 +386,7 @@ LDL__INLINE int ldl_view_redis_cluster_async(ldl_view *v, ldl_redis_cluster_asyn
     static const ldl_view_ops ops = {
         "redis-cluster-async", 1, ldl__vca_pump, ldl__vca_fds, ldl__vca_timeout, ldl__vca_wait,
         ldl__vca_drop, ldl__view_norebind, ldl__vca_why, ldl__vca_stats,
-        ldl__vc_dur, ldl__vca_fenced, ldl__vca_close };
+        ldl__vca_dur, ldl__vca_fenced, ldl__vca_close };
     if (!v || !ra) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = ra;
@@ -550,7 +561,7 @@ LDL__INLINE int ldl_view_sqlite(ldl_view *v, ldl_sqlite *s) {
     v->ops = &ops; v->self = s;
     v->store = ldl_sqlite_store(s);
     v->async = ldl_sqlite_async_store(s);
-    v->ext = ldl_sqlite_ext(s);
+    v->ext = ldl_sqlite_async_ext(s);   /* acquire_owned, inspect AND submit_owned: both faces */
     return LDL_OK;
 }
 #endif
