@@ -12,13 +12,18 @@
  * Arguments (all optional): [host (numeric)] [port] [seconds, 0 = until Ctrl-C] [rooms]
  * Environment: LDL_TTL_MS (default 3000), LDL_PREFIX (default "game").
  *
- * Each frame: ldl_redis_async_pump() (non-blocking I/O: sends the queued requests, completes
- * the answered ones), then ldl_lock_poll() for every room (applies answers, renews when the
- * heartbeat is due, notices a passed deadline), then "simulates" the rooms it holds (here:
- * adds the fence to a checksum, as a real server would pass it to whatever it writes).
+ * The adapter is driven through the one interface every store fills (adapters/
+ * lite_di_lock_view.h, docs/event-loops.md): after the attach line nothing below names Redis
+ * but the reconnect's new context. Each frame: v.ops->pump (non-blocking I/O: sends the
+ * queued requests, completes the answered ones), then ldl_lock_poll() for every room
+ * (applies answers, renews when the heartbeat is due, notices a passed deadline), then
+ * "simulates" the rooms it holds (here: adds the fence to a checksum, as a real server would
+ * pass it to whatever it writes), then v.ops->pump again (the renewals the polls queued go
+ * out now, not a frame later).
  * A room that is neither held nor waiting for an answer is asked for again once a second.
- * The frame waits for the next tick in poll() on the adapter's socket, so answers are read
- * as soon as they arrive. Every second it prints the rooms held and the frame-time
+ * The frame waits for the next tick in poll() on the view's fds, so answers are read as soon
+ * as they arrive. A failed link is replaced (at most once a second) by a new connection
+ * through v.ops->rebind; the fd changes, and the wait asks the view for it every time. Every second it prints the rooms held and the frame-time
  * percentiles of the work part (pump + polls + simulation); at the end the whole run.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -26,6 +31,7 @@
 #include "lite_di_lock.h"
 #define LDL_REDIS_IMPLEMENTATION
 #include "adapters/lite_di_lock_redis.h"
+#include "adapters/lite_di_lock_view.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -87,7 +93,8 @@ int main(int argc, char **argv) {
     uint32_t ttl = ttl_env && *ttl_env ? (uint32_t)atol(ttl_env) : 3000;
     redisContext *c;
     ldl_redis_async ra;
-    ldl_async_store as;
+    ldl_view v;
+    ldl_view_stats vs;
     uint64_t start, next_frame, next_report, next_reconnect = 0, checksum = 0;
     size_t nframes = 0, window_start = 0;
     int i, link_down = 0;
@@ -104,7 +111,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "init: %s\n", ldl_redis_async_why(&ra));
         return 1;
     }
-    as = ldl_redis_async_store(&ra);
+    ldl_view_redis_async(&v, &ra);       /* the one Redis-specific line of the loop's setup */
     for (i = 0; i < nrooms; i++) {
         ldl_lock_desc d;
         memset(&d, 0, sizeof d);
@@ -114,7 +121,7 @@ int main(int argc, char **argv) {
         d.container.shutdown = nop_shutdown;
         d.key = g_rooms[i].key;
         d.ttl_ms = ttl;
-        d.async_store = &as;
+        d.async_store = &v.async;
         d.on_lost = on_lost;
         if (ldl_lock_init(&g_rooms[i].lock, &d) != LDL_OK) {
             fprintf(stderr, "lock init: %s\n", ldl_lock_why(&g_rooms[i].lock));
@@ -131,16 +138,20 @@ int main(int argc, char **argv) {
         uint64_t t0 = now_us(), t1;
         int held = 0;
         /* 1. the store's I/O, never waiting */
-        if (ldl_redis_async_pump(&ra) < 0) {
-            if (!link_down) printf("link failed: %s (reconnecting)\n", ldl_redis_async_why(&ra));
+        if (v.ops->pump(v.self) < 0) {
+            if (!link_down) printf("link failed: %s (reconnecting)\n", v.ops->why(v.self));
             link_down = 1;
             if (t0 >= next_reconnect) {                 /* at most once a second */
-                ldl_redis_async_reconnect(&ra);         /* completes inside later pumps */
+                redisContext *nc = redisConnectNonBlock(host, port);
+                if (nc && v.ops->rebind(v.self, nc) == LDL_OK) {   /* connects inside later pumps */
+                    redisFree(c);                       /* the old context is ours again */
+                    c = nc;
+                } else if (nc) redisFree(nc);
                 next_reconnect = t0 + 1000000u;
             }
         } else if (link_down) {
-            int ev = 0;
-            if (ldl_redis_async_fd(&ra, &ev) >= 0 && (ev & LDL_WANT_READ)) {   /* connected */
+            ldl_view_fd f[1];
+            if (v.ops->fds(v.self, f, 1) == 1 && (f[0].events & LDL_WANT_READ)) {   /* connected */
                 printf("link up again\n");
                 link_down = 0;
             }
@@ -162,6 +173,7 @@ int main(int argc, char **argv) {
                 r->retry_at_us = t0 + 1000000u;
             }
         }
+        v.ops->pump(v.self);                           /* send what the polls queued */
         t1 = now_us();
         if (nframes < sizeof g_frame_us / sizeof g_frame_us[0]) g_frame_us[nframes++] = (uint32_t)(t1 - t0);
         if (t1 >= next_report) {
@@ -171,8 +183,9 @@ int main(int argc, char **argv) {
             if (n > 600) n = 600;
             memcpy(win, g_frame_us + nframes - n, n * sizeof *win);
             percentiles(win, n, p, sizeof p);
+            v.ops->stats(v.self, &vs);
             printf("held %d of %d rooms; lost %lu; acquire ESTATE %lu; in flight %lu; frame work %s\n", held, nrooms, g_lost, g_estate,
-                   (unsigned long)ldl_redis_async_stats(&ra)->live, p);
+                   (unsigned long)vs.live, p);
             fflush(stdout);
             window_start = nframes;
             next_report += 1000000u;
@@ -182,16 +195,18 @@ int main(int argc, char **argv) {
         for (;;) {
             uint64_t now = now_us();
             struct pollfd pf;
-            int ev = 0;
+            ldl_view_fd f[1];
             if (now >= next_frame || g_stop) break;
-            pf.fd = ldl_redis_async_fd(&ra, &ev);
-            pf.events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
-            pf.revents = 0;
-            if (pf.fd < 0 || poll(&pf, 1, (int)((next_frame - now + 999) / 1000)) <= 0) {
-                if (pf.fd < 0) { struct timespec ts = { 0, 1000000L }; nanosleep(&ts, NULL); }
+            if (v.ops->fds(v.self, f, 1) != 1) {       /* the link is down: no fd now */
+                struct timespec ts = { 0, 1000000L };
+                nanosleep(&ts, NULL);
                 continue;
             }
-            ldl_redis_async_pump(&ra);             /* answers in as they come */
+            pf.fd = f[0].fd;                           /* asked every time: a rebind changes it */
+            pf.events = (short)(((f[0].events & LDL_WANT_READ) ? POLLIN : 0) | ((f[0].events & LDL_WANT_WRITE) ? POLLOUT : 0));
+            pf.revents = 0;
+            if (poll(&pf, 1, (int)((next_frame - now + 999) / 1000)) <= 0) continue;
+            v.ops->pump(v.self);                       /* answers in as they come */
         }
         if (now_us() > next_frame + 10u * FRAME_US) next_frame = now_us();  /* we were stopped */
     }
@@ -205,7 +220,7 @@ int main(int argc, char **argv) {
         for (i = 0; i < nrooms; i++) answer[i] = ldl_lock_release(&g_rooms[i].lock);
         while (pending && now_us() < end) {
             struct timespec ts = { 0, 1000000L };
-            ldl_redis_async_pump(&ra);
+            v.ops->pump(v.self);
             for (pending = 0, i = 0; i < nrooms; i++) {
                 if (answer[i] == LDL_EINPROGRESS) answer[i] = ldl_lock_release(&g_rooms[i].lock);
                 pending += answer[i] == LDL_EINPROGRESS;
@@ -214,13 +229,12 @@ int main(int argc, char **argv) {
         }
         for (i = 0; i < nrooms; i++) released += answer[i] == 1;
         for (i = 0; i < nrooms; i++) ldl_lock_dispose(&g_rooms[i].lock);
-        ldl_redis_async_pump(&ra);
+        v.ops->pump(v.self);
         percentiles(g_frame_us, nframes, p, sizeof p);
-        printf("released %d rooms; whole run: frame work %s; write() calls %llu, read() calls %llu, "
-               "requests %llu (checksum %llu)\n", released, p,
-               (unsigned long long)ldl_redis_async_stats(&ra)->write_calls,
-               (unsigned long long)ldl_redis_async_stats(&ra)->read_calls,
-               (unsigned long long)ldl_redis_async_stats(&ra)->submitted, (unsigned long long)checksum);
+        v.ops->stats(v.self, &vs);
+        printf("released %d rooms; whole run: frame work %s; requests %llu, answered %llu, links given up %llu "
+               "(checksum %llu)\n", released, p, (unsigned long long)vs.submitted, (unsigned long long)vs.answered,
+               (unsigned long long)vs.link_failures, (unsigned long long)checksum);
     }
     redisFree(c);
     return 0;

@@ -22,6 +22,7 @@ DEPS_BENCH_NODE := nodejs npm
 .PHONY: bench bench-deps bench-build
 bench: bench-build
 	sh bench/run.sh $(BN_DIR) $(BN_HDR_DIR)
+	$(MAKE) --no-print-directory bench-view
 
 bench-build: $(BN_DIR)/bench_core $(BN_DIR)/bench_redis $(BN_DIR)/bench_pg $(BN_DIR)/bench_etcd
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # api-count.sh [-v] -- count the public surface of the header and every adapter (issue 31):
 # functions = the external ldl_* symbols of one object that implements all six headers
+# (and includes adapters/lite_di_lock_view.h)
 # (nm -g --defined-only), plus the header's static inline getters (LDL__INLINE ldl_*);
 # types = the ldl_* names a typedef declares (after the preprocessor). Names starting
 # ldl__ are private and not counted, nor are the names listed in tools/api-deprecated.txt
@@ -14,6 +15,7 @@ d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
     up=$(echo "$a" | tr a-z A-Z)
     echo "#define LDL_${up}_IMPLEMENTATION"; echo "#include \"adapters/lite_di_lock_$a.h\""
   done
+  echo '#include "adapters/lite_di_lock_view.h"'
 } >"$d/all.c"
 inc=$(pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 ${CC:-cc} -std=c99 -D_POSIX_C_SOURCE=200809L -I. $inc -c "$d/all.c" -o "$d/all.o"
