@@ -1709,7 +1709,7 @@ static int lock_open(run *r, const opts *o, ldl_lock_desc *d) {
 }
 
 /* KEY held: the grant's figures; --once-per asks whether the period's run is done.
-   0 go on, else the exit code (the lease is released) */
+   1 go on; 0 not (r->code set, which may be 0: --done-exit-code 0) */
 static int granted(run *r, const opts *o) {
     int rc;
     r->grant_t = now_ms();
@@ -1723,11 +1723,12 @@ static int granted(run *r, const opts *o) {
         snprintf(num, sizeof num, "%lld", (long long)r->fence);
         say("acquired '%s' with fence %s", o->key, num);
     }
-    if (!o->once_per_s) return 0;            /* under the lease: is this period's run done? */
+    if (!o->once_per_s) return 1;            /* under the lease: is this period's run done? */
     rc = done_mark_ask(r, o);
-    if (rc == 0) return 0;
+    if (rc == 0) return 1;
+    r->code = rc == 1 ? o->done_code : EXIT_STORE;
     r->judged = 1;
-    return rc == 1 ? o->done_code : EXIT_STORE;
+    return 0;
 }
 
 /* COMMAND started in its own group, with LDL_KEY and LDL_FENCE; 0, or the exit code */
@@ -1975,7 +1976,7 @@ int main(int argc, char **argv) {
         r.wait_s = (double)(now_ms() - t0) / 1000.0;
     }
     if (rc != 1) return finish(&r, &o, 5);   /* let a hand-back go out */
-    if ((r.code = granted(&r, &o)) == 0 && (r.code = start_job(&r, &o)) == 0) run_job(&r, &o);
+    if (granted(&r, &o) && (r.code = start_job(&r, &o)) == 0) run_job(&r, &o);
     release_lease(&r, &o);
     return finish(&r, &o, 3);
 }
