@@ -871,6 +871,10 @@ static void store_close(cli_store *s) {
     s->drv = NULL;
 }
 
+/* the short-lived synchronous view beside the run's (inspection, the done-mark):
+   one at a time, so one of them */
+static cli_store side;
+
 /* ------------------------------------------------------------------ loop state */
 typedef struct run {
     cli_store st;
@@ -1174,20 +1178,20 @@ static const char *probe(const ldl_lock_desc *desc) {
    "no such table", not made. 1 held (*h filled), 0 free, else an exit code
    (the reason printed, "ldl-run: store error: ..."). */
 static int ask_holder(const opts *o, ldl_holder *h) {
-    static cli_store s;
+    cli_store *s = &side;
     const char *why;
     int rc;
     watchdog(2u * o->io_ms, "asking who holds the key");
-    rc = store_open(&s, o, FOR_INSPECT, NULL);
+    rc = store_open(s, o, FOR_INSPECT, NULL);
     if (rc) { watchdog(0, NULL); return rc; }
-    rc = ldl_store_inspect(&s.v.ext, o->key, h);
+    rc = ldl_store_inspect(&s->v.ext, o->key, h);
     watchdog(0, NULL);
     if (rc != 1 && rc != 0) {
-        why = store_why(&s);
+        why = store_why(s);
         if (rc == LDL_EINVAL) say("usage: status of '%s': %s", o->key, why[0] ? why : "refused");
         else STORE_ERR("status of '%s': %s", o->key, why[0] ? why : "the store refused the question");
     }
-    store_close(&s);
+    store_close(s);
     if (rc == 1 || rc == 0) return rc;
     return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
 }
@@ -1484,14 +1488,14 @@ static int done_mark_put(run *r, const opts *o, cli_store *m, uint64_t period) {
 
 /* after the grant: is this period's run done? 1 yes (say so), 0 no, -1 store error */
 static int done_mark_ask(run *r, const opts *o) {
-    static cli_store m;
+    cli_store *m = &side;
     int rc;
     char num[24], res[LDL_KEY_MAX + 64];
     watchdog(2u * o->io_ms, "asking whether the period's run is done");
     r->period = period_now(o);
     once_resource(o, r->period, res, sizeof res);
-    rc = store_open(&m, o, FOR_MARK, &r->st) == 0 ? m.drv->mark_exists(&m, o, res) : -1;
-    store_close(&m);
+    rc = store_open(m, o, FOR_MARK, &r->st) == 0 ? m->drv->mark_exists(m, o, res) : -1;
+    store_close(m);
     watchdog(0, NULL);
     if (rc == 1 && !o->quiet) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)r->period);
@@ -1503,12 +1507,12 @@ static int done_mark_ask(run *r, const opts *o) {
 /* after a run that exited 0: record the period as done (the period the run
    started in). A failure is said (store error) and leaves the exit code alone. */
 static void done_mark_write(run *r, const opts *o) {
-    static cli_store m;
+    cli_store *m = &side;
     int rc;
     char num[24];
     watchdog(2u * o->io_ms, "recording the period's run");
-    rc = store_open(&m, o, FOR_MARK, &r->st) == 0 ? done_mark_put(r, o, &m, r->period) : -1;
-    store_close(&m);
+    rc = store_open(m, o, FOR_MARK, &r->st) == 0 ? done_mark_put(r, o, m, r->period) : -1;
+    store_close(m);
     watchdog(0, NULL);
     snprintf(num, sizeof num, "%llu", (unsigned long long)r->period);
     if (rc == 1 && verbose) say("'%s': the run of period %s is recorded as done", o->key, num);
