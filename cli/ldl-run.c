@@ -924,19 +924,20 @@ static unsigned wait_events(run *r, int timeout_ms) {
     int n, i;
     unsigned got;
     long cap = r->st.v.ops->timeout_ms(r->st.v.self);
-    n = r->st.drv->fds(&r->st, f, 16);
+    int k = r->st.drv->fds(&r->st, f, 16);
     p[0].fd = sig_pipe[0]; p[0].events = POLLIN; p[0].revents = 0;
-    for (i = 0; i < n; i++) {
-        p[1 + i].fd = f[i].fd;
-        p[1 + i].events = (short)(((f[i].events & LDL_WANT_READ) ? POLLIN : 0) |
-                                  ((f[i].events & LDL_WANT_WRITE) ? POLLOUT : 0));
-        p[1 + i].revents = 0;
+    for (i = 0, n = 1; i < k; i++) {
         (void)fcntl(f[i].fd, F_SETFD, FD_CLOEXEC);   /* the command must not inherit it */
+        if (!f[i].events) continue;          /* nothing wanted now: no wake-up on it */
+        p[n].fd = f[i].fd;
+        p[n].events = (short)(((f[i].events & LDL_WANT_READ) ? POLLIN : 0) |
+                              ((f[i].events & LDL_WANT_WRITE) ? POLLOUT : 0));
+        p[n].revents = 0;
+        n++;
     }
-    if (n < 0) n = 0;
     if (timeout_ms < 0) timeout_ms = 0;
     if (cap >= 0 && cap < (long)timeout_ms) timeout_ms = (int)cap;
-    if (poll(p, (nfds_t)(1 + n), timeout_ms) < 0 && errno != EINTR) {
+    if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
         SYS_ERR("poll: %s%s", strerror(errno), NULL);
         exit(EXIT_OSERR);
     }
