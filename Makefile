@@ -77,6 +77,7 @@ test: deps-check
 # the runner's own promise: a red target hides none after it (issue 30)
 test-tools:
 	@sh tests/tools/run_targets_test.sh
+	@sh tests/tools/api_test.sh
 
 # -x c++ (in the flags) must come before the sources
 $(addprefix $(B)/core/,$(CORE_BUILDS)): $(B)/core/%: $(CORE_DEP)

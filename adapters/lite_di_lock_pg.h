@@ -297,21 +297,37 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
 } ldl_pg_async;
 #endif /* LDL_NO_ASYNC */
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_pg, ldl_view_pg_async): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
 LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store_ext ldl_pg_ext(ldl_pg *p);       /* owner + inspect; after init */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API const char *ldl_pg_why(const ldl_pg *p);   /* never NULL */
 
 #ifndef LDL_NO_ASYNC
 LDL_PG_API int  ldl_pg_async_init(ldl_pg_async *pa, ldl_pg *pg, ldl_pg_req *reqs, size_t nreqs);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_async_store ldl_pg_async_store(ldl_pg_async *pa);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store_ext ldl_pg_async_ext(ldl_pg_async *pa); /* submit_owned only */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_pump(ldl_pg_async *pa);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_fd(const ldl_pg_async *pa, int *events);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_drop(ldl_pg_async *pa);          /* answers requests completed */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int  ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn);
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API const char *ldl_pg_async_why(const ldl_pg_async *pa);          /* never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NULL for NULL */
 #endif
 
@@ -405,6 +421,7 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
 extern "C" {
 #endif
 
+/* DEPRECATED (v0.4): the view */
 LDL_PG_API int         ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence);
 LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; never NULL */
 
@@ -1909,7 +1926,11 @@ static long ldl__pg_dur_count(const char *s) {
 
 #define LDL__PG_DUR_FIELDS 8
 
-LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
+/* the durability row: sent, and proved to be exactly this request's shape (one
+   row of 8 bounded text values, counts that fit together, on a primary). 0 with
+   *res (the caller PQclears it) and v, n, seen, sync filled; else LDL_ESTORE,
+   with p's error and why set and nothing left to clear */
+static int ldl__pg_dur_read(ldl_pg *p, PGresult **res, const char **v, long *cnt, char *why, size_t why_len) {
     /* one row: the five settings, then (total, with details visible, sync and
        streaming) walsenders of standbys; exact, schema-qualified, no parameter. A
        logical walsender (its slot is logical) is no standby: nothing it feeds can be
@@ -1926,21 +1947,9 @@ LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
         "FROM pg_catalog.pg_stat_replication r WHERE NOT EXISTS (SELECT 1 "
         "FROM pg_catalog.pg_replication_slots s WHERE s.active_pid OPERATOR(pg_catalog.=) r.pid "
         "AND s.slot_type OPERATOR(pg_catalog.=) 'logical'::pg_catalog.text)) w";
-    char text[1024], crash[400], fail[400];
-    const char *v[LDL__PG_DUR_FIELDS];
-    const char *sc;
-    long n, seen, sync;
     PGresult *r;
-    int i, answer = 0, sc_fail;
-    if (why && why_len > 0) why[0] = '\0';
-    if (!p || !p->_ok) {
-        ldl__pg_dur_tell(why, why_len, "durability unknown: ldl_pg not initialised", NULL);
-        return LDL_EINVAL;
-    }
-    if (!ldl__pg_usable(p)) {
-        ldl__pg_dur_tell(why, why_len, "durability unknown: ", p->_err);
-        return LDL_ESTORE;
-    }
+    int i;
+    long n, seen, sync;
     r = PQexecParams(p->_conn, sql, 0, NULL, NULL, NULL, NULL, 0);
     if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
         ldl__pg_err_res(p, "durability", r);
@@ -1983,19 +1992,48 @@ LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
                          "(target_session_attrs=read-write)", NULL);
         return LDL_ESTORE;
     }
+    cnt[0] = n; cnt[1] = seen; cnt[2] = sync;
+    *res = r;
+    return 0;
+}
 
-    /* the crash: the WAL reaches the disk before the grant is acknowledged */
-    sc = v[1];
+/* the crash: the WAL reaches the disk before the grant is acknowledged; what
+   takes it away goes into crash[cap] ("" when nothing does) */
+static void ldl__pg_dur_crash(const char **v, char *crash, size_t cap) {
+    const char *sc = v[1];
     crash[0] = '\0';
     if (strcmp(v[0], "on") != 0)
-        ldl__pg_dur_cat(crash, sizeof crash, "; fsync is off (an OS crash or power loss can lose "
+        ldl__pg_dur_cat(crash, cap, "; fsync is off (an OS crash or power loss can lose "
                         "acknowledged grants and corrupt the table)");
     if (strcmp(sc, "off") == 0)
-        ldl__pg_dur_cat(crash, sizeof crash, "; synchronous_commit is off (a crash loses the "
+        ldl__pg_dur_cat(crash, cap, "; synchronous_commit is off (a crash loses the "
                         "last acknowledged grants: the same token is granted again)");
     if (strcmp(v[2], "on") != 0)
-        ldl__pg_dur_cat(crash, sizeof crash, "; full_page_writes is off (a torn page after an "
+        ldl__pg_dur_cat(crash, cap, "; full_page_writes is off (a torn page after an "
                         "OS crash can lose the fence row)");
+}
+
+LDL_PG_API int ldl_pg_check_durability(ldl_pg *p, char *why, size_t why_len) {
+    char text[1024], crash[400], fail[400];
+    const char *v[LDL__PG_DUR_FIELDS];
+    const char *sc;
+    long n, seen, sync;
+    PGresult *r = NULL;
+    long cnt[3];
+    int answer = 0, sc_fail;
+    if (why && why_len > 0) why[0] = '\0';
+    if (!p || !p->_ok) {
+        ldl__pg_dur_tell(why, why_len, "durability unknown: ldl_pg not initialised", NULL);
+        return LDL_EINVAL;
+    }
+    if (!ldl__pg_usable(p)) {
+        ldl__pg_dur_tell(why, why_len, "durability unknown: ", p->_err);
+        return LDL_ESTORE;
+    }
+    if (ldl__pg_dur_read(p, &r, v, cnt, why, why_len) != 0) return LDL_ESTORE;
+    n = cnt[0]; seen = cnt[1]; sync = cnt[2];
+    sc = v[1];
+    ldl__pg_dur_crash(v, crash, sizeof crash);
     if (!crash[0]) answer |= LDL_PG_SURVIVES_CRASH;
 
     /* the failover: an acknowledged grant is already on a synchronous standby */

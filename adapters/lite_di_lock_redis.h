@@ -385,14 +385,21 @@ struct ldl_redis_async {            /* private: complete so the caller owns the 
 
 #endif /* LDL_NO_ASYNC */
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_redis, ldl_view_redis_async): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 /* --- synchronous view --------------------------------------------------- */
 /* r, c non-NULL; c a blocking context. prefix NULL = "ldl", else 1 to
    LDL_REDIS_PREFIX_MAX-1 bytes without ':', '{' or '}'. Sends nothing.
    LDL_OK or LDL_EINVAL (ldl_redis_why says why). */
 LDL_REDIS_API int        ldl_redis_init(ldl_redis *r, redisContext *c, const char *prefix);
 /* the adapter view; ctx = r, which must outlive every lock using it */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API ldl_store  ldl_redis_store(ldl_redis *r);
 /* the last error's text ("" when none); never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API const char *ldl_redis_why(const ldl_redis *r);
 /* Reads CONFIG GET appendonly / appendfsync / maxmemory / maxmemory-policy.
    1: the fence survives a restart or crash of THIS server (AOF on, fsync
@@ -402,9 +409,11 @@ LDL_REDIS_API const char *ldl_redis_why(const ldl_redis *r);
       ACL, disabled or renamed; connection down); why says what happened.
    why may be NULL; it is always NUL-terminated when why_len > 0.
    Replication is never covered: see docs/redis.md. Synchronous view only. */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int        ldl_redis_check_durability(ldl_redis *r, char *why, size_t why_len);
 /* v0.2 holder identity: acquire_owned and inspect (submit_owned NULL);
    ctx = r (see HOLDER IDENTITY) */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API ldl_store_ext ldl_redis_ext(ldl_redis *r);
 /* the last error as values (kind NONE when the last call succeeded); never NULL */
 LDL_REDIS_API const ldl_redis_error *ldl_redis_last_error(const ldl_redis *r);
@@ -437,19 +446,24 @@ LDL_REDIS_API int ldl_redis_command(ldl_redis *r, const ldl_redis_limits *lim, i
 LDL_REDIS_API int  ldl_redis_async_init(ldl_redis_async *ra, redisContext *c, const char *prefix,
                                         ldl_redis_req *reqs, size_t nreqs);
 /* the adapter view; ctx = ra, which must outlive every lock using it */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API ldl_async_store ldl_redis_async_store(ldl_redis_async *ra);
 /* v0.2 holder identity: submit_owned only (acquire_owned and inspect NULL:
    inspect a key from a synchronous ldl_redis); ctx = ra */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API ldl_store_ext ldl_redis_async_ext(ldl_redis_async *ra);
 /* Non-blocking I/O only: finishes a connect under way, writes what is queued,
    reads what arrived (at most LDL_REDIS_PUMP_READS reads) and completes what
    was answered. >= 0: answers completed. Negative (LDL_ESTORE): the link failed
    (now or earlier) and every live request was completed with LDL_ESTORE. */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int  ldl_redis_async_pump(ldl_redis_async *ra);
 /* the socket (-1 when the link failed) and, in *events (may be NULL), the
    LDL_WANT_READ | LDL_WANT_WRITE the pump waits for */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int  ldl_redis_async_fd(const ldl_redis_async *ra, int *events);
 /* the last error's text ("" when none); never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API const char *ldl_redis_async_why(const ldl_redis_async *ra);
 /* ms since the link last made progress while requests wait for a reply; 0 when
    nothing waits. A stall meter: drop a frozen link with ldl_redis_async_fail. */
@@ -461,6 +475,7 @@ LDL_REDIS_API void ldl_redis_async_fail(ldl_redis_async *ra, const char *why);
    LDL_OK (the connect completes inside later pumps) or LDL_ESTORE */
 LDL_REDIS_API int  ldl_redis_async_reconnect(ldl_redis_async *ra);
 /* counters since init (live, max_live, write and read calls, ...) */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async *ra);
 /* The verbs every non-blocking view shares (decision 0105):
    _drop: every queued and in-flight request answered LDL_ESTORE at once, the
@@ -470,7 +485,9 @@ LDL_REDIS_API const ldl_redis_stats *ldl_redis_async_stats(const ldl_redis_async
    reply can ever be matched to another lock's request; the connect completes
    inside later pumps. LDL_OK, or LDL_EINVAL with nothing changed. The old
    context stays the caller's (marked failed). */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int  ldl_redis_async_drop(ldl_redis_async *ra);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int  ldl_redis_async_rebind(ldl_redis_async *ra, redisContext *c);
 LDL_REDIS_API const ldl_redis_error *ldl_redis_async_last_error(const ldl_redis_async *ra);
 LDL_REDIS_API void ldl_redis_async_set_clock(ldl_redis_async *ra, ldl_clock clock);
@@ -576,6 +593,7 @@ typedef void (*ldl_redis_fence_fn)(void *ctx, int rc, redisReply *reply);
 LDL_REDIS_API size_t ldl_redis_fence_mark(const ldl_redis *r, const char *resource, char *buf, size_t n);
 /* the fenced write, synchronous view: one round trip (EVALSHA; EVAL once on
    NOSCRIPT), bounded as every call; answers above */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fence,
                                   int nkeys, const int *keyidx, int argc, const char **argv,
                                   const size_t *argvlen, redisReply **reply_out);
@@ -585,6 +603,7 @@ LDL_REDIS_API int ldl_redis_fence(ldl_redis *r, const char *resource, int64_t fe
    so they need not outlive the call). LDL_OK: done(ctx, rc, reply) follows
    exactly once; negative (LDL_EINVAL, LDL_ESTORE link failed, LDL_ENOSPC pool
    full): nothing queued, done is not called. done must not be NULL. */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_API int ldl_redis_async_fence(ldl_redis_async *ra, const char *resource, int64_t fence,
                                         int nkeys, const int *keyidx, int argc, const char **argv,
                                         const size_t *argvlen, ldl_redis_fence_fn done, void *ctx);

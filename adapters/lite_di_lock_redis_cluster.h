@@ -210,6 +210,11 @@ typedef struct ldl_redis_cluster { ldl__rc_map _m; } ldl_redis_cluster;
    tag if it has a non-empty one) */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len);
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_redis_cluster, ldl_view_redis_cluster_async): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 /* --- synchronous view --------------------------------------------------- */
 /* seeds "host:port[,...]"; prefix as for ldl_redis_init; timeout_ms > 0: the
    connect and command timeout of every connection. BLOCKS (connects, reads
@@ -218,11 +223,14 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_keyslot(const char *name, size_t len
    any answer. */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_init(ldl_redis_cluster *rc, const char *seeds,
                                                  const char *prefix, uint32_t timeout_ms);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_store ldl_redis_cluster_store(ldl_redis_cluster *rc);
 /* v0.2 holder identity (HOLDER IDENTITY in lite_di_lock_redis.h): acquire_owned
    and inspect, routed like every call (the owner key {P:K}:owner shares the
    lock's hash tag); submit_owned NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_ext(ldl_redis_cluster *rc);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_why(const ldl_redis_cluster *rc);
 /* read the map again now (blocking); LDL_OK or LDL_ESTORE */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_refresh(ldl_redis_cluster *rc);
@@ -241,7 +249,14 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_set_wait(ldl_redis_cluster *rc, int 
 /* the clock call limits and reconnect pacing are measured with (after init;
    all-zero = the built-in monotonic clock) */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_set_clock(ldl_redis_cluster *rc, ldl_clock clock);
+/* ldl_redis_check_durability asked of EVERY master the map names (blocking,
+   one CONFIG GET round per master): 1 only when every master answers 1;
+   0 when one answers 0 (why names it and what to change); negative when
+   one cannot be asked (why names it). Replicas are asynchronous: a failover
+   can still lose the fence, so this never speaks for a promotion. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_check_durability(ldl_redis_cluster *rc, char *why, size_t why_len);
 /* closes every connection; the struct may be init'ed again */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_free(ldl_redis_cluster *rc);
 
 #ifndef LDL_NO_ASYNC
@@ -277,25 +292,46 @@ typedef struct ldl_redis_cluster_async {
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_init(ldl_redis_cluster_async *ra, const char *seeds,
                                                        const char *prefix, uint32_t timeout_ms,
                                                        ldl_redis_cluster_req *reqs, size_t nreqs);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_async_store ldl_redis_cluster_async_store(ldl_redis_cluster_async *ra);
 /* v0.2 holder identity: submit_owned only (inspect from a synchronous
    ldl_redis_cluster) */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API ldl_store_ext ldl_redis_cluster_async_ext(ldl_redis_cluster_async *ra);
 /* pumps every master (ldl_redis_async_pump), the map read, the reconnects and
    the redirects; never waits. Answers the completions delivered (>= 0). */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_pump(ldl_redis_cluster_async *ra);
 /* drops every master with requests unanswered for more than ms; how many */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fail_stalled(ldl_redis_cluster_async *ra, uint32_t ms);
 /* the sockets to wait on: up to n (fd, events) pairs, answers how many */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fds(const ldl_redis_cluster_async *ra, int *fds,
                                                       int *events, int n);
 /* decision 0105's verb: every sent and parked request answered LDL_ESTORE at
    once, every master link dropped (reconnected inside later pumps); how many */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_drop(ldl_redis_cluster_async *ra);
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_set_clock(ldl_redis_cluster_async *ra, ldl_clock clock);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API const char *ldl_redis_cluster_async_why(const ldl_redis_cluster_async *ra);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API const ldl_redis_cluster_stats *ldl_redis_cluster_async_stats(const ldl_redis_cluster_async *ra);
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async *ra);
+/* The fenced write, non-blocking view (issue 31): routed to the master the map
+   names for the mark's slot and queued on that master's pipeline behind the
+   locks' requests (ldl_redis_async_fence: same script, same nonce proof, same
+   bounds, same answers). Every declared key must share the mark's slot (put
+   {resource} in its name), else LDL_EINVAL and nothing is sent. No redirect
+   is followed: a MOVED or ASK means the script did not run there; done gets
+   LDL_ESTORE, the map is read again, and the caller may submit again.
+   LDL_OK: done(ctx, rc, reply) follows exactly once, from inside a pump (or
+   _drop / _free, with LDL_ESTORE); negative: nothing queued, done not called. */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fence(ldl_redis_cluster_async *ra, const char *resource,
+                                                        int64_t fence, int nkeys, const int *keyidx, int argc,
+                                                        const char **argv, const size_t *argvlen,
+                                                        ldl_redis_fence_fn done, void *ctx);
 #endif /* LDL_NO_ASYNC */
 
 /* --- fenced writes (issue 19; decision 0110; FENCED WRITES in
@@ -309,6 +345,7 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
    target with ASKING first, TRYAGAIN is LDL_ESTORE (a redirect means the
    script did not run, so the second send cannot write twice). *reply_out as
    ldl_redis_fence: yours to freeReplyObject. */
+/* DEPRECATED (v0.4): the view */
 LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const char *resource, int64_t fence,
                                                   int nkeys, const int *keyidx, int argc, const char **argv,
                                                   const size_t *argvlen, redisReply **reply_out);
@@ -898,6 +935,38 @@ static int ldl__rc_redirect(ldl__rc_map *m, ldl_redis *r, int slot, int *node, i
 }
 
 /* the end of every routed call: a node added for one ASK is not kept */
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_check_durability(ldl_redis_cluster *rc, char *why, size_t why_len) {
+    ldl__rc_map *m;
+    char one[512], where[LDL_REDIS_CLUSTER_HOST_MAX + 8];
+    int i, masters = 0;
+    if (why && why_len > 0) why[0] = 0;
+    if (!rc) return LDL_EINVAL;
+    m = &rc->_m;
+    for (i = 0; i < m->_nn; i++) {
+        ldl_redis *r;
+        int a;
+        if (!m->_n[i]._master) continue;
+        masters++;
+        ldl__rc_addr(&m->_n[i], where, sizeof where);
+        r = ldl__rc_sync_node(m, i);
+        a = r ? ldl_redis_check_durability(r, one, sizeof one) : LDL_ESTORE;
+        if (!r) snprintf(one, sizeof one, "%s", m->_why);
+        if (a != 1) {
+            if (why && why_len > 0) snprintf(why, why_len, "master %s: %s", where, one);
+            if (!r) m->_stale = 1;
+            return a;
+        }
+    }
+    if (masters == 0) {
+        if (why && why_len > 0) snprintf(why, why_len, "no master in the map");
+        return LDL_ESTORE;
+    }
+    if (why && why_len > 0)
+        snprintf(why, why_len, "durable on all %d masters: appendonly yes, appendfsync always, fence key "
+                 "not evictable (replicas are asynchronous: a failover can still lose the fence)", masters);
+    return 1;
+}
+
 static void ldl__rc_end_call(ldl__rc_map *m) {
     if (m->_ask_node >= 0 && !m->_n[m->_ask_node]._master) ldl__rc_forget(m, m->_ask_node);
     m->_ask_node = -1;
@@ -1393,6 +1462,8 @@ LDL_REDIS_CLUSTER_API void ldl_redis_cluster_async_free(ldl_redis_cluster_async 
     int i;
     if (!ra) return;
     for (i = 0; i < ra->_m._nn; i++) {
+        /* fenced writes still queued get their LDL_ESTORE completion first */
+        if (ra->_m._n[i]._c && ra->_m._n[i]._reqs) ldl_redis_async_drop(&ra->_m._n[i]._ra);
         ldl__rc_drop(&ra->_m._n[i]);
         free(ra->_m._n[i]._reqs);
         ra->_m._n[i]._reqs = NULL;
@@ -1504,6 +1575,58 @@ LDL_REDIS_CLUSTER_API int ldl_redis_cluster_fence(ldl_redis_cluster *rc, const c
     ldl__rc_end_call(m);
     return rc_;
 }
+
+#ifndef LDL_NO_ASYNC
+typedef struct ldl__rc_fx {          /* one routed fenced write, until its completion */
+    ldl_redis_cluster_async *ra;
+    ldl_redis_fence_fn       done;
+    void                    *ctx;
+} ldl__rc_fx;
+
+static void ldl__rc_fx_done(void *ctx, int rc, redisReply *reply) {
+    ldl__rc_fx fx = *(ldl__rc_fx *)ctx;
+    free(ctx);
+    if (rc == LDL_ESTORE) {                /* a redirect or a lost link: read the map again */
+        ldl__rc_say(&fx.ra->_m, "fence: no answer from the mark's master (a redirect or a lost link); "
+                    "the map is read again: submit again", NULL, NULL);
+        fx.ra->_m._stale = 1;
+        fx.ra->_want = fx.ra->_gen + 1;
+    }
+    fx.done(fx.ctx, rc, reply);
+}
+
+LDL_REDIS_CLUSTER_API int ldl_redis_cluster_async_fence(ldl_redis_cluster_async *ra, const char *resource,
+                                                        int64_t fence, int nkeys, const int *keyidx, int argc,
+                                                        const char **argv, const size_t *argvlen,
+                                                        ldl_redis_fence_fn done, void *ctx) {
+    ldl__rc_map *m;
+    ldl__rc_fx *fx;
+    int slot, node, rc;
+    if (!ra || !ra->_reqs) return LDL_EINVAL;
+    m = &ra->_m;
+    if (!done) { ldl__rc_say(m, "fence: NULL completion (nothing sent)", NULL, NULL); return LDL_EINVAL; }
+    slot = ldl__rc_fence_slot(m, resource, nkeys, keyidx, argc, argv, argvlen);
+    if (slot < 0) return LDL_EINVAL;
+    if (fence < 1) { ldl__rc_say(m, "fence: the fence must be >= 1 (nothing sent)", NULL, NULL); return LDL_EINVAL; }
+    node = m->_slot[slot] - 1;
+    if (node < 0 || ldl__rc_async_node(ra, node) != 0) {
+        ldl__rc_say(m, "fence: master of the slot not reachable now (nothing sent)", NULL, NULL);
+        m->_stale = 1;
+        ra->_want = ra->_gen + 1;
+        return LDL_ESTORE;
+    }
+    fx = (ldl__rc_fx *)malloc(sizeof *fx);
+    if (!fx) { ldl__rc_say(m, "out of memory", NULL, NULL); return LDL_ESTORE; }
+    fx->ra = ra; fx->done = done; fx->ctx = ctx;
+    rc = ldl_redis_async_fence(&m->_n[node]._ra, resource, fence, nkeys, keyidx, argc, argv, argvlen,
+                               ldl__rc_fx_done, fx);
+    if (rc != LDL_OK) {
+        ldl__rc_say(m, "fence: master: ", ldl_redis_async_why(&m->_n[node]._ra), NULL);
+        free(fx);
+    }
+    return rc;
+}
+#endif /* LDL_NO_ASYNC */
 
 #ifdef __cplusplus
 }

@@ -233,19 +233,32 @@ typedef struct ldl_sqlite {              /* caller-owned; fields are private */
     char          _err[LDL__SQLITE_ERR_MAX];
 } ldl_sqlite;
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_sqlite): its ops do what
+   the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 LDL_SQLITE_API int         ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table);
 LDL_SQLITE_API int         ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *table,
                                            unsigned flags);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API void        ldl_sqlite_close(ldl_sqlite *s);   /* idempotent */
 LDL_SQLITE_API int         ldl_sqlite_set_busy_ms(ldl_sqlite *s, uint32_t ms);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_store   ldl_sqlite_store(ldl_sqlite *s);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_store_ext ldl_sqlite_ext(ldl_sqlite *s);   /* owner + inspect; after init */
 LDL_SQLITE_API sqlite3    *ldl_sqlite_db(const ldl_sqlite *s);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API const char *ldl_sqlite_why(const ldl_sqlite *s);   /* never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API int         ldl_sqlite_check_durability(ldl_sqlite *s);
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API int         ldl_sqlite_fence(ldl_sqlite *s, const char *resource, int64_t fence);
 #ifndef LDL_NO_ASYNC
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_async_store ldl_sqlite_async_store(ldl_sqlite *s);  /* answers inside every submit */
+/* DEPRECATED (v0.4): the view */
 LDL_SQLITE_API ldl_store_ext ldl_sqlite_async_ext(ldl_sqlite *s);      /* submit_owned, inspect */
 #endif
 
@@ -1007,14 +1020,11 @@ LDL_SQLITE_API int ldl_sqlite_init(ldl_sqlite *s, sqlite3 *db, const char *table
     return ldl__sq_init(s, db, table, 0);
 }
 
-LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *table,
-                                   unsigned flags) {
-    sqlite3 *db = NULL;
+/* ldl_sqlite_open's checks before SQLite sees the path: the arguments, a missing
+   store under LDL_SQLITE_INSPECT, a new file in a directory others may write. 0 and
+   the open flags in *of, or an answer (why set, nothing made) */
+static int ldl__sq_open_check(ldl_sqlite *s, const char *path, const char *table, unsigned flags, int *of) {
     char buf[LDL__SQLITE_ERR_MAX];
-    int rc, of = SQLITE_OPEN_READWRITE;
-    if (!s) return LDL_EINVAL;
-    memset(s, 0, sizeof *s);
-    s->_busy_ms = LDL_SQLITE_BUSY_MS;
     if (!path || !*path) { ldl__sq_err(s, "open", "NULL or empty path"); return LDL_EINVAL; }
     if (flags & ~(LDL_SQLITE_CREATE | LDL_SQLITE_KEEP_JOURNAL | LDL_SQLITE_FAST | LDL_SQLITE_INSPECT) ||
         ((flags & LDL_SQLITE_INSPECT) && flags != LDL_SQLITE_INSPECT)) {
@@ -1044,8 +1054,30 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
             if (!s->_err[0]) ldl__sq_err(s, "foreign file", "cannot name the directory of the path");
             return LDL_ESTORE;
         }
-        of |= SQLITE_OPEN_CREATE;
+        *of |= SQLITE_OPEN_CREATE;
     }
+    return 0;
+}
+
+/* a failed open after SQLite opened db: close it, keep only the why */
+static int ldl__sq_open_fail(ldl_sqlite *s, sqlite3 *db) {
+    char buf[LDL__SQLITE_ERR_MAX];
+    memcpy(buf, s->_err, sizeof buf);
+    sqlite3_close(db);
+    memset(s, 0, sizeof *s);
+    memcpy(s->_err, buf, sizeof buf);
+    return LDL_ESTORE;
+}
+
+LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *table,
+                                   unsigned flags) {
+    sqlite3 *db = NULL;
+    char buf[LDL__SQLITE_ERR_MAX];
+    int rc, of = SQLITE_OPEN_READWRITE;
+    if (!s) return LDL_EINVAL;
+    memset(s, 0, sizeof *s);
+    s->_busy_ms = LDL_SQLITE_BUSY_MS;
+    if ((rc = ldl__sq_open_check(s, path, table, flags, &of)) != 0) return rc;
     rc = sqlite3_open_v2(path, &db, of, NULL);
     if (rc != SQLITE_OK) {
         snprintf(buf, sizeof buf, "cannot open %.200s: %s%s", path,
@@ -1056,13 +1088,8 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
         return LDL_ESTORE;
     }
     s->_db = db;
-    if (ldl__sq_guard(s, db, path) != 0) {       /* before anything writes the file */
-        memcpy(buf, s->_err, sizeof buf);
-        sqlite3_close(db);
-        memset(s, 0, sizeof *s);
-        memcpy(s->_err, buf, sizeof buf);
-        return LDL_ESTORE;
-    }
+    if (ldl__sq_guard(s, db, path) != 0)          /* before anything writes the file */
+        return ldl__sq_open_fail(s, db);
     s->_db = NULL;
     if (flags & LDL_SQLITE_INSPECT) {
         /* read-write (a read-only connection on a WAL file leaves -wal and -shm
@@ -1092,11 +1119,7 @@ LDL_SQLITE_API int ldl_sqlite_open(ldl_sqlite *s, const char *path, const char *
     if (rc != SQLITE_OK) {
         s->_db = db;
         ldl__sq_err_db(s, "open", rc);
-        memcpy(buf, s->_err, sizeof buf);
-        sqlite3_close(db);
-        memset(s, 0, sizeof *s);
-        memcpy(s->_err, buf, sizeof buf);
-        return LDL_ESTORE;
+        return ldl__sq_open_fail(s, db);
     }
     rc = ldl_sqlite_init(s, db, table);
     if (rc != LDL_OK) {

@@ -45,7 +45,7 @@ $(B)/fence_redis/redis_fence_cluster: tests/store/redis_fence_cluster.c $(FR_THD
 	@mkdir -p $(B)/fence_redis
 	$(CC) -std=c99 -O1 -g $(WARN) $(SAN) -I. $< $(RD_LIBS) -o $@
 
-# mutation controls of the fenced writes: 17 mutants of the two headers, each must turn
+# mutation controls of the fenced writes: 20 mutants of the two headers, each must turn
 # redis_fence.c or redis_fence_cluster.c red (a few minutes; not part of make test)
 .PHONY: mutants-fence-redis
 mutants-fence-redis:

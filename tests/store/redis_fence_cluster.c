@@ -12,6 +12,16 @@
  *   SIGSTOP      a holder (lock through the Cluster view) paused past its lease, continued
  *                after its successor wrote: its fenced write is refused, the key holds the
  *                successor's data
+ *   durability   ldl_redis_cluster_check_durability asks every master: 0 with the test
+ *                cluster's appendonly no (why names a master), 1 once every master has
+ *                appendonly yes + appendfsync always, 0 again when ONE master falls back to
+ *                everysec (why names that master's port)
+ *   async        the non-blocking view's fenced write (ldl_redis_cluster_async_fence):
+ *                first / lower fences routed to the mark's master, cross-slot and NULL
+ *                completion refused before anything is sent; after the slot moved under a
+ *                map read before the move, a MOVED answers LDL_ESTORE once, the map is read
+ *                again and the next submit lands on the new master; a write still queued
+ *                when the view is freed completes LDL_ESTORE exactly once
  * Run through tests/store/with_redis_cluster.sh. */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
@@ -208,6 +218,116 @@ static void test_migration(ldl_redis_cluster *rc)
     ST_CHECK(fence3(rc, "mv", 11, 1, NULL, "SET", "{mv}:data", "stale", NULL) == 0, "%s", "stale after the move");
 }
 
+/* ------------------------------------------------------------ durability */
+static void set_all_masters(const char *k, const char *v)
+{
+    int i;
+    for (i = 0; i < NN; i++)
+        if (node_info_has(i, "NODES", "myself,master")) cmd_ok(i, "CONFIG", "SET", k, v, NULL);
+}
+
+static void test_durability(ldl_redis_cluster *rc)
+{
+    char why[512];
+    int a = ldl_redis_cluster_check_durability(rc, why, sizeof why), m;
+    ST_CHECK(a == 0 && strstr(why, "master 127.0.0.1:") && strstr(why, "appendonly"), "appendonly no: %d %s", a, why);
+    set_all_masters("appendonly", "yes");
+    set_all_masters("appendfsync", "always");
+    a = ldl_redis_cluster_check_durability(rc, why, sizeof why);
+    ST_CHECK(a == 1 && strstr(why, "all 3 masters"), "every master durable: %d %s", a, why);
+    m = master_of_slot(ldl_redis_cluster_keyslot("dur", 3));
+    ST_CHECK(m >= 0 && cmd_ok(m, "CONFIG", "SET", "appendfsync", "everysec", NULL), "%s", "one master everysec");
+    a = ldl_redis_cluster_check_durability(rc, why, sizeof why);
+    ST_CHECK(a == 0 && m >= 0 && strstr(why, g_n[m].portstr) && strstr(why, "appendfsync"),
+             "one master not durable: %d %s", a, why);
+    ST_CHECK(ldl_redis_cluster_check_durability(NULL, why, sizeof why) == LDL_EINVAL, "%s", "NULL adapter");
+    set_all_masters("appendfsync", "everysec");
+    set_all_masters("appendonly", "no");
+}
+
+/* ------------------------------------------------------------ the non-blocking view */
+typedef struct afx { int calls, rc; int rtype; } afx;
+static void afx_done(void *ctx, int rc, redisReply *reply)
+{
+    afx *a = (afx *)ctx;
+    a->calls++;
+    a->rc = rc;
+    a->rtype = reply ? reply->type : -1;
+    if (reply) freeReplyObject(reply);
+}
+
+/* submit one fenced write and pump until it completes (10 s at most); the answer, or
+   the submit's own negative answer */
+static int afence(ldl_redis_cluster_async *ra, const char *res, int64_t f, afx *a, const char *k, const char *v)
+{
+    const char *argv[3];
+    uint64_t end = st_now_ms() + 10000;
+    int rc_;
+    argv[0] = "SET"; argv[1] = k; argv[2] = v;
+    memset(a, 0, sizeof *a);
+    rc_ = ldl_redis_cluster_async_fence(ra, res, f, 1, NULL, 3, argv, NULL, afx_done, a);
+    if (rc_ != LDL_OK) return rc_;
+    while (a->calls == 0 && st_now_ms() < end) { ldl_redis_cluster_async_pump(ra); st_sleep_ms(1); }
+    return a->calls == 1 ? a->rc : -1000;
+}
+
+static void test_async_before(ldl_redis_cluster_async *ra)
+{
+    afx a;
+    long before;
+    const char *argv[3] = { "SET", "elsewhere", "x" };
+    int rc_ = afence(ra, "am", 5, &a, "{am}:data", "five");
+    ST_CHECK(rc_ == 1 && a.rtype == REDIS_REPLY_STATUS, "async first fence: %d %s", rc_, ldl_redis_cluster_async_why(ra));
+    rc_ = afence(ra, "am", 4, &a, "{am}:data", "four");
+    ST_CHECK(rc_ == 0 && a.rtype == -1 && get_is(NULL, "{am}:data", "five"), "async lower refused: %d", rc_);
+    ST_CHECK(get_is(NULL, "{am}:fc:mark", "5"), "%s", "async: the mark on the slot's master is 5");
+    before = evals_everywhere();
+    memset(&a, 0, sizeof a);
+    rc_ = ldl_redis_cluster_async_fence(ra, "am", 6, 1, NULL, 3, argv, NULL, afx_done, &a);
+    ST_CHECK(rc_ == LDL_EINVAL && a.calls == 0 && strstr(ldl_redis_cluster_async_why(ra), "slot"),
+             "async cross-slot refused before sending: %d %s", rc_, ldl_redis_cluster_async_why(ra));
+    argv[1] = "{am}:data";
+    rc_ = ldl_redis_cluster_async_fence(ra, "am", 6, 1, NULL, 3, argv, NULL, NULL, NULL);
+    ST_CHECK(rc_ == LDL_EINVAL, "async NULL completion refused: %d", rc_);
+    rc_ = ldl_redis_cluster_async_fence(ra, "am", 0, 1, NULL, 3, argv, NULL, afx_done, &a);
+    ST_CHECK(rc_ == LDL_EINVAL && a.calls == 0, "async fence 0 refused: %d", rc_);
+    ST_CHECK(evals_everywhere() == before, "%s", "async refusals sent nothing");
+}
+
+/* after test_migration moved "mv" to another master: this view's map predates the move */
+static void test_async_after(ldl_redis_cluster_async *ra)
+{
+    afx a;
+    int rc_ = LDL_ESTORE, tries = 0;
+    while (rc_ == LDL_ESTORE && tries < 5) {
+        uint64_t end = st_now_ms() + 300;
+        rc_ = afence(ra, "mv", 13, &a, "{mv}:data", "thirteen");
+        tries++;
+        while (rc_ == LDL_ESTORE && st_now_ms() < end) { ldl_redis_cluster_async_pump(ra); st_sleep_ms(5); }
+    }
+    ST_CHECK(rc_ == 1 && tries >= 2 && tries <= 3, "async after the move: %d after %d submits (a MOVED first) %s", rc_,
+             tries, ldl_redis_cluster_async_why(ra));
+    ST_CHECK(get_is(NULL, "{mv}:data", "thirteen") && get_is(NULL, "{mv}:fc:mark", "13"), "%s",
+             "async: data and mark on the new master");
+    rc_ = afence(ra, "mv", 12, &a, "{mv}:data", "stale");
+    ST_CHECK(rc_ == 0 && get_is(NULL, "{mv}:data", "thirteen"), "async stale after the move: %d", rc_);
+}
+
+static void test_async_free(void)
+{
+    static ldl_redis_cluster_async ra;
+    static ldl_redis_cluster_req reqs[8];
+    const char *argv[3] = { "SET", "{af}:data", "x" };
+    afx a;
+    int rc_;
+    memset(&a, 0, sizeof a);
+    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "fc", 2000, reqs, 8) == LDL_OK, "%s", "second async view");
+    rc_ = ldl_redis_cluster_async_fence(&ra, "af", 3, 1, NULL, 3, argv, NULL, afx_done, &a);
+    ST_CHECK(rc_ == LDL_OK && a.calls == 0, "queued: %d", rc_);
+    ldl_redis_cluster_async_free(&ra);
+    ST_CHECK(a.calls == 1 && a.rc == LDL_ESTORE, "freed with a write queued: %d call(s), rc %d", a.calls, a.rc);
+}
+
 /* ------------------------------------------------------------ SIGSTOP */
 static int nop_value(void *s, const char *n, void *v) { (void)s; (void)n; (void)v; return 0; }
 static int nop_shutdown(void *s) { (void)s; return 0; }
@@ -318,6 +438,9 @@ static void test_reply_bounds(ldl_redis_cluster *rc)
 int main(void)
 {
     static ldl_redis_cluster rc;
+    static ldl_redis_cluster_async ra;
+    static ldl_redis_cluster_req reqs[16];
+    int async_ok = 0;
     st_ignore_sigpipe();
     if (start_cluster() != 0) { ST_CHECK(0, "%s", "cluster start"); stop_cluster(); return st_report(); }
     if (ldl_redis_cluster_init(&rc, g_seeds, "fc", 2000) != LDL_OK) {
@@ -329,14 +452,25 @@ int main(void)
         test_protocol(&rc);
         st_case("cross_slot", RS_CASE_S);
         test_cross_slot(&rc);
+        st_case("durability", RS_CASE_S);
+        test_durability(&rc);
+        st_case("async", RS_CASE_S);
+        async_ok = ldl_redis_cluster_async_init(&ra, g_seeds, "fc", 2000, reqs, 16) == LDL_OK;
+        ST_CHECK(async_ok, "async init: %s", ldl_redis_cluster_async_why(&ra));
+        if (async_ok) test_async_before(&ra);
         st_case("migration", RS_CASE_S);
         test_migration(&rc);
+        st_case("async_moved", RS_CASE_S);
+        if (async_ok) test_async_after(&ra);
+        st_case("async_free", RS_CASE_S);
+        test_async_free();
         st_case("reply_bounds", RS_CASE_S);
         test_reply_bounds(&rc);
         st_case("sigstop", RS_CASE_S);
         test_sigstop(&rc);
     }
     ldl_redis_cluster_free(&rc);
+    if (async_ok) ldl_redis_cluster_async_free(&ra);
     stop_cluster();
     return st_report();
 }

@@ -89,5 +89,14 @@ mutant array-1024-cluster $R redis_fence_cluster '#define LDL__REDIS_ARRAY_MAX  
 # issue 31: the default object budget of one reply (the reply tree)
 mutant no-reply-budget $R redis_reply_bounds 'r->_left = own ? r->_lim->objects : LDL_REDIS_REPLY_OBJECTS;' \
   'r->_left = own ? r->_lim->objects : 2147483647L; r->_bleft = (size_t)-1; if (0)'
+# issue 31: the non-blocking Cluster view's fenced write reads the map again after a MOVED,
+# and a write still queued at free gets its completion
+mutant async-no-remap $C redis_fence_cluster '        fx.ra->_m._stale = 1;
+        fx.ra->_want = fx.ra->_gen + 1;' '        (void)0;'
+mutant async-free-silent $C redis_fence_cluster '        if (ra->_m._n[i]._c && ra->_m._n[i]._reqs) ldl_redis_async_drop(&ra->_m._n[i]._ra);' '        ;'
+# the Cluster's durability report asks every master, not only the first
+mutant durability-first-only $C redis_fence_cluster '        if (!m->_n[i]._master) continue;
+        masters++;' '        if (!m->_n[i]._master || masters) continue;
+        masters++;'
 echo "fence mutants: $killed killed, $survived survived"
 [ "$survived" = 0 ]
