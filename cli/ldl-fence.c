@@ -755,7 +755,7 @@ static int pg_written(const opts *o, fenced_job *f, int rc) {
         return EXIT_STALE;
     }
     if (rc != 1) {
-        say("fence check refused: %s%s", ldl_pg_why(&f->pg), NULL);
+        say("fence check refused: %s%s", f->v.ops->why(f->v.self), NULL);
         pg_rollback(f->c, o);
         return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
     }
@@ -886,15 +886,15 @@ static int redis_written(const opts *o, fenced_job *f, int rc) {
         if (f->reply && f->reply->type == REDIS_REPLY_ERROR)
             say("the command failed: %s%s", f->reply->str, NULL);
         else
-            say("the command failed: %s%s", ldl_redis_why(&f->rs), NULL);
+            say("the command failed: %s%s", f->v.ops->why(f->v.self), NULL);
         say("the mark of '%s' did not move%s", o->resource, NULL);
         return EXIT_DATAERR;
     }
     if (rc == LDL_EINVAL) {
-        say("refused, nothing sent: %s%s", ldl_redis_why(&f->rs), NULL);
+        say("refused, nothing sent: %s%s", f->v.ops->why(f->v.self), NULL);
         return EXIT_USAGE;
     }
-    say("redis: %s%s", ldl_redis_why(&f->rs), NULL);
+    say("redis: %s%s", f->v.ops->why(f->v.self), NULL);
     if (e && (e->kind == LDL_REDIS_ERR_IO || e->kind == LDL_REDIS_ERR_PROTOCOL))
         say("the link failed after the script was sent: the outcome is unknown%s%s", NULL, NULL);
     return EXIT_STORE;
