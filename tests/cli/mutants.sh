@@ -123,6 +123,7 @@ no-takeover-line|s/say_taken(r, o, "release of");/;/|sched-sqlite
 once-per-no-check|s/rc = done_mark_ask(r, o);/rc = 0;/|sched-sqlite
 once-per-unfenced|s/int64_t fence = ldl_lock_fencing_token(\&r->lock);/int64_t fence = INT64_MAX;/|sched-sqlite
 once-per-marks-failures|s/if (o->once_per_s \&\& r->code == 0 \&\& r->judged_ok)/if (o->once_per_s \&\& r->judged_ok)/|sched-sqlite
+done-code-0-runs|s/if (granted(\&r, \&o) \&\& /if ((granted(\&r, \&o) + !r.code) \&\& /|sched-sqlite
 period-not-utc|s/return (uint64_t)ts.tv_sec \/ o->once_per_s;/return ((uint64_t)ts.tv_sec + 3u) \/ o->once_per_s;/|sched-sqlite
 metrics-label-unescaped|s/out\[n++\] = '\\\\'; out\[n++\] = (char)c; p++;/out[n++] = (char)c; p++;/|sched-sqlite
 metrics-not-renamed|s/rename(tmp, o->metrics) != 0/0/|sched-sqlite
