@@ -35,6 +35,7 @@
 #include "adapters/lite_di_lock_redis.h"
 #define LDL_PG_IMPLEMENTATION
 #include "adapters/lite_di_lock_pg.h"
+#include "adapters/lite_di_lock_view.h"   /* the fenced write through one desc (decision 0713) */
 #include <pg_query.h>   /* PostgreSQL's parser, for the gate (libpg-query-dev) */
 
 #include <errno.h>
@@ -433,6 +434,40 @@ static int sql_gate(const char *sql, gate *g) {
     return rc;
 }
 
+/* ------------------------------------------------------------------ the write */
+/* One fenced write, whatever the store: the store's part forms it from the command
+   line and opens the store's view (prepare), the view's fenced op runs it with the
+   one desc (ldl_fenced), and the store's part finishes it (written): the file and
+   the COMMIT for pg, the reply for redis. Decision 0713. */
+typedef struct fenced_job {
+    ldl_view v;                  /* the store's view: v.ops->fenced is the check */
+    ldl_fenced w;                /* the one desc */
+    char num[24];                /* the fence as text */
+    /* pg */
+    PGconn *c;
+    ldl_pg pg;
+    char *sql;
+    size_t len;
+    gate g;
+    char txa[32];
+    /* redis */
+    redisContext *rc;
+    ldl_redis rs;
+    redisReply *reply;
+} fenced_job;
+
+typedef struct store_mode {
+    const char *name;
+    const char *check_step;      /* the watchdog's words for the fenced call */
+    const char *check_outcome;
+    const char *stale_tail;      /* after "stale fence N for resource 'R': ..." */
+    /* judged, connected, the view attached, the write formed: 0, else an exit code */
+    int  (*prepare)(const opts *o, fenced_job *f);
+    /* after the fenced op answered rc (0 stale: said already): the exit code */
+    int  (*written)(const opts *o, fenced_job *f, int rc);
+    void (*close)(fenced_job *f);
+} store_mode;
+
 /* ------------------------------------------------------------------ pg */
 /* notices (RAISE NOTICE in the file, ...) reach stderr escaped, never raw */
 static void pg_notice(void *arg, const char *msg) {
@@ -487,17 +522,120 @@ static void pg_rollback(PGconn *c, const opts *o) {
     if (r) PQclear(r);
 }
 
-static int run_pg(const opts *o) {
-    static ldl_pg pg;
+/* everything that can be judged before anything is sent: the resource, the file,
+   the gate (PostgreSQL's parser reads the file). 0, else an exit code */
+static int pg_judge(const opts *o, fenced_job *f) {
+    char num[24];
+    int rc;
+    if (strlen(o->resource) >= LDL_PG_RESOURCE_MAX) {
+        snprintf(num, sizeof num, "%d", LDL_PG_RESOURCE_MAX - 1);
+        return usage_error("--resource: too long; bytes at most: ", num);
+    }
+    f->sql = read_sql(o->file, &f->len);
+    if (!f->sql) return EXIT_NOINPUT;
+    rc = sql_gate(f->sql, &f->g);
+    if (rc < 0) {
+        say("%s: PostgreSQL 15's parser cannot read it: %s: refused, nothing was sent", o->file, f->g.why);
+        return EXIT_DATAERR;
+    }
+#ifndef LDL_FENCE_TEST_NO_GATE   /* a test build only: reaches the backstop (mk/fence_cli.mk) */
+    if (rc > 0) {
+        char at[32];
+        snprintf(at, sizeof at, "%ld", f->g.at);
+        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
+            "(ldl-fence runs the file inside its own fenced transaction)", o->file, f->g.bad);
+        say("(PostgreSQL's parser found it at byte %s of the file)%s", at, NULL);
+        return EXIT_DATAERR;
+    }
+#endif
+    return 0;
+}
+
+/* the session, UTF-8 and standard_conforming_strings on (as the gate read the
+   file); 0, else an exit code */
+static int pg_session(const opts *o, fenced_job *f) {
     /* client_encoding after dbname: it overrides a conninfo's own (the gate reads UTF-8) */
     static const char *const keys[] = { "dbname", "fallback_application_name", "client_encoding", NULL };
-    const char *vals[4];
-    size_t len = 0;
-    char *sql, txa[32], txb[32], num[24], tmo[24];
-    const char *std, *enc;
-    PGconn *c;
+    const char *vals[4], *std, *enc;
+    vals[0] = o->conninfo ? o->conninfo : "";
+    vals[1] = "ldl-fence";
+    vals[2] = "UTF8";
+    vals[3] = NULL;
+    watchdog(o->io_ms, "while connecting", "nothing was sent");
+    f->c = PQconnectdbParams(keys, vals, 1);
+    if (!f->c || PQstatus(f->c) != CONNECTION_OK) {
+        watchdog(0, NULL, NULL);
+        say("postgres: %s%s", f->c ? PQerrorMessage(f->c) : "out of memory", NULL);
+        return EXIT_STORE;
+    }
+    (void)PQsetNoticeProcessor(f->c, pg_notice, NULL);
+    /* the gate read the file as the server does with standard_conforming_strings
+       on and UTF-8 text; a session that differs would read it otherwise ('a\''
+       closes a string when off): refused, not guessed */
+    std = PQparameterStatus(f->c, "standard_conforming_strings");
+    enc = PQparameterStatus(f->c, "client_encoding");
+    if (!std || strcmp(std, "on") != 0 || !enc || strcmp(enc, "UTF8") != 0) {
+        watchdog(0, NULL, NULL);
+        say("%s: the session has standard_conforming_strings %s", o->file, std ? std : "(unknown)");
+        say("and client_encoding %s: the gate reads the file as PostgreSQL does with on and UTF8, "
+            "so it is refused, nothing was sent (ALTER ROLE ... SET standard_conforming_strings = on)%s",
+            enc ? enc : "(unknown)", NULL);
+        return EXIT_DATAERR;
+    }
+    return 0;
+}
+
+/* pg's part before the check: judged, connected, the adapter's fence table
+   checked, BEGIN; the write is the file, inside that transaction (argc 0) */
+static int pg_prepare(const opts *o, fenced_job *f) {
     PGresult *r;
-    int rc, code = EXIT_OK, failed = 0, cancelled = 0, ended = 0;
+    int rc = pg_judge(o, f);
+    if (rc || (rc = pg_session(o, f)) != 0) return rc;
+    /* the adapter's fence table: created when missing, then its checks (shape,
+       owner, rights, triggers) */
+    watchdog(o->io_ms, "while checking the fence table", "nothing was written");
+    rc = ldl_pg_init_ex(&f->pg, f->c, o->table, LDL_PG_FENCE | (o->unnamed ? LDL_PG_UNNAMED : 0u));
+    if (rc != LDL_OK) {
+        watchdog(0, NULL, NULL);
+        say("postgres: %s%s", ldl_pg_why(&f->pg), NULL);
+        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    watchdog(o->io_ms, "to BEGIN", "nothing was written");
+    r = pg_step(f->c, "BEGIN", PGRES_COMMAND_OK);
+    if (!r) { watchdog(0, NULL, NULL); return EXIT_STORE; }
+    PQclear(r);
+    watchdog(0, NULL, NULL);
+    (void)ldl_view_pg(&f->v, &f->pg);
+    return 0;
+}
+
+/* the backstop's first half: a command tag that says the block ended. ROLLBACK is
+   also ROLLBACK TO's tag: only more of them than the gate counted ROLLBACK TO
+   statements is an end. 1 ended (endtag set) */
+static int pg_tag_ends(const char *tag, unsigned *rollbacks, const gate *g, char *endtag, size_t cap) {
+    if (!strcmp(tag, "ROLLBACK")) (*rollbacks)++;
+    if (!strcmp(tag, "COMMIT") || !strcmp(tag, "BEGIN") || !strcmp(tag, "START TRANSACTION") ||
+        !strcmp(tag, "PREPARE TRANSACTION") || !strcmp(tag, "COMMIT PREPARED") ||
+        !strcmp(tag, "ROLLBACK PREPARED") || (!strcmp(tag, "ROLLBACK") && *rollbacks > g->rollback_to)) {
+        snprintf(endtag, cap, "%s", tag);
+        return 1;
+    }
+    return 0;
+}
+
+/* what the file did: its first error, whether the server cancelled it, whether
+   it ended the fenced block (and by which tag) */
+typedef struct file_run {
+    int failed, cancelled, ended;
+    char *errtext;
+    char endtag[64];
+} file_run;
+
+/* the file: one multi-statement query; every result is read (an error stops the
+   server at that statement and aborts the transaction). 0, or an exit code */
+static int pg_file(const opts *o, fenced_job *f, file_run *fr) {
+    PGconn *c = f->c;
+    PGresult *r;
     unsigned rollbacks = 0;
 #ifdef LDL_FENCE_TEST_NO_GATE   /* test build: the tag check can be switched off, so that the
                                    block-state check behind it is reached on its own */
@@ -505,208 +643,92 @@ static int run_pg(const opts *o) {
 #else
     const int notags = 0;
 #endif
-    char *errtext = NULL, endtag[64];
-    gate g;
-
-    /* everything that can be judged here is, before anything is sent */
-    if (strlen(o->resource) >= LDL_PG_RESOURCE_MAX) {
-        snprintf(num, sizeof num, "%d", LDL_PG_RESOURCE_MAX - 1);
-        return usage_error("--resource: too long; bytes at most: ", num);
-    }
-    sql = read_sql(o->file, &len);
-    if (!sql) return EXIT_NOINPUT;
-    /* the gate, before anything is sent: PostgreSQL's parser reads the file */
-    rc = sql_gate(sql, &g);
-    if (rc < 0) {
-        say("%s: PostgreSQL 15's parser cannot read it: %s: refused, nothing was sent", o->file, g.why);
-        free(sql);
-        return EXIT_DATAERR;
-    }
-#ifndef LDL_FENCE_TEST_NO_GATE   /* a test build only: reaches the backstop (mk/fence_cli.mk) */
-    if (rc > 0) {
-        char at[32];
-        snprintf(at, sizeof at, "%ld", g.at);
-        say("%s: a statement that ends the transaction (%s): refused, nothing was sent "
-            "(ldl-fence runs the file inside its own fenced transaction)", o->file, g.bad);
-        say("(PostgreSQL's parser found it at byte %s of the file)%s", at, NULL);
-        free(sql);
-        return EXIT_DATAERR;
-    }
-#endif
-
-    vals[0] = o->conninfo ? o->conninfo : "";
-    vals[1] = "ldl-fence";
-    vals[2] = "UTF8";
-    vals[3] = NULL;
-    watchdog(o->io_ms, "while connecting", "nothing was sent");
-    c = PQconnectdbParams(keys, vals, 1);
-    if (!c || PQstatus(c) != CONNECTION_OK) {
-        watchdog(0, NULL, NULL);
-        say("postgres: %s%s", c ? PQerrorMessage(c) : "out of memory", NULL);
-        if (c) PQfinish(c);
-        free(sql);
-        return EXIT_STORE;
-    }
-    (void)PQsetNoticeProcessor(c, pg_notice, NULL);
-    /* the gate read the file as the server does with standard_conforming_strings
-       on and UTF-8 text; a session that differs would read it otherwise ('a\''
-       closes a string when off): refused, not guessed */
-    std = PQparameterStatus(c, "standard_conforming_strings");
-    enc = PQparameterStatus(c, "client_encoding");
-    if (!std || strcmp(std, "on") != 0 || !enc || strcmp(enc, "UTF8") != 0) {
-        watchdog(0, NULL, NULL);
-        say("%s: the session has standard_conforming_strings %s", o->file, std ? std : "(unknown)");
-        say("and client_encoding %s: the gate reads the file as PostgreSQL does with on and UTF8, "
-            "so it is refused, nothing was sent (ALTER ROLE ... SET standard_conforming_strings = on)%s",
-            enc ? enc : "(unknown)", NULL);
-        PQfinish(c);
-        free(sql);
-        return EXIT_DATAERR;
-    }
-    /* the adapter's fence table: created when missing, then its checks (shape,
-       owner, rights, triggers) */
-    watchdog(o->io_ms, "while checking the fence table", "nothing was written");
-    rc = ldl_pg_init_ex(&pg, c, o->table, LDL_PG_FENCE | (o->unnamed ? LDL_PG_UNNAMED : 0u));
-    if (rc != LDL_OK) {
-        watchdog(0, NULL, NULL);
-        say("postgres: %s%s", ldl_pg_why(&pg), NULL);
-        PQfinish(c);
-        free(sql);
-        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-    }
-    watchdog(o->io_ms, "to BEGIN", "nothing was written");
-    r = pg_step(c, "BEGIN", PGRES_COMMAND_OK);
-    if (!r) { watchdog(0, NULL, NULL); PQfinish(c); free(sql); return EXIT_STORE; }
-    PQclear(r);
-    watchdog(o->io_ms, "to the fence check", "the connection is closed, so the server rolls back");
-    rc = ldl_pg_fence(&pg, o->resource, o->fence);
-    watchdog(0, NULL, NULL);
-    snprintf(num, sizeof num, "%lld", (long long)o->fence);
-    if (rc == 0) {
-        say("stale fence %s for resource '%s': a higher fence has written; rolled back", num, o->resource);
-        pg_rollback(c, o);
-        PQfinish(c);
-        free(sql);
-        return EXIT_STALE;
-    }
-    if (rc != 1) {
-        say("fence check refused: %s%s", ldl_pg_why(&pg), NULL);
-        pg_rollback(c, o);
-        PQfinish(c);
-        free(sql);
-        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-    }
-    if (verbose) say("fence %s passed for resource '%s'", num, o->resource);
-    watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
-    if (o->file_ms) snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)o->file_ms);
-    pg_txid(c, num, o->resource, o->file_ms ? tmo : NULL, txa, sizeof txa);
-    watchdog(0, NULL, NULL);
-    if (!txa[0]) { pg_rollback(c, o); PQfinish(c); free(sql); return EXIT_STORE; }
-
-    /* the file: one multi-statement query; every result is read (an error stops
-       the server at that statement and aborts the transaction) */
-    /* --timeout: the server cancels each statement of the file at the bound
-       (statement_timeout, local to the transaction); the watchdog is the backstop
-       for a server that stops answering */
-    if (o->file_ms) watchdog(o->file_ms + o->io_ms, "while running the SQL file (--timeout + --store-timeout)",
-                             "the connection is closed, so the server rolls back");
-    if (len > 0 && !PQsendQuery(c, sql)) {
-        watchdog(0, NULL, NULL);
+    size_t len = f->len;
+    if (len > 0 && !PQsendQuery(c, f->sql)) {
         say("postgres: %s%s", PQerrorMessage(c), NULL);
-        PQfinish(c); free(sql);
         return EXIT_STORE;
     }
     /* rows come one at a time and are dropped at once: memory stays bounded
        whatever the file selects */
     if (len > 0) (void)PQsetSingleRowMode(c);
-    endtag[0] = 0;
     while (len > 0 && (r = PQgetResult(c)) != NULL) {
         ExecStatusType st = PQresultStatus(r);
-        if (st == PGRES_COMMAND_OK && !ended && !notags) {
-            /* the backstop's first half: a command tag that says the block ended.
-               ROLLBACK is also ROLLBACK TO's tag: only more of them than the
-               gate counted ROLLBACK TO statements is an end */
-            const char *tag = PQcmdStatus(r);
-            if (!strcmp(tag, "ROLLBACK")) rollbacks++;
-            if (!strcmp(tag, "COMMIT") || !strcmp(tag, "BEGIN") || !strcmp(tag, "START TRANSACTION") ||
-                !strcmp(tag, "PREPARE TRANSACTION") || !strcmp(tag, "COMMIT PREPARED") ||
-                !strcmp(tag, "ROLLBACK PREPARED") || (!strcmp(tag, "ROLLBACK") && rollbacks > g.rollback_to)) {
-                ended = 1;
-                snprintf(endtag, sizeof endtag, "%s", tag);
-            }
-        }
+        if (st == PGRES_COMMAND_OK && !fr->ended && !notags)
+            fr->ended = pg_tag_ends(PQcmdStatus(r), &rollbacks, &f->g, fr->endtag, sizeof fr->endtag);
         if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH) {
-            watchdog(0, NULL, NULL);
             say("%s: COPY FROM STDIN / TO STDOUT is not supported: the connection is closed, "
                 "so the server rolls back%s", o->file, NULL);
-            if (ended) say("but %s had ended the fenced transaction before (%s): what ran before that "
-                           "may have COMMITTED WITHOUT THE FENCE", o->file, endtag);
+            if (fr->ended) say("but %s had ended the fenced transaction before (%s): what ran before that "
+                               "may have COMMITTED WITHOUT THE FENCE", o->file, fr->endtag);
             PQclear(r);
-            PQfinish(c); free(sql);
-            return ended ? EXIT_ENDED : EXIT_DATAERR;
+            return fr->ended ? EXIT_ENDED : EXIT_DATAERR;
         }
         if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE || st == PGRES_NONFATAL_ERROR) {
-            if (!failed) {
+            if (!fr->failed) {
                 const char *m = PQresultErrorMessage(r);
                 const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-                cancelled = state && !strcmp(state, "57014");   /* query_canceled */
-                errtext = (char *)malloc(strlen(m) + 1);
-                if (errtext) memcpy(errtext, m, strlen(m) + 1);
+                fr->cancelled = state && !strcmp(state, "57014");   /* query_canceled */
+                fr->errtext = (char *)malloc(strlen(m) + 1);
+                if (fr->errtext) memcpy(fr->errtext, m, strlen(m) + 1);
             }
-            failed = 1;
+            fr->failed = 1;
         }
         PQclear(r);
     }
-    watchdog(0, NULL, NULL);
-    free(sql);
+    return 0;
+}
+
+/* the file ended or failed: said, rolled back; the exit code (0: neither) */
+static int pg_file_verdict(const opts *o, fenced_job *f, file_run *fr) {
+    PGconn *c = f->c;
+    int failed = fr->failed, ended = fr->ended;
     if (PQstatus(c) != CONNECTION_OK) {
         say("postgres: the connection failed while running %s: %s", o->file, PQerrorMessage(c));
-        free(errtext);
-        PQfinish(c);
         return EXIT_STORE;
     }
     /* the backstop's second half: a failed file leaves our block aborted
        (PQTRANS_INERROR); any other state means the block was ended */
     if (failed && PQtransactionStatus(c) != PQTRANS_INERROR && !ended) {
         ended = 1;
-        snprintf(endtag, sizeof endtag, "%s", "(no open transaction block after the error)");
+        snprintf(fr->endtag, sizeof fr->endtag, "%s", "(no open transaction block after the error)");
     }
     if (ended) {
         say("%s ended the fenced transaction (%s) although the gate passed it: what ran before that "
-            "may have COMMITTED WITHOUT THE FENCE, what is still open is rolled back", o->file, endtag);
-        if (failed) say("%s then failed: %s", o->file, errtext ? errtext : "error");
+            "may have COMMITTED WITHOUT THE FENCE, what is still open is rolled back", o->file, fr->endtag);
+        if (failed) say("%s then failed: %s", o->file, fr->errtext ? fr->errtext : "error");
         say("exit 70: do not retry blindly; check the resource (this is a gate bug: please report it)%s%s",
             NULL, NULL);
-        free(errtext);
         pg_rollback(c, o);
-        PQfinish(c);
         return EXIT_ENDED;
     }
-    if (failed) {
-        say("%s failed: %s", o->file, errtext ? errtext : "error");
-        say("rolled back: nothing of %s is visible, the mark of '%s' is unchanged", o->file, o->resource);
-        free(errtext);
-        pg_rollback(c, o);
-        PQfinish(c);
-        if (cancelled && o->file_ms) {
-            say("(a statement ran past --timeout and the server cancelled it)%s%s", NULL, NULL);
-            return EXIT_TIMEOUT;
-        }
-        return EXIT_DATAERR;
+    if (!failed) return 0;
+    say("%s failed: %s", o->file, fr->errtext ? fr->errtext : "error");
+    say("rolled back: nothing of %s is visible, the mark of '%s' is unchanged", o->file, o->resource);
+    pg_rollback(c, o);
+    if (fr->cancelled && o->file_ms) {
+        say("(a statement ran past --timeout and the server cancelled it)%s%s", NULL, NULL);
+        return EXIT_TIMEOUT;
     }
-    /* the backstop: still in the transaction the fence check ran in */
+    return EXIT_DATAERR;
+}
+
+/* the backstop: still in the transaction the fence check ran in; then COMMIT */
+static int pg_commit(const opts *o, fenced_job *f) {
+    PGconn *c = f->c;
+    PGresult *r;
+    char txb[32];
+    int code = EXIT_OK;
     watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
     txb[0] = 0;
     if (PQtransactionStatus(c) == PQTRANS_INTRANS) pg_txid(c, NULL, NULL, NULL, txb, sizeof txb);
     watchdog(0, NULL, NULL);
-    if (strcmp(txa, txb) != 0) {
+    if (strcmp(f->txa, txb) != 0) {
         say("%s ended the fenced transaction although the gate passed it (the transaction id changed): "
             "what ran before that may have COMMITTED WITHOUT THE FENCE, what is still open is rolled back%s",
             o->file, NULL);
         say("exit 70: do not retry blindly; check the resource (this is a gate bug: please report it)%s%s",
             NULL, NULL);
         pg_rollback(c, o);
-        PQfinish(c);
         return EXIT_ENDED;
     }
     watchdog(o->io_ms, "to COMMIT", "the outcome is unknown (the COMMIT was sent)");
@@ -717,15 +739,54 @@ static int run_pg(const opts *o) {
         say("postgres: COMMIT failed: %s%s", r ? PQresultErrorMessage(r) : PQerrorMessage(c), NULL);
         code = PQstatus(c) == CONNECTION_OK ? EXIT_DATAERR : EXIT_STORE;
     } else if (verbose) {
-        say("committed %s under fence %s", o->file, num);
+        say("committed %s under fence %s", o->file, f->num);
     }
     if (r) PQclear(r);
-    PQfinish(c);
     return code;
 }
 
-/* ------------------------------------------------------------------ redis */
-/* one value as escaped bytes, unbounded (a reply is printed whole) */
+/* pg's part after the check: the fence and resource for the file, the file, the
+   backstop, COMMIT */
+static int pg_written(const opts *o, fenced_job *f, int rc) {
+    char tmo[24];
+    file_run fr;
+    if (rc == 0) {
+        pg_rollback(f->c, o);
+        return EXIT_STALE;
+    }
+    if (rc != 1) {
+        say("fence check refused: %s%s", f->v.ops->why(f->v.self), NULL);
+        pg_rollback(f->c, o);
+        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    if (verbose) say("fence %s passed for resource '%s'", f->num, o->resource);
+    watchdog(o->io_ms, "to the transaction id", "the connection is closed, so the server rolls back");
+    if (o->file_ms) snprintf(tmo, sizeof tmo, "%llu", (unsigned long long)o->file_ms);
+    pg_txid(f->c, f->num, o->resource, o->file_ms ? tmo : NULL, f->txa, sizeof f->txa);
+    watchdog(0, NULL, NULL);
+    if (!f->txa[0]) { pg_rollback(f->c, o); return EXIT_STORE; }
+    /* --timeout: the server cancels each statement of the file at the bound
+       (statement_timeout, local to the transaction); the watchdog is the backstop
+       for a server that stops answering */
+    if (o->file_ms) watchdog(o->file_ms + o->io_ms, "while running the SQL file (--timeout + --store-timeout)",
+                             "the connection is closed, so the server rolls back");
+    memset(&fr, 0, sizeof fr);
+    rc = pg_file(o, f, &fr);
+    watchdog(0, NULL, NULL);
+    free(f->sql);
+    f->sql = NULL;
+    if (rc == 0) rc = pg_file_verdict(o, f, &fr);
+    free(fr.errtext);
+    return rc ? rc : pg_commit(o, f);
+}
+
+static void pg_close(fenced_job *f) {
+    if (f->c) PQfinish(f->c);
+    f->c = NULL;
+    free(f->sql);
+    f->sql = NULL;
+}
+
 static void put_escaped(FILE *f, const char *s, size_t len) {
     static const char hex[] = "0123456789abcdef";
     size_t i;
@@ -757,15 +818,14 @@ static void print_reply(FILE *f, const redisReply *r, int depth) {
     fputc('\n', f);
 }
 
-static int run_redis(const opts *o) {
-    static ldl_redis rs;
+
+/* redis's part before the check: judged, connected, the adapter and its view; the
+   write is CMD ARG... as given, its first --keys ARGs declared as keys */
+static int redis_prepare(const opts *o, fenced_job *f) {
     char host[128], num[24];
-    int port = 0, rc, i;
-    redisContext *c;
-    redisReply *reply = NULL;
+    int port = 0, i;
     struct timeval tv;
     size_t total = 0;
-    const ldl_redis_error *e;
     for (i = 0; i < o->ncmd; i++) {
         total += strlen(o->cmd[i]);
         if (total > ARG_MAX_BYTES) return usage_error("the command's arguments are over 16 MiB", NULL);
@@ -786,60 +846,98 @@ static int run_redis(const opts *o) {
         if (r == -1) return usage_error("--redis: want HOST:PORT or a socket path, got ", o->redis);
         if (r == -2) { say("--redis: cannot resolve '%s'%s", o->redis, NULL); return EXIT_STORE; }
     }
-    c = strchr(o->redis, '/') ? redisConnectUnix(o->redis) : redisConnect(host, port);
+    f->rc = strchr(o->redis, '/') ? redisConnectUnix(o->redis) : redisConnect(host, port);
     watchdog(0, NULL, NULL);
-    if (!c || c->err) {
-        say("redis: %s%s", c ? c->errstr : "out of memory", NULL);
-        if (c) redisFree(c);
+    if (!f->rc || f->rc->err) {
+        say("redis: %s%s", f->rc ? f->rc->errstr : "out of memory", NULL);
         return EXIT_STORE;
     }
     /* the adapter's own bound on the call comes a second after the watchdog's: a
        silent server is the watchdog's (124), not a link error (69) */
     tv.tv_sec = (time_t)((o->io_ms + 1000u) / 1000u);
     tv.tv_usec = (suseconds_t)((o->io_ms + 1000u) % 1000u) * 1000;
-    (void)redisSetTimeout(c, tv);
-    if (ldl_redis_init(&rs, c, o->prefix) != LDL_OK) {
-        say("redis: %s%s", ldl_redis_why(&rs), NULL);
-        redisFree(c);
+    (void)redisSetTimeout(f->rc, tv);
+    if (ldl_redis_init(&f->rs, f->rc, o->prefix) != LDL_OK) {
+        say("redis: %s%s", ldl_redis_why(&f->rs), NULL);
         return EXIT_USAGE;
     }
-    watchdog(o->io_ms, "to the fenced-write script", "the outcome is unknown (the script was sent)");
-    rc = ldl_redis_fence(&rs, o->resource, o->fence, (int)o->nkeys, NULL, o->ncmd,
-                         (const char **)o->cmd, NULL, &reply);
-    watchdog(0, NULL, NULL);
-    snprintf(num, sizeof num, "%lld", (long long)o->fence);
-    e = ldl_redis_last_error(&rs);
-    if (rc == 1) {
-        if (reply) print_reply(stdout, reply, 0);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            say("stdout: %s%s", strerror(errno), NULL);
-            rc = LDL_ESTORE;
-        } else if (verbose) {
-            say("fence %s passed for resource '%s': the command ran", num, o->resource);
-        }
-    } else if (rc == 0) {
-        say("stale fence %s for resource '%s': a higher fence has written; the command did not run",
-            num, o->resource);
-    } else if (e && e->kind == LDL_REDIS_ERR_COMMAND) {
-        if (reply && reply->type == REDIS_REPLY_ERROR)
-            say("the command failed: %s%s", reply->str, NULL);
-        else
-            say("the command failed: %s%s", ldl_redis_why(&rs), NULL);
-        say("the mark of '%s' did not move%s", o->resource, NULL);
-    } else if (rc == LDL_EINVAL) {
-        say("refused, nothing sent: %s%s", ldl_redis_why(&rs), NULL);
-    } else {
-        say("redis: %s%s", ldl_redis_why(&rs), NULL);
-        if (e && (e->kind == LDL_REDIS_ERR_IO || e->kind == LDL_REDIS_ERR_PROTOCOL))
-            say("the link failed after the script was sent: the outcome is unknown%s%s", NULL, NULL);
-    }
-    if (reply) freeReplyObject(reply);
-    redisFree(c);
-    if (rc == 1) return EXIT_OK;
+    (void)ldl_view_redis(&f->v, &f->rs);
+    f->w.argc = o->ncmd;
+    f->w.argv = (const char **)o->cmd;
+    f->w.nkeys = (int)o->nkeys, f->w.keyidx = NULL;   /* the first nkeys ARGs */
+    f->w.reply = (void **)&f->reply;
+    return 0;
+}
+
+/* redis's part after the script: the reply printed, or what failed */
+static int redis_written(const opts *o, fenced_job *f, int rc) {
+    const ldl_redis_error *e = ldl_redis_last_error(&f->rs);
     if (rc == 0) return EXIT_STALE;
-    if (rc == LDL_EINVAL) return EXIT_USAGE;
-    if (e && e->kind == LDL_REDIS_ERR_COMMAND) return EXIT_DATAERR;
+    if (rc == 1) {
+        if (f->reply) print_reply(stdout, f->reply, 0);
+        if (fflush(stdout) == 0 && !ferror(stdout)) {
+            if (verbose) say("fence %s passed for resource '%s': the command ran", f->num, o->resource);
+            return EXIT_OK;
+        }
+        say("stdout: %s%s", strerror(errno), NULL);
+        return EXIT_STORE;
+    }
+    if (e && e->kind == LDL_REDIS_ERR_COMMAND) {
+        if (f->reply && f->reply->type == REDIS_REPLY_ERROR)
+            say("the command failed: %s%s", f->reply->str, NULL);
+        else
+            say("the command failed: %s%s", f->v.ops->why(f->v.self), NULL);
+        say("the mark of '%s' did not move%s", o->resource, NULL);
+        return EXIT_DATAERR;
+    }
+    if (rc == LDL_EINVAL) {
+        say("refused, nothing sent: %s%s", f->v.ops->why(f->v.self), NULL);
+        return EXIT_USAGE;
+    }
+    say("redis: %s%s", f->v.ops->why(f->v.self), NULL);
+    if (e && (e->kind == LDL_REDIS_ERR_IO || e->kind == LDL_REDIS_ERR_PROTOCOL))
+        say("the link failed after the script was sent: the outcome is unknown%s%s", NULL, NULL);
     return EXIT_STORE;
+}
+
+static void redis_close(fenced_job *f) {
+    if (f->reply) freeReplyObject(f->reply);
+    f->reply = NULL;
+    if (f->rc) redisFree(f->rc);
+    f->rc = NULL;
+}
+
+/* ------------------------------------------------------------------ the one path */
+static const store_mode modes[] = {
+    { "pg", "to the fence check", "the connection is closed, so the server rolls back", "rolled back",
+      pg_prepare, pg_written, pg_close },
+    { "redis", "to the fenced-write script", "the outcome is unknown (the script was sent)",
+      "the command did not run", redis_prepare, redis_written, redis_close },
+};
+
+static int fenced_write(const opts *o) {
+    static fenced_job f;
+    const store_mode *m = &modes[o->mode - MODE_PG];
+    int rc;
+    memset(&f, 0, sizeof f);
+    snprintf(f.num, sizeof f.num, "%lld", (long long)o->fence);
+    f.w.resource = o->resource;
+    f.w.fence = o->fence;
+    rc = m->prepare(o, &f);
+    if (rc == 0) {
+        watchdog(o->io_ms, m->check_step, m->check_outcome);
+        rc = f.v.ops->fenced(f.v.self, &f.w);
+        watchdog(0, NULL, NULL);
+        if (rc == 0) {
+            char fmt[128];
+            snprintf(fmt, sizeof fmt, "stale fence %%s for resource '%%s': a higher fence has written; %s",
+                     m->stale_tail);
+            say(fmt, f.num, o->resource);
+        }
+        rc = m->written(o, &f, rc);
+    }
+    m->close(&f);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -853,5 +951,5 @@ int main(int argc, char **argv) {
     sa.sa_handler = SIG_IGN;                 /* hiredis and libpq write with plain write() */
     sigemptyset(&sa.sa_mask);
     (void)sigaction(SIGPIPE, &sa, NULL);
-    return o.mode == MODE_PG ? run_pg(&o) : run_redis(&o);
+    return fenced_write(&o);
 }

@@ -38,6 +38,7 @@
 #include "adapters/lite_di_lock_sqlite.h"
 #define LDL_ETCD_IMPLEMENTATION
 #include "adapters/lite_di_lock_etcd.h"
+#include "adapters/lite_di_lock_view.h"   /* one interface for every store (decision 0713) */
 
 #include <dirent.h>
 #include <errno.h>
@@ -297,90 +298,293 @@ static int install_signals(void) {
     return sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* ------------------------------------------------------------------ stores */
-enum { ST_NONE, ST_MEMORY, ST_REDIS, ST_PG, ST_SQLITE, ST_ETCD };
+/* ------------------------------------------------------------------ options */
+struct driver;
 
-typedef struct store {
-    int kind;
-    ldl_async_store inner;       /* the adapter's non-blocking view */
-    ldl_store_ext ext;           /* its owned acquire (submit_owned may be NULL) */
+typedef struct opts {
+    const struct driver *drv;    /* the store (NULL: none given) */
+    const char *store_arg;
+    const char *prefix;
+    const char *table;
+    uint32_t ttl_ms, heartbeat_ms;
+    int nonblock;
+    int wait_set;
+    uint64_t wait_ms;
+    int conflict_code;
+    uint64_t grace_ms;
+    int grace_set;
+    uint64_t io_ms;              /* --store-timeout */
+    const char *key;
+    const char *owner;           /* NULL: ldl-run@HOST:PID */
+    int status;                  /* --status: inspect KEY, run nothing */
+    int quiet;                   /* -q: no "held by" / "done" line */
+    uint64_t min_hold_ms;        /* --min-hold (0: none) */
+    int detach_hold;             /* --detach-hold */
+    uint64_t once_per_s;         /* --once-per (0: none) */
+    int done_code;               /* --done-exit-code */
+    const char *metrics;         /* --metrics FILE */
+    char **cmd;
+} opts;
+
+/* ------------------------------------------------------------------ stores */
+/* Every store is driven through its adapter's ldl_view (adapters/lite_di_lock_view.h,
+   decision 0713): the lock runs on view.async, inspection reads view.ext, the loop
+   waits on view.ops->fds / timeout_ms and pumps, the --once-per mark is written with
+   view.ops->fenced. What is a store's own is its row of the driver table below: how
+   its view is built (for the run, for inspection, for the done-mark), and the few
+   steps an adapter leaves to its caller -- how a dropped link is replaced, and how
+   the done-mark's write is formed and finished. */
+enum { FOR_RUN, FOR_INSPECT, FOR_MARK };
+
+typedef struct cli_store {
+    const struct driver *drv;
+    ldl_view v;                  /* the one interface every step below uses */
+    uint64_t io_ms;              /* --store-timeout */
     uint64_t last_reconnect;
     int ride_out;                /* 1 once KEY is held: a stalled or failed link is
                                     replaced, so that the lock's renew retries get through */
-    uint64_t io_ms;              /* --store-timeout */
-    /* memory */
+    struct cli_store *run;       /* FOR_MARK: the run's own store (SQLite writes through it) */
+    /* what the drivers build the view on (each uses its own) */
     ldl_memstore ms;
     ldl_memstore_slot slots[2];
-    /* redis */
     redisContext *rc;
+    ldl_redis rs;
     ldl_redis_async ra;
     ldl_redis_req rreqs[8];
-    /* pg */
     const char *conninfo;
     PGconn *pc;
     ldl_pg pg;
     ldl_pg_async pa;
     ldl_pg_req preqs[8];
-    /* sqlite: answers inside each submit (a transaction, bounded by its busy_ms) */
-    ldl_sqlite sq;
-    /* etcd: a multi handle, waited on with curl_multi_poll (wait_events) */
-    ldl_etcd et;
-    ldl_etcd_async eta;
-    ldl_etcd_req ereqs[8];
     PGconn *pc_new;              /* a reconnect under way (PQconnectPoll driven by the loop) */
     int pc_poll;                 /* its last PostgresPollingStatusType */
     uint64_t pc_since;
-} store;
+    ldl_sqlite sq;
+    ldl_etcd et;
+    ldl_etcd_async eta;
+    ldl_etcd_req ereqs[8];
+} cli_store;
 
-static const char *store_why(const store *s) {
-    if (s->kind == ST_REDIS) return ldl_redis_async_why(&s->ra);
-    if (s->kind == ST_PG) return ldl_pg_why(&s->pg);
-    if (s->kind == ST_ETCD) return ldl_etcd_async_why(&s->eta);
-    if (s->kind == ST_SQLITE) return ldl_sqlite_why(&s->sq);
-    return "";
+/* the --once-per write of one period, as the store forms it around view.ops->fenced */
+typedef struct mark_write {
+    ldl_fenced w;
+    char res[LDL_KEY_MAX + 64], prev[LDL_KEY_MAX + 64];
+    char mark[LDL_KEY_MAX + 128], done[LDL_KEY_MAX + 128], ttl[24];
+    const char *argv[5];
+    int keyidx[1];
+} mark_write;
+
+typedef struct driver {
+    const char *opt;             /* its option ("--memory" takes no value) */
+    const char *label;           /* in messages: "redis: ..." */
+    int valued;                  /* the option takes a value */
+    int shared;                  /* other processes see it: --status */
+    int marks;                   /* the done-mark is written: --once-per */
+    /* the view for purpose; 0 or an EXIT_* code (the reason printed) */
+    int  (*open)(cli_store *s, const opts *o, int purpose);
+    void (*pump)(cli_store *s);  /* the view's pump, and a dropped link replaced */
+    int  (*fds)(cli_store *s, ldl_view_fd *out, int n);
+    /* --once-per: 1 the mark of res exists, 0 not, -1 store error (printed) */
+    int  (*mark_exists)(cli_store *s, const opts *o, const char *res);
+    /* --once-per: the fenced write formed (0), or -1 (printed) */
+    int  (*mark_form)(cli_store *s, const opts *o, mark_write *m);
+    /* --once-per: after view.ops->fenced answered rc: 1 written, 0 stale, -1 error */
+    int  (*mark_end)(cli_store *s, const opts *o, mark_write *m, int rc);
+    void (*close)(cli_store *s); /* what the driver opened (idempotent) */
+} driver;
+
+static const char *store_why(const cli_store *s) {
+    return s->v.ops ? s->v.ops->why(s->v.self) : "";
 }
 
-/* --sqlite PATH: open (creating it) and wrap; EXIT_* on failure (message printed) */
-static int store_open_sqlite(store *s, const char *path, const char *table) {
-    int rc = ldl_sqlite_open(&s->sq, path, table, LDL_SQLITE_CREATE);
-    if (rc != LDL_OK) {
-        sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: sqlite: %s%s" : "sqlite: %s%s",
-             NULL, ldl_sqlite_why(&s->sq));
-        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-    }
-    s->kind = ST_SQLITE;
-    s->inner = ldl_sqlite_async_store(&s->sq);
-    s->ext = ldl_sqlite_async_ext(&s->sq);
+/* an adapter's init refused: EXIT_USAGE for a bad argument, else EXIT_STORE */
+static int init_refused(int rc, const char *label, const char *why) {
+    char fmt[64];
+    snprintf(fmt, sizeof fmt, "%s%s: %%s%%s", rc == LDL_EINVAL ? "usage: " : "", label);
+    sayx(rc == LDL_EINVAL ? NULL : "store", fmt, NULL, why);
+    return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
+}
+
+/* the generic pieces a row may use */
+static void pump_view(cli_store *s) { (void)s->v.ops->pump(s->v.self); }
+static int fds_view(cli_store *s, ldl_view_fd *out, int n) { return s->v.ops->fds(s->v.self, out, n); }
+static void close_view(cli_store *s) { if (s->v.ops) s->v.ops->close(s->v.self); }
+
+/* ---- --memory */
+static int memory_open(cli_store *s, const opts *o, int purpose) {
+    ldl_clock zero;
+    (void)o; (void)purpose;
+    memset(&zero, 0, sizeof zero);
+    if (ldl_memstore_init(&s->ms, s->slots, 2, zero) != LDL_OK) return EXIT_OSERR;
+    return ldl_view_memstore(&s->v, &s->ms) == LDL_OK ? 0 : EXIT_OSERR;
+}
+
+/* ---- --sqlite PATH: the run opens (creating it), inspection only reads (a missing
+   file is "no such store", a missing table "no such table"; nothing is made), the
+   done-mark writes through the run's own connection */
+static int sqlite_open(cli_store *s, const opts *o, int purpose) {
+    int rc;
+    if (purpose == FOR_MARK) return ldl_view_sqlite(&s->v, &s->run->sq) == LDL_OK ? 0 : EXIT_STORE;
+    rc = ldl_sqlite_open(&s->sq, o->store_arg, o->table,
+                         purpose == FOR_INSPECT ? LDL_SQLITE_INSPECT : LDL_SQLITE_CREATE);
+    if (rc != LDL_OK) return init_refused(rc, "sqlite", ldl_sqlite_why(&s->sq));
+    (void)ldl_view_sqlite(&s->v, &s->sq);
+    /* the view's ext is the synchronous one (no submit_owned): the lock runs on
+       the non-blocking face, whose owned acquire is in ldl_sqlite_async_ext */
+    if (purpose == FOR_RUN) s->v.ext = ldl_sqlite_async_ext(&s->sq);
     return 0;
 }
 
-/* --etcd ENDPOINTS: the members, every call bounded by --store-timeout; EXIT_* on
-   failure (message printed). No I/O until the first request. */
-static int store_open_etcd(store *s, const char *endpoints, const char *prefix) {
+static void sqlite_close(cli_store *s) {
+    if (!s->run) ldl_sqlite_close(&s->sq);   /* the done-mark's view is the run's */
+}
+
+/* ---- --etcd ENDPOINTS: every call bounded by --store-timeout; no I/O until the
+   first request */
+static int etcd_open(cli_store *s, const opts *o, int purpose) {
     ldl_etcd_config cfg;
     int rc;
     memset(&cfg, 0, sizeof cfg);
-    cfg.endpoints = endpoints;
-    cfg.prefix = prefix;
+    cfg.endpoints = o->store_arg;
+    cfg.prefix = o->prefix;
     cfg.call_ms = (uint32_t)(s->io_ms > 600000u ? 600000u : s->io_ms);
     cfg.attempt_ms = cfg.call_ms < LDL_ETCD_ATTEMPT_MS ? cfg.call_ms : LDL_ETCD_ATTEMPT_MS;
     rc = ldl_etcd_init(&s->et, &cfg);
-    if (rc != LDL_OK) {
-        sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: etcd: %s%s" : "etcd: %s%s",
-             NULL, ldl_etcd_why(&s->et));
-        return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-    }
+    if (rc != LDL_OK) return init_refused(rc, "etcd", ldl_etcd_why(&s->et));
+    if (purpose != FOR_RUN) return ldl_view_etcd(&s->v, &s->et) == LDL_OK ? 0 : EXIT_STORE;
     if (ldl_etcd_async_init(&s->eta, &s->et, s->ereqs, sizeof s->ereqs / sizeof s->ereqs[0]) != LDL_OK) {
         STORE_ERR("etcd: %s%s", NULL, ldl_etcd_async_why(&s->eta));
         return EXIT_STORE;
     }
-    s->kind = ST_ETCD;
-    s->inner = ldl_etcd_async_store(&s->eta);
-    s->ext = ldl_etcd_async_ext(&s->eta);
+    return ldl_view_etcd_async(&s->v, &s->eta) == LDL_OK ? 0 : EXIT_STORE;
+}
+
+static void etcd_close(cli_store *s) {
+    ldl_etcd_async_close(&s->eta);
+    ldl_etcd_close(&s->et);
+}
+
+/* ---- --redis HOST:PORT or /PATH. The run connects without blocking (the
+   non-blocking view); inspection and the done-mark ask through a synchronous
+   connection whose every call is bounded by --store-timeout. */
+static int redis_connect_sync(cli_store *s, const opts *o, const char *pre) {
+    struct timeval tv;
+    tv.tv_sec = (time_t)(o->io_ms / 1000u);
+    tv.tv_usec = (suseconds_t)(o->io_ms % 1000u) * 1000;
+    if (strchr(o->store_arg, '/')) {
+        s->rc = redisConnectUnixWithTimeout(o->store_arg, tv);
+    } else {
+        char host[128];
+        int port = 0, r = parse_hostport(o->store_arg, host, sizeof host, &port);
+        if (r == -1) return usage_error("usage: --redis: want HOST:PORT or a socket path, got ", o->store_arg);
+        if (r == -2) { STORE_ERR("--redis: cannot resolve '%s'%s", o->store_arg, NULL); return EXIT_STORE; }
+        s->rc = redisConnectWithTimeout(host, port, tv);
+    }
+    if (!s->rc || s->rc->err) {
+        sayx("store", pre, NULL, s->rc ? s->rc->errstr : "out of memory");
+        return EXIT_STORE;
+    }
+    (void)redisSetTimeout(s->rc, tv);
     return 0;
 }
 
-/* PQconnectPoll as poll() events; the first step is a write (libpq's rule) */
+static int redis_open_sync(cli_store *s, const opts *o, int purpose) {
+    int mark = purpose == FOR_MARK;
+    int rc = redis_connect_sync(s, o, mark ? "--once-per: redis: %s%s" : "redis: %s%s");
+    if (rc) return rc;
+    if (ldl_redis_init(&s->rs, s->rc, o->prefix) != LDL_OK) {
+        sayx(mark ? "store" : NULL, mark ? "--once-per: redis: %s%s" : "usage: redis: %s%s",
+             NULL, ldl_redis_why(&s->rs));
+        return mark ? EXIT_STORE : EXIT_USAGE;
+    }
+    return ldl_view_redis(&s->v, &s->rs) == LDL_OK ? 0 : EXIT_STORE;
+}
+
+static int redis_open(cli_store *s, const opts *o, int purpose) {
+    if (purpose != FOR_RUN) return redis_open_sync(s, o, purpose);
+    if (strchr(o->store_arg, '/')) {
+        s->rc = redisConnectUnixNonBlock(o->store_arg);
+    } else {
+        char host[128];
+        int port = 0, r = parse_hostport(o->store_arg, host, sizeof host, &port);
+        if (r == -1) { say("usage: --redis: want HOST:PORT or a socket path, got '%s'%s", o->store_arg, NULL); return EXIT_USAGE; }
+        if (r == -2) { STORE_ERR("--redis: cannot resolve '%s'%s", o->store_arg, NULL); return EXIT_STORE; }
+        s->rc = redisConnectNonBlock(host, port);
+    }
+    if (!s->rc) { SYS_ERR("--redis: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
+    if (s->rc->err) { STORE_ERR("redis: %s%s", NULL, s->rc->errstr); return EXIT_STORE; }
+    if (ldl_redis_async_init(&s->ra, s->rc, o->prefix, s->rreqs, sizeof s->rreqs / sizeof s->rreqs[0])
+            != LDL_OK) {
+        int u = strstr(ldl_redis_async_why(&s->ra), "prefix") != NULL;
+        sayx(u ? NULL : "store", u ? "usage: redis: %s%s" : "redis: %s%s", NULL, ldl_redis_async_why(&s->ra));
+        return u ? EXIT_USAGE : EXIT_STORE;
+    }
+    return ldl_view_redis_async(&s->v, &s->ra) == LDL_OK ? 0 : EXIT_STORE;
+}
+
+static void redis_pump(cli_store *s) {
+    uint64_t t = now_ms();
+    /* a server that takes an answer past --store-timeout while KEY is held:
+       drop the link, so the renew fails and the lock tries again on a new one */
+    if (s->ride_out && ldl_redis_async_stalled_ms(&s->ra) >= s->io_ms)
+        ldl_redis_async_fail(&s->ra, "no answer within --store-timeout: link dropped");
+    if (s->v.ops->pump(s->v.self) < 0) {
+        /* a reconnect now and then: a restarted server can still renew our lease
+           (the lock's own deadline decides whether it is still ours) */
+        if (t - s->last_reconnect >= RECONNECT_MS) {
+            s->last_reconnect = t;
+            (void)ldl_redis_async_reconnect(&s->ra);
+        }
+    }
+}
+
+static void redis_close(cli_store *s) {
+    if (s->rc) { redisFree(s->rc); s->rc = NULL; }
+}
+
+/* the done-mark: the fence mark of the period's resource, "{R}:P:mark" */
+static int redis_mark_exists(cli_store *s, const opts *o, const char *res) {
+    char mark[LDL_KEY_MAX + 128];
+    redisReply *rep;
+    int out = -1;
+    (void)o;
+    if (!ldl_redis_fence_mark(&s->rs, res, mark, sizeof mark)) {
+        STORE_ERR("--once-per: redis: no mark name for '%s'%s", res, NULL);
+        return -1;
+    }
+    rep = (redisReply *)redisCommand(s->rc, "EXISTS %s", mark);
+    if (rep && rep->type == REDIS_REPLY_INTEGER) out = rep->integer > 0;
+    else STORE_ERR("--once-per: redis: %s%s", NULL, rep && rep->str ? rep->str : s->rc->errstr);
+    if (rep) freeReplyObject(rep);
+    return out;
+}
+
+/* the fenced write's command sets "{R}:P:done" with a TTL of 3 periods */
+static int redis_mark_form(cli_store *s, const opts *o, mark_write *m) {
+    size_t k = ldl_redis_fence_mark(&s->rs, m->res, m->mark, sizeof m->mark);
+    if (!k || k < 4 || k + 1 > sizeof m->done) {
+        STORE_ERR("--once-per: redis: no mark name for '%s'%s", m->res, NULL);
+        return -1;
+    }
+    memcpy(m->done, m->mark, k - 4);
+    memcpy(m->done + k - 4, "done", 5);      /* "{R}:P:mark" -> "{R}:P:done" */
+    snprintf(m->ttl, sizeof m->ttl, "%llu", (unsigned long long)o->once_per_s * 3000u);
+    m->argv[0] = "SET"; m->argv[1] = m->done; m->argv[2] = "1"; m->argv[3] = "PX"; m->argv[4] = m->ttl;
+    m->keyidx[0] = 1;
+    m->w.argc = 5; m->w.argv = m->argv; m->w.nkeys = 1; m->w.keyidx = m->keyidx;
+    return 0;
+}
+
+static int redis_mark_end(cli_store *s, const opts *o, mark_write *m, int rc) {
+    redisReply *rep;
+    (void)o;
+    if (rc != 1) return rc == 0 ? 0 : -1;
+    rep = (redisReply *)redisCommand(s->rc, "PEXPIRE %s %s", m->mark, m->ttl);   /* the mark lives 3 periods */
+    if (rep) freeReplyObject(rep);
+    return 1;
+}
+
+/* ---- --pg CONNINFO */
 static short pg_events(int st) {
     return (short)(st == PGRES_POLLING_READING ? POLLIN : POLLOUT);
 }
@@ -412,87 +616,62 @@ static PGconn *pg_connect(const char *conninfo, uint64_t ms) {
     return NULL;
 }
 
-/* connect and wrap; EXIT_* on failure (message printed). Runs with in_setup and
-   under the watchdog: a signal or a store that never answers ends it. */
-static int store_open(store *s, int kind, const char *arg, const char *prefix, const char *table) {
-    s->kind = kind;
-    if (kind == ST_SQLITE) return store_open_sqlite(s, arg, table);
-    if (kind == ST_ETCD) return store_open_etcd(s, arg, prefix);
-    if (kind == ST_MEMORY) {
-        ldl_clock zero;
-        memset(&zero, 0, sizeof zero);
-        if (ldl_memstore_init(&s->ms, s->slots, 2, zero) != LDL_OK) return EXIT_OSERR;
-        s->inner = ldl_memstore_async_store(&s->ms);
-        s->ext = ldl_memstore_ext(&s->ms);
-    } else if (kind == ST_REDIS) {
-        if (strchr(arg, '/')) {
-            s->rc = redisConnectUnixNonBlock(arg);
-        } else {
-            char host[128];
-            int port = 0, r = parse_hostport(arg, host, sizeof host, &port);
-            if (r == -1) { say("usage: --redis: want HOST:PORT or a socket path, got '%s'%s", arg, NULL); return EXIT_USAGE; }
-            if (r == -2) { STORE_ERR("--redis: cannot resolve '%s'%s", arg, NULL); return EXIT_STORE; }
-            s->rc = redisConnectNonBlock(host, port);
-        }
-        if (!s->rc) { SYS_ERR("--redis: out of memory%s%s", NULL, NULL); return EXIT_OSERR; }
-        if (s->rc->err) { STORE_ERR("redis: %s%s", NULL, s->rc->errstr); return EXIT_STORE; }
-        if (ldl_redis_async_init(&s->ra, s->rc, prefix, s->rreqs, sizeof s->rreqs / sizeof s->rreqs[0])
-                != LDL_OK) {
-            int u = strstr(ldl_redis_async_why(&s->ra), "prefix") != NULL;
-            sayx(u ? NULL : "store", u ? "usage: redis: %s%s" : "redis: %s%s", NULL, ldl_redis_async_why(&s->ra));
-            return u ? EXIT_USAGE : EXIT_STORE;
-        }
-        s->inner = ldl_redis_async_store(&s->ra);
-        s->ext = ldl_redis_async_ext(&s->ra);
-    } else {
-        int rc;
-        s->conninfo = arg;
-        s->pc = pg_connect(arg, s->io_ms);
-        if (!s->pc) return EXIT_STORE;
-        rc = ldl_pg_init(&s->pg, s->pc, table);
-        if (rc != LDL_OK) {
-            sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: postgres: %s%s" : "postgres: %s%s",
-                 NULL, ldl_pg_why(&s->pg));
-            return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-        }
-        if (ldl_pg_async_init(&s->pa, &s->pg, s->preqs, sizeof s->preqs / sizeof s->preqs[0]) != LDL_OK) {
-            STORE_ERR("postgres: %s%s", NULL, ldl_pg_why(&s->pg));
-            return EXIT_STORE;
-        }
-        s->inner = ldl_pg_async_store(&s->pa);
-        s->ext = ldl_pg_async_ext(&s->pa);
+/* "schema"."table" as the adapter quotes it, with suffix (e.g. _fence) inside the quotes */
+static void pg_ident(const opts *o, const char *suffix, char *q, size_t cap) {
+    const char *tn = o->table ? o->table : "ldl_lease";
+    size_t k, j = 0, sl = strlen(suffix);
+    q[j++] = '"';
+    for (k = 0; tn[k] && j + sl + 4 < cap; k++) {
+        if (tn[k] == '.') { q[j++] = '"'; q[j++] = '.'; q[j++] = '"'; }
+        else if (tn[k] != '"') q[j++] = tn[k];
     }
+    memcpy(q + j, suffix, sl);
+    q[j + sl] = '"'; q[j + sl + 1] = 0;
+}
+
+/* inspection creates nothing: the table must exist (ldl_pg_init would create it);
+   0 it does, else an exit code (printed) */
+static int pg_table_exists(cli_store *s, const opts *o) {
+    PGresult *res;
+    const char *pv[1];
+    char q[300];
+    int found;
+    pg_ident(o, "", q, sizeof q);
+    pv[0] = q;
+    res = PQexecParams(s->pc, "SELECT pg_catalog.to_regclass($1) IS NOT NULL", 1, NULL, pv, NULL, NULL, 0);
+    found = res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1
+            ? PQgetvalue(res, 0, 0)[0] == 't' : -1;
+    if (found < 0) STORE_ERR("postgres: %s%s", NULL, PQerrorMessage(s->pc));
+    PQclear(res);
+    if (found == 0) STORE_ERR("postgres: no such table '%s' (nothing created)%s", o->table ? o->table : "ldl_lease", NULL);
+    if (found <= 0) return EXIT_STORE;
     return 0;
 }
 
-static void store_close(store *s) {
-    if (s->rc) { redisFree(s->rc); s->rc = NULL; }
-    if (s->pc) { PQfinish(s->pc); s->pc = NULL; }
-    ldl_sqlite_close(&s->sq);
-    ldl_etcd_async_close(&s->eta);
-    ldl_etcd_close(&s->et);
-    if (s->pc_new) { PQfinish(s->pc_new); s->pc_new = NULL; }
+static int pg_open(cli_store *s, const opts *o, int purpose) {
+    int rc;
+    s->conninfo = o->store_arg;
+    s->pc = pg_connect(o->store_arg, o->io_ms);
+    if (!s->pc) return EXIT_STORE;
+    if (purpose == FOR_INSPECT && (rc = pg_table_exists(s, o)) != 0) return rc;
+    rc = ldl_pg_init_ex(&s->pg, s->pc, o->table, purpose == FOR_MARK ? LDL_PG_FENCE : 0);
+    if (rc != LDL_OK && purpose == FOR_MARK) {
+        STORE_ERR("--once-per: postgres: %s%s", NULL, ldl_pg_why(&s->pg));
+        return EXIT_STORE;
+    }
+    if (rc != LDL_OK) return init_refused(rc, "postgres", ldl_pg_why(&s->pg));
+    if (purpose != FOR_RUN) return ldl_view_pg(&s->v, &s->pg) == LDL_OK ? 0 : EXIT_STORE;
+    if (ldl_pg_async_init(&s->pa, &s->pg, s->preqs, sizeof s->preqs / sizeof s->preqs[0]) != LDL_OK) {
+        STORE_ERR("postgres: %s%s", NULL, ldl_pg_why(&s->pg));
+        return EXIT_STORE;
+    }
+    return ldl_view_pg_async(&s->v, &s->pa) == LDL_OK ? 0 : EXIT_STORE;
 }
 
-/* the store's socket (-1: none) and the poll() events it waits for */
-static int store_fd(store *s, short *events) {
-    int ev = 0, fd = -1;
-    if (s->kind == ST_REDIS) fd = ldl_redis_async_fd(&s->ra, &ev);
-    else if (s->kind == ST_PG && s->pc_new) {
-        *events = pg_events(s->pc_poll);
-        fd = PQsocket(s->pc_new);
-        if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        return fd;
-    } else if (s->kind == ST_PG) fd = ldl_pg_async_fd(&s->pa, &ev);
-    *events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
-    if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);   /* the command must not inherit it */
-    return fd;
-}
-
-/* PostgreSQL: replace a failed link without blocking (decision 0703): PQconnectStart,
-   PQconnectPoll from the loop, then ldl_pg_async_rebind; a connect not done within
+/* replace a failed link without blocking (decision 0703): PQconnectStart,
+   PQconnectPoll from the loop, then the view's rebind; a connect not done within
    --store-timeout is dropped and started again */
-static void pg_reconnect_step(store *s, uint64_t t) {
+static void pg_reconnect_step(cli_store *s, uint64_t t) {
     if (!s->pc_new) {
         if (t - s->last_reconnect < RECONNECT_MS) return;
         s->last_reconnect = t;
@@ -507,7 +686,7 @@ static void pg_reconnect_step(store *s, uint64_t t) {
         if (p.fd >= 0 && poll(&p, 1, 0) > 0) s->pc_poll = (int)PQconnectPoll(s->pc_new);
     }
     if (s->pc_poll == PGRES_POLLING_OK && PQstatus(s->pc_new) == CONNECTION_OK) {
-        if (ldl_pg_async_rebind(&s->pa, s->pc_new) == LDL_OK) {
+        if (s->v.ops->rebind(s->v.self, s->pc_new) == LDL_OK) {
             if (s->pc) PQfinish(s->pc);
             s->pc = s->pc_new;
             s->pc_new = NULL;
@@ -522,33 +701,183 @@ static void pg_reconnect_step(store *s, uint64_t t) {
     }
 }
 
-static void store_pump(store *s) {
-    uint64_t t;
-    if (s->kind == ST_REDIS) {
-        t = now_ms();
-        /* a server that takes an answer past --store-timeout while KEY is held:
-           drop the link, so the renew fails and the lock tries again on a new one */
-        if (s->ride_out && ldl_redis_async_stalled_ms(&s->ra) >= s->io_ms)
-            ldl_redis_async_fail(&s->ra, "no answer within --store-timeout: link dropped");
-        if (ldl_redis_async_pump(&s->ra) < 0) {
-            /* a reconnect now and then: a restarted server can still renew our lease
-               (the lock's own deadline decides whether it is still ours) */
-            if (t - s->last_reconnect >= RECONNECT_MS) {
-                s->last_reconnect = t;
-                (void)ldl_redis_async_reconnect(&s->ra);
-            }
-        }
-    } else if (s->kind == ST_ETCD) {
-        (void)ldl_etcd_async_pump(&s->eta);   /* failover and bounds are the adapter's */
-    } else if (s->kind == ST_PG) {
-        if (s->pc_new) { pg_reconnect_step(s, now_ms()); return; }
-        if (ldl_pg_async_pump(&s->pa) < 0 && s->ride_out) pg_reconnect_step(s, now_ms());
-    }
+static void pg_pump(cli_store *s) {
+    if (s->pc_new) { pg_reconnect_step(s, now_ms()); return; }
+    if (s->v.ops->pump(s->v.self) < 0 && s->ride_out) pg_reconnect_step(s, now_ms());
 }
+
+/* while a reconnect is under way, its socket is the one to wait on */
+static int pg_fds(cli_store *s, ldl_view_fd *out, int n) {
+    if (!s->pc_new) return s->v.ops->fds(s->v.self, out, n);
+    if (n < 1 || PQsocket(s->pc_new) < 0) return 0;
+    out[0].fd = PQsocket(s->pc_new);
+    out[0].events = s->pc_poll == PGRES_POLLING_READING ? LDL_WANT_READ : LDL_WANT_WRITE;
+    return 1;
+}
+
+static void pg_close(cli_store *s) {
+    if (s->pc) { PQfinish(s->pc); s->pc = NULL; }
+    if (s->pc_new) { PQfinish(s->pc_new); s->pc_new = NULL; }
+}
+
+static int pg_mark_exists(cli_store *s, const opts *o, const char *res) {
+    char sql[400], q[300];
+    const char *pv[1];
+    PGresult *pr;
+    int out = -1;
+    pg_ident(o, "_fence", q, sizeof q);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE resource OPERATOR(pg_catalog.=) $1", q);
+    pv[0] = res;
+    pr = PQexecParams(s->pc, sql, 1, NULL, pv, NULL, NULL, 0);
+    if (pr && PQresultStatus(pr) == PGRES_TUPLES_OK && PQntuples(pr) == 1)
+        out = strcmp(PQgetvalue(pr, 0, 0), "0") != 0;
+    else STORE_ERR("--once-per: postgres: %s%s", NULL, PQerrorMessage(s->pc));
+    PQclear(pr);
+    return out;
+}
+
+/* the fenced check runs inside the transaction the mark's other write shares */
+static int pg_mark_form(cli_store *s, const opts *o, mark_write *m) {
+    PGresult *pr = PQexec(s->pc, "BEGIN");
+    int ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+    (void)o; (void)m;
+    PQclear(pr);
+    if (ok) return 0;
+    STORE_ERR("--once-per: postgres: BEGIN: %s%s", NULL, PQerrorMessage(s->pc));
+    pr = PQexec(s->pc, "ROLLBACK");
+    PQclear(pr);
+    return -1;
+}
+
+/* written: the marks of KEY's older periods go (all but this one and the last), and
+   the transaction commits; else it rolls back */
+static int pg_mark_end(cli_store *s, const opts *o, mark_write *m, int rc) {
+    char sql[600], q[300], num[24];
+    const char *pv[3];
+    PGresult *pr;
+    int ok = rc == 1;
+    if (ok) {
+        pg_ident(o, "_fence", q, sizeof q);
+        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE pg_catalog.left(resource, $1::pg_catalog.int4) "
+                 "OPERATOR(pg_catalog.=) pg_catalog.left($2, $1::pg_catalog.int4) AND resource "
+                 "OPERATOR(pg_catalog.<>) $2 AND resource OPERATOR(pg_catalog.<>) $3", q);
+        snprintf(num, sizeof num, "%u", (unsigned)(strlen("ldl-run-once:") + strlen(o->key) + 1u));
+        pv[0] = num; pv[1] = m->res; pv[2] = m->prev;
+        pr = PQexecParams(s->pc, sql, 3, NULL, pv, NULL, NULL, 0);
+        ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+        if (!ok) STORE_ERR("--once-per: postgres: %s%s", NULL, PQerrorMessage(s->pc));
+        PQclear(pr);
+    }
+    if (ok) {
+        pr = PQexec(s->pc, "COMMIT");
+        ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+        if (!ok) STORE_ERR("--once-per: postgres: COMMIT: %s%s", NULL, PQerrorMessage(s->pc));
+        PQclear(pr);
+        return ok ? 1 : -1;
+    }
+    pr = PQexec(s->pc, "ROLLBACK");
+    PQclear(pr);
+    return rc == 0 ? 0 : -1;
+}
+
+/* ---- the SQLite done-mark, on the run's own connection */
+static int sqlite_mark_exists(cli_store *s, const opts *o, const char *res) {
+    sqlite3 *db = ldl_sqlite_db((ldl_sqlite *)s->v.self);
+    sqlite3_stmt *st = NULL;
+    char sql[200];
+    int out = -1;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM main.\"%s_fence\" WHERE resource = ?1",
+             o->table ? o->table : "ldl_lease");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, res, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        out = sqlite3_column_int(st, 0) > 0;
+    else STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* another process's transaction may hold the file: BEGIN IMMEDIATE is tried again
+   for up to --store-timeout (the connection's own busy handling is the adapter's) */
+static int sqlite_mark_form(cli_store *s, const opts *o, mark_write *m) {
+    sqlite3 *db = ldl_sqlite_db((ldl_sqlite *)s->v.self);
+    uint64_t until = now_ms() + o->io_ms;
+    int brc;
+    (void)m;
+    while ((brc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) == SQLITE_BUSY && now_ms() < until) {
+        struct timespec nap = { 0, 5000000 };
+        (void)nanosleep(&nap, NULL);
+    }
+    if (brc == SQLITE_OK) return 0;
+    STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
+    return -1;
+}
+
+static int sqlite_mark_end(cli_store *s, const opts *o, mark_write *m, int rc) {
+    sqlite3 *db = ldl_sqlite_db((ldl_sqlite *)s->v.self);
+    sqlite3_stmt *st = NULL;
+    char sql[300];
+    int ok;
+    if (rc == 1) {
+        snprintf(sql, sizeof sql, "DELETE FROM main.\"%s_fence\" WHERE substr(resource, 1, ?1) = "
+                 "substr(?2, 1, ?1) AND resource <> ?2 AND resource <> ?3", o->table ? o->table : "ldl_lease");
+        ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_bind_int(st, 1, (int)(strlen("ldl-run-once:") + strlen(o->key) + 1u)) == SQLITE_OK &&
+             sqlite3_bind_text(st, 2, m->res, -1, SQLITE_STATIC) == SQLITE_OK &&
+             sqlite3_bind_text(st, 3, m->prev, -1, SQLITE_STATIC) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+        if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 1;
+        STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
+    }
+    (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc == 0 ? 0 : -1;
+}
+
+/* ---- the table: the only place that names a store */
+static const driver drivers[] = {
+    { "--memory", "memory",   0, 0, 0, memory_open, pump_view,  fds_view, NULL, NULL, NULL, close_view },
+    { "--redis",  "redis",    1, 1, 1, redis_open,  redis_pump, fds_view, redis_mark_exists, redis_mark_form,
+      redis_mark_end, redis_close },
+    { "--pg",     "postgres", 1, 1, 1, pg_open,    pg_pump,    pg_fds,   pg_mark_exists, pg_mark_form,
+      pg_mark_end, pg_close },
+    { "--sqlite", "sqlite",   1, 1, 1, sqlite_open, pump_view,  fds_view, sqlite_mark_exists, sqlite_mark_form,
+      sqlite_mark_end, sqlite_close },
+    { "--etcd",   "etcd",     1, 1, 0, etcd_open,   pump_view,  fds_view, NULL, NULL, NULL, etcd_close },
+};
+#define NDRIVERS ((int)(sizeof drivers / sizeof drivers[0]))
+
+static const driver *driver_for(const char *opt) {
+    int i;
+    for (i = 0; i < NDRIVERS; i++)
+        if (!strcmp(opt, drivers[i].opt)) return &drivers[i];
+    return NULL;
+}
+
+/* the store's view for purpose; 0 or an EXIT_* code (printed; s closed) */
+static int store_open(cli_store *s, const opts *o, int purpose, cli_store *run) {
+    int rc;
+    memset(s, 0, sizeof *s);
+    s->drv = o->drv;
+    s->io_ms = o->io_ms;
+    s->run = run;
+    rc = s->drv->open(s, o, purpose);
+    if (rc) s->drv->close(s);
+    return rc;
+}
+
+static void store_close(cli_store *s) {
+    if (s->drv) s->drv->close(s);
+    s->drv = NULL;
+}
+
+/* the short-lived synchronous view beside the run's (inspection, the done-mark):
+   one at a time, so one of them */
+static cli_store side;
 
 /* ------------------------------------------------------------------ loop state */
 typedef struct run {
-    store st;
+    cli_store st;
     ldl_lock lock;
     ldl_scope root, pool[1];
     pid_t child;                 /* 0: none yet or reaped */
@@ -557,6 +886,10 @@ typedef struct run {
     int child_done;
     int signal_seen;             /* last terminating signal received (0: none) */
     int forwarded;
+    /* the run's loop: kill_at (0: none) is when the job gets SIGKILL; it only ever
+       moves earlier */
+    int code, lost, doomed, killed, leftovers, in_hold, stopping, lost_in_hold;
+    uint64_t kill_at, trust_end;
     /* issue 33: the hold, the period, the metrics */
     uint64_t grant_t, hold_end;  /* monotonic ms */
     int judged, judged_ok;       /* the lease judged when the job ended (ok: still held) */
@@ -567,40 +900,49 @@ typedef struct run {
     double start_wall, grant_wall, spawn_wall, job_end_wall, end_wall, wait_s;
 } run;
 
-/* wait for the store's socket, a signal, or timeout_ms; then pump the store and
-   drain the self-pipe. Returns the signals received, as a bit set over fwd_sigs. */
-static unsigned wait_events(run *r, int timeout_ms) {
-    struct pollfd p[2];
-    int n = 1, i;
+/* the signals in the self-pipe, as a bit set over fwd_sigs */
+static unsigned drain_signals(void) {
     unsigned got = 0;
-    short ev;
-    int fd = store_fd(&r->st, &ev);
-    p[0].fd = sig_pipe[0]; p[0].events = POLLIN; p[0].revents = 0;
-    if (fd >= 0 && ev) { p[1].fd = fd; p[1].events = ev; p[1].revents = 0; n = 2; }
-    if (timeout_ms < 0) timeout_ms = 0;
-    if (r->st.kind == ST_ETCD) {
-        /* etcd's sockets are libcurl's: wait on them and the self-pipe together, no
-           longer than the view allows (0 while exchanges wait for the pump to start) */
-        struct curl_waitfd w;
-        long cap = ldl_etcd_async_timeout_ms(&r->st.eta);
-        if (cap >= 0 && cap < (long)timeout_ms) timeout_ms = (int)cap;
-        w.fd = sig_pipe[0]; w.events = CURL_WAIT_POLLIN; w.revents = 0;
-        (void)curl_multi_poll(ldl_etcd_async_multi(&r->st.eta), &w, 1, timeout_ms, NULL);
-    } else if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
-        SYS_ERR("poll: %s%s", strerror(errno), NULL);
-        exit(EXIT_OSERR);
-    }
+    int i, j;
     for (;;) {
         unsigned char buf[64];
         ssize_t k = read(sig_pipe[0], buf, sizeof buf);
         if (k <= 0) break;
-        for (i = 0; i < (int)k; i++) {
-            int j;
+        for (i = 0; i < (int)k; i++)
             for (j = 0; j < NFWD; j++)
                 if (buf[i] == (unsigned char)fwd_sigs[j]) got |= 1u << j;
-        }
     }
-    store_pump(&r->st);
+    return got;
+}
+
+/* wait for the store's sockets (as its view names them), a signal, or timeout_ms --
+   no longer than the view asks; then pump the store and drain the self-pipe.
+   Returns the signals received, as a bit set over fwd_sigs. */
+static unsigned wait_events(run *r, int timeout_ms) {
+    struct pollfd p[1 + 16];
+    ldl_view_fd f[16];
+    int n, i;
+    unsigned got;
+    long cap = r->st.v.ops->timeout_ms(r->st.v.self);
+    int k = r->st.drv->fds(&r->st, f, 16);
+    p[0].fd = sig_pipe[0]; p[0].events = POLLIN; p[0].revents = 0;
+    for (i = 0, n = 1; i < k; i++) {
+        (void)fcntl(f[i].fd, F_SETFD, FD_CLOEXEC);   /* the command must not inherit it */
+        if (!f[i].events) continue;          /* nothing wanted now: no wake-up on it */
+        p[n].fd = f[i].fd;
+        p[n].events = (short)(((f[i].events & LDL_WANT_READ) ? POLLIN : 0) |
+                              ((f[i].events & LDL_WANT_WRITE) ? POLLOUT : 0));
+        p[n].revents = 0;
+        n++;
+    }
+    if (timeout_ms < 0) timeout_ms = 0;
+    if (cap >= 0 && cap < (long)timeout_ms) timeout_ms = (int)cap;
+    if (poll(p, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) {
+        SYS_ERR("poll: %s%s", strerror(errno), NULL);
+        exit(EXIT_OSERR);
+    }
+    got = drain_signals();
+    r->st.drv->pump(&r->st);
     return got;
 }
 
@@ -609,34 +951,109 @@ static int clamp_ms(uint32_t v, int cap) {
 }
 
 /* ------------------------------------------------------------------ options */
-typedef struct opts {
-    int store_kind;
-    const char *store_arg;
-    const char *prefix;
-    const char *table;
-    uint32_t ttl_ms, heartbeat_ms;
-    int nonblock;
-    int wait_set;
-    uint64_t wait_ms;
-    int conflict_code;
-    uint64_t grace_ms;
-    int grace_set;
-    uint64_t io_ms;              /* --store-timeout */
-    const char *key;
-    const char *owner;           /* NULL: ldl-run@HOST:PID */
-    int status;                  /* --status: inspect KEY, run nothing */
-    int quiet;                   /* -q: no "held by" / "done" line */
-    uint64_t min_hold_ms;        /* --min-hold (0: none) */
-    int detach_hold;             /* --detach-hold */
-    uint64_t once_per_s;         /* --once-per (0: none) */
-    int done_code;               /* --done-exit-code */
-    const char *metrics;         /* --metrics FILE */
-    char **cmd;
-} opts;
+#define ONE_STORE "usage: give exactly one of --redis, --pg, --sqlite, --etcd, --memory"
+
+/* an option without a value; 1 taken, 0 not this kind, -1 help/version printed,
+   else an exit code */
+static int parse_flag(const char *a, opts *o) {
+    const driver *dv = driver_for(a);
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_sched, stdout); fputs(usage_more, stdout); return -1; }
+    if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+        printf("ldl-run %s (lite_di_lock %s)\n", RUN_VERSION, LDL_VERSION);
+        return -1;
+    }
+    if (!strcmp(a, "-n") || !strcmp(a, "--nonblock")) o->nonblock = 1;
+    else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = 1;
+    else if (!strcmp(a, "--status")) o->status = 1;
+    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--detach-hold")) o->detach_hold = 1;
+    else if (dv && !dv->valued) {             /* --memory */
+        if (o->drv) return usage_error(ONE_STORE, NULL);
+        o->drv = dv;
+    } else return 0;
+    return 1;
+}
+
+/* the numbers; 1 taken, 0 not one of them, else an exit code */
+static int parse_number(const char *a, const char *v, opts *o) {
+    uint32_t c;
+    uint64_t ms;
+    if (!strcmp(a, "--ttl")) {
+        if (parse_u32(v, &o->ttl_ms)) return usage_error("usage: --ttl: want milliseconds, got ", v);
+    } else if (!strcmp(a, "--heartbeat")) {
+        if (parse_u32(v, &o->heartbeat_ms)) return usage_error("usage: --heartbeat: want milliseconds, got ", v);
+    } else if (!strcmp(a, "-w") || !strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
+        if (parse_seconds(v, &o->wait_ms)) return usage_error("usage: -w: want seconds, got ", v);
+        o->wait_set = 1;
+    } else if (!strcmp(a, "-E") || !strcmp(a, "--conflict-exit-code")) {
+        if (parse_u32(v, &c) || c > 255) return usage_error("usage: -E: want 0..255, got ", v);
+        o->conflict_code = (int)c;
+    } else if (!strcmp(a, "--grace")) {
+        if (parse_seconds(v, &o->grace_ms)) return usage_error("usage: --grace: want seconds, got ", v);
+        o->grace_set = 1;
+    } else if (!strcmp(a, "--min-hold")) {
+        if (parse_seconds(v, &o->min_hold_ms)) return usage_error("usage: --min-hold: want seconds, got ", v);
+    } else if (!strcmp(a, "--once-per")) {
+        if (parse_seconds(v, &ms) || ms < 1000u || ms % 1000u)
+            return usage_error("usage: --once-per: want whole seconds >= 1, got ", v);
+        o->once_per_s = ms / 1000u;
+    } else if (!strcmp(a, "--done-exit-code")) {
+        if (parse_u32(v, &c) || c > 255) return usage_error("usage: --done-exit-code: want 0..255, got ", v);
+        o->done_code = (int)c;
+    } else if (!strcmp(a, "--store-timeout")) {
+        if (parse_seconds(v, &o->io_ms) || o->io_ms == 0)
+            return usage_error("usage: --store-timeout: want seconds > 0, got ", v);
+    } else return 0;
+    return 1;
+}
+
+/* an option with a value v; 1 taken, else an exit code */
+static int parse_valued(const char *a, const char *v, opts *o) {
+    const driver *dv = driver_for(a);
+    int rc;
+    if (dv && dv->valued) {
+        if (o->drv) return usage_error(ONE_STORE, NULL);
+        o->drv = dv;
+        o->store_arg = v;
+    } else if (!strcmp(a, "--prefix")) {
+        o->prefix = v;
+    } else if (!strcmp(a, "--table")) {
+        o->table = v;
+    } else if (!strcmp(a, "--owner")) {
+        o->owner = v;
+    } else if (!strcmp(a, "--metrics")) {
+        if (!*v) return usage_error("usage: --metrics: want a file name", NULL);
+        o->metrics = v;
+    } else if ((rc = parse_number(a, v, o)) != 1) {
+        return rc ? rc : usage_error("usage: unknown option: ", a);
+    }
+    return 1;
+}
+
+/* after the options: KEY, COMMAND and how they fit together; 0 or an exit code */
+static int parse_rest(int argc, char **argv, int i, opts *o) {
+    if (i >= argc) return usage_error(o->status ? "usage: missing KEY" : "usage: missing KEY and COMMAND", NULL);
+    o->key = argv[i++];
+    if (o->status) {
+        if (i < argc) return usage_error("usage: --status takes KEY and no COMMAND", NULL);
+        if (!o->drv) return usage_error("usage: no store: give --redis or --pg", NULL);
+        if (!o->drv->shared) return usage_error("usage: --status needs a shared store (--redis or --pg)", NULL);
+        return 0;
+    }
+    if (i < argc && !strcmp(argv[i], "--")) i++;
+    if (i >= argc) return usage_error("usage: missing COMMAND after KEY", NULL);
+    o->cmd = argv + i;
+    if (!o->drv) return usage_error("usage: no store: give --redis, --pg or --memory", NULL);
+    if (o->nonblock && o->wait_set) return usage_error("usage: -n and -w exclude each other", NULL);
+    if (o->detach_hold && !o->min_hold_ms) return usage_error("usage: --detach-hold needs --min-hold", NULL);
+    if (o->once_per_s && !o->drv->marks)
+        return usage_error("usage: --once-per needs a store with fenced writes (--redis, --pg, --sqlite)", NULL);
+    return 0;
+}
 
 /* 0 ok, else an exit code (help/version answer -1 after printing) */
 static int parse_args(int argc, char **argv, opts *o) {
-    int i;
+    int i, rc;
     memset(o, 0, sizeof *o);
     o->ttl_ms = 30000;
     o->conflict_code = EXIT_NOT_ACQUIRED;
@@ -646,89 +1063,15 @@ static int parse_args(int argc, char **argv, opts *o) {
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = 1;
         if (a[0] != '-' || a[1] == 0) break;               /* KEY */
         if (!strcmp(a, "--")) { i++; break; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage_text, stdout); fputs(usage_sched, stdout); fputs(usage_more, stdout); return -1; }
-        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-            printf("ldl-run %s (lite_di_lock %s)\n", RUN_VERSION, LDL_VERSION);
-            return -1;
-        }
-        if (!strcmp(a, "-n") || !strcmp(a, "--nonblock")) { o->nonblock = 1; continue; }
-        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; continue; }
-        if (!strcmp(a, "--status")) { o->status = 1; continue; }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "--detach-hold")) { o->detach_hold = 1; continue; }
-        if (!strcmp(a, "--memory")) {
-            if (o->store_kind) return usage_error("usage: give exactly one of --redis, --pg, --sqlite, --etcd, --memory", NULL);
-            o->store_kind = ST_MEMORY;
-            continue;
-        }
+        if ((rc = parse_flag(a, o)) == 1) continue;
+        if (rc) return rc;
         if (!v) return usage_error("usage: option needs a value: ", a);
-        if (!strcmp(a, "--redis") || !strcmp(a, "--pg") || !strcmp(a, "--sqlite") || !strcmp(a, "--etcd")) {
-            if (o->store_kind) return usage_error("usage: give exactly one of --redis, --pg, --sqlite, --etcd, --memory", NULL);
-            o->store_kind = a[2] == 'r' ? ST_REDIS : a[2] == 's' ? ST_SQLITE : a[2] == 'e' ? ST_ETCD : ST_PG;
-            o->store_arg = v;
-        } else if (!strcmp(a, "--prefix")) {
-            o->prefix = v;
-        } else if (!strcmp(a, "--table")) {
-            o->table = v;
-        } else if (!strcmp(a, "--owner")) {
-            o->owner = v;
-        } else if (!strcmp(a, "--ttl")) {
-            if (parse_u32(v, &o->ttl_ms)) return usage_error("usage: --ttl: want milliseconds, got ", v);
-        } else if (!strcmp(a, "--heartbeat")) {
-            if (parse_u32(v, &o->heartbeat_ms)) return usage_error("usage: --heartbeat: want milliseconds, got ", v);
-        } else if (!strcmp(a, "-w") || !strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
-            if (parse_seconds(v, &o->wait_ms)) return usage_error("usage: -w: want seconds, got ", v);
-            o->wait_set = 1;
-        } else if (!strcmp(a, "-E") || !strcmp(a, "--conflict-exit-code")) {
-            uint32_t c;
-            if (parse_u32(v, &c) || c > 255) return usage_error("usage: -E: want 0..255, got ", v);
-            o->conflict_code = (int)c;
-        } else if (!strcmp(a, "--grace")) {
-            if (parse_seconds(v, &o->grace_ms)) return usage_error("usage: --grace: want seconds, got ", v);
-            o->grace_set = 1;
-        } else if (!strcmp(a, "--min-hold")) {
-            if (parse_seconds(v, &o->min_hold_ms)) return usage_error("usage: --min-hold: want seconds, got ", v);
-        } else if (!strcmp(a, "--once-per")) {
-            uint64_t ms;
-            if (parse_seconds(v, &ms) || ms < 1000u || ms % 1000u)
-                return usage_error("usage: --once-per: want whole seconds >= 1, got ", v);
-            o->once_per_s = ms / 1000u;
-        } else if (!strcmp(a, "--done-exit-code")) {
-            uint32_t c;
-            if (parse_u32(v, &c) || c > 255) return usage_error("usage: --done-exit-code: want 0..255, got ", v);
-            o->done_code = (int)c;
-        } else if (!strcmp(a, "--metrics")) {
-            if (!*v) return usage_error("usage: --metrics: want a file name", NULL);
-            o->metrics = v;
-        } else if (!strcmp(a, "--store-timeout")) {
-            if (parse_seconds(v, &o->io_ms) || o->io_ms == 0)
-                return usage_error("usage: --store-timeout: want seconds > 0, got ", v);
-        } else {
-            takes = 0;
-        }
-        if (!takes) return usage_error("usage: unknown option: ", a);
+        if ((rc = parse_valued(a, v, o)) != 1) return rc;
         i++;
     }
-    if (i >= argc) return usage_error(o->status ? "usage: missing KEY" : "usage: missing KEY and COMMAND", NULL);
-    o->key = argv[i++];
-    if (o->status) {
-        if (i < argc) return usage_error("usage: --status takes KEY and no COMMAND", NULL);
-        if (!o->store_kind) return usage_error("usage: no store: give --redis or --pg", NULL);
-        if (o->store_kind == ST_MEMORY) return usage_error("usage: --status needs a shared store (--redis or --pg)", NULL);
-        return 0;
-    }
-    if (i < argc && !strcmp(argv[i], "--")) i++;
-    if (i >= argc) return usage_error("usage: missing COMMAND after KEY", NULL);
-    o->cmd = argv + i;
-    if (!o->store_kind) return usage_error("usage: no store: give --redis, --pg or --memory", NULL);
-    if (o->nonblock && o->wait_set) return usage_error("usage: -n and -w exclude each other", NULL);
-    if (o->detach_hold && !o->min_hold_ms) return usage_error("usage: --detach-hold needs --min-hold", NULL);
-    if (o->once_per_s && (o->store_kind == ST_ETCD || o->store_kind == ST_MEMORY))
-        return usage_error("usage: --once-per needs a store with fenced writes (--redis, --pg, --sqlite)", NULL);
-    return 0;
+    return parse_rest(argc, argv, i, o);
 }
 
 /* ------------------------------------------------------------------ acquire */
@@ -828,115 +1171,28 @@ static const char *probe(const ldl_lock_desc *desc) {
     return why[0] ? why : "refused by the library";
 }
 
-/* --status and the loser's line: who holds KEY, asked through a synchronous
-   connection of the store; the whole of it bounded by the watchdog (2 x
+
+/* --status and the loser's line: who holds KEY, asked through the store's
+   synchronous view (FOR_INSPECT); the whole of it bounded by the watchdog (2 x
    --store-timeout: the connect, then the one question). Creates nothing (issue
    31): a SQLite file or a lease table that does not exist is "no such store" /
    "no such table", not made. 1 held (*h filled), 0 free, else an exit code
    (the reason printed, "ldl-run: store error: ..."). */
 static int ask_holder(const opts *o, ldl_holder *h) {
-    ldl_store_ext ext;
+    cli_store *s = &side;
     const char *why;
     int rc;
-    static ldl_redis rs;
-    static ldl_pg pg;
-    redisContext *c = NULL;
-    PGconn *pc = NULL;
-    static store sst;
-    memset(&sst, 0, sizeof sst);
     watchdog(2u * o->io_ms, "asking who holds the key");
-    if (o->store_kind == ST_SQLITE) {
-        /* the adapter's read-only inspection: a missing file is "no such store", a missing
-           table "no such table"; no file, side file, table or pragma is made */
-        rc = ldl_sqlite_open(&sst.sq, o->store_arg, o->table, LDL_SQLITE_INSPECT);
-        if (rc != LDL_OK) {
-            watchdog(0, NULL);
-            sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: sqlite: %s%s" : "sqlite: %s%s",
-                 NULL, ldl_sqlite_why(&sst.sq));
-            return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-        }
-        sst.kind = ST_SQLITE;
-        ext = ldl_sqlite_ext(&sst.sq);
-    } else if (o->store_kind == ST_ETCD) {
-        sst.io_ms = o->io_ms;
-        if ((rc = store_open_etcd(&sst, o->store_arg, o->prefix)) != 0) { watchdog(0, NULL); return rc; }
-        ext = ldl_etcd_ext(&sst.et);
-    } else if (o->store_kind == ST_REDIS) {
-        struct timeval tv;
-        tv.tv_sec = (time_t)(o->io_ms / 1000u);
-        tv.tv_usec = (suseconds_t)(o->io_ms % 1000u) * 1000;
-        if (strchr(o->store_arg, '/')) {
-            c = redisConnectUnixWithTimeout(o->store_arg, tv);
-        } else {
-            char host[128];
-            int port = 0, r = parse_hostport(o->store_arg, host, sizeof host, &port);
-            if (r == -1) { watchdog(0, NULL); return usage_error("usage: --redis: want HOST:PORT or a socket path, got ", o->store_arg); }
-            if (r == -2) { watchdog(0, NULL); STORE_ERR("--redis: cannot resolve '%s'%s", o->store_arg, NULL); return EXIT_STORE; }
-            c = redisConnectWithTimeout(host, port, tv);
-        }
-        if (!c || c->err) {
-            watchdog(0, NULL);
-            STORE_ERR("redis: %s%s", NULL, c ? c->errstr : "out of memory");
-            if (c) redisFree(c);
-            return EXIT_STORE;
-        }
-        (void)redisSetTimeout(c, tv);
-        if (ldl_redis_init(&rs, c, o->prefix) != LDL_OK) {
-            watchdog(0, NULL);
-            say("usage: redis: %s%s", ldl_redis_why(&rs), NULL);
-            redisFree(c);
-            return EXIT_USAGE;
-        }
-        ext = ldl_redis_ext(&rs);
-    } else {
-        PGresult *res;
-        const char *tn = o->table ? o->table : "ldl_lease";
-        char q[300];
-        size_t k, j = 0;
-        int found;
-        pc = pg_connect(o->store_arg, o->io_ms);
-        if (!pc) { watchdog(0, NULL); return EXIT_STORE; }
-        /* the table must exist: ldl_pg_init would create it. The name as the
-           adapter quotes it: each part of [schema.]name in double quotes (a name
-           the adapter refuses is its to say, below) */
-        q[j++] = '"';
-        for (k = 0; tn[k] && j < sizeof q - 4; k++) {
-            if (tn[k] == '.') { q[j++] = '"'; q[j++] = '.'; q[j++] = '"'; }
-            else if (tn[k] != '"') q[j++] = tn[k];
-        }
-        q[j++] = '"'; q[j] = 0;
-        {
-            const char *pv[1];
-            pv[0] = q;
-            res = PQexecParams(pc, "SELECT pg_catalog.to_regclass($1) IS NOT NULL", 1, NULL, pv, NULL, NULL, 0);
-        }
-        found = res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1
-                ? PQgetvalue(res, 0, 0)[0] == 't' : -1;
-        if (found < 0) STORE_ERR("postgres: %s%s", NULL, PQerrorMessage(pc));
-        PQclear(res);
-        if (found == 0) STORE_ERR("postgres: no such table '%s' (nothing created)%s", tn, NULL);
-        if (found <= 0) { watchdog(0, NULL); PQfinish(pc); return EXIT_STORE; }
-        rc = ldl_pg_init(&pg, pc, o->table);
-        if (rc != LDL_OK) {
-            watchdog(0, NULL);
-            sayx(rc == LDL_EINVAL ? NULL : "store", rc == LDL_EINVAL ? "usage: postgres: %s%s" : "postgres: %s%s",
-                 NULL, ldl_pg_why(&pg));
-            PQfinish(pc);
-            return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
-        }
-        ext = ldl_pg_ext(&pg);
-    }
-    rc = ldl_store_inspect(&ext, o->key, h);
+    rc = store_open(s, o, FOR_INSPECT, NULL);
+    if (rc) { watchdog(0, NULL); return rc; }
+    rc = ldl_store_inspect(&s->v.ext, o->key, h);
     watchdog(0, NULL);
     if (rc != 1 && rc != 0) {
-        why = o->store_kind == ST_REDIS ? ldl_redis_why(&rs) : o->store_kind == ST_SQLITE ?
-              ldl_sqlite_why(&sst.sq) : o->store_kind == ST_ETCD ? ldl_etcd_why(&sst.et) : ldl_pg_why(&pg);
+        why = store_why(s);
         if (rc == LDL_EINVAL) say("usage: status of '%s': %s", o->key, why[0] ? why : "refused");
         else STORE_ERR("status of '%s': %s", o->key, why[0] ? why : "the store refused the question");
     }
-    store_close(&sst);
-    if (c) redisFree(c);
-    if (pc) PQfinish(pc);
+    store_close(s);
     if (rc == 1 || rc == 0) return rc;
     return rc == LDL_EINVAL ? EXIT_USAGE : EXIT_STORE;
 }
@@ -977,7 +1233,7 @@ static void tell_loser(run *r, const opts *o) {
     int rc;
     char line[4 * LDL_OWNER_MAX + 96];
     memset(&h, 0, sizeof h);
-    if (r->st.ext.inspect) rc = ldl_store_inspect(&r->st.ext, o->key, &h);
+    if (r->st.v.ext.inspect) rc = ldl_store_inspect(&r->st.v.ext, o->key, &h);
     else rc = ask_holder(o, &h);
     if (rc == 1) {
         char ek[4 * LDL_KEY_MAX + 8];
@@ -1118,7 +1374,7 @@ static void say_taken(run *r, const opts *o, const char *what) {
     int rc;
     char ek[4 * LDL_KEY_MAX + 8], line[4 * LDL_OWNER_MAX + 96];
     memset(&h, 0, sizeof h);
-    if (r->st.ext.inspect) rc = ldl_store_inspect(&r->st.ext, o->key, &h);
+    if (r->st.v.ext.inspect) rc = ldl_store_inspect(&r->st.v.ext, o->key, &h);
     else rc = ask_holder(o, &h);
     esc(o->key, ek, sizeof ek);
     if (rc == 1 && h.token != ldl_lock_fencing_token(&r->lock))
@@ -1197,12 +1453,13 @@ static void detach(run *r, const opts *o, int code) {
 
 /* ---- --once-per: the done-mark (decision 0711). The period is
    floor(UTC seconds / SECONDS). The mark of period N of KEY is the fence mark of
-   the resource "ldl-run-once:KEY:N", written with the store's fenced write and the
-   lease's fence while the lease is held: Redis the fenced-write script (its
-   command sets "{R}:P:done" with a TTL of 3 periods; the mark gets the same TTL),
-   PostgreSQL and SQLite ldl_*_fence inside a transaction that also deletes the
-   marks of KEY's periods before N - 1. A stale holder (a lower fence than one
-   that wrote the mark) writes nothing. The check: does the mark exist. */
+   the resource "ldl-run-once:KEY:N", written through the store view's fenced write
+   (view.ops->fenced, one desc for every store) with the lease's fence while the
+   lease is held: Redis the fenced-write script (its command sets "{R}:P:done"
+   with a TTL of 3 periods; the mark gets the same TTL), PostgreSQL and SQLite the
+   check inside a transaction that also deletes the marks of KEY's periods before
+   N - 1. A stale holder (a lower fence than one that wrote the mark) writes
+   nothing. The check: does the mark exist. */
 static uint64_t period_now(const opts *o) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1213,219 +1470,33 @@ static void once_resource(const opts *o, uint64_t period, char *buf, size_t n) {
     snprintf(buf, n, "ldl-run-once:%s:%llu", o->key, (unsigned long long)period);
 }
 
-/* PostgreSQL: "schema"."table_fence" as the adapter names it */
-static void pg_fence_ident(const opts *o, char *q, size_t cap) {
-    const char *tn = o->table ? o->table : "ldl_lease";
-    size_t k, j = 0;
-    q[j++] = '"';
-    for (k = 0; tn[k] && j < cap - 12; k++) {
-        if (tn[k] == '.') { q[j++] = '"'; q[j++] = '.'; q[j++] = '"'; }
-        else if (tn[k] != '"') q[j++] = tn[k];
-    }
-    memcpy(q + j, "_fence\"", 8);
-}
-
-typedef struct once_conn {
-    redisContext *c;
-    ldl_redis rs;
-    PGconn *pc;
-    ldl_pg pf;
-} once_conn;
-
-static int once_open(run *r, const opts *o, once_conn *oc) {
-    memset(oc, 0, sizeof *oc);
-    if (o->store_kind == ST_REDIS) {
-        struct timeval tv;
-        tv.tv_sec = (time_t)(o->io_ms / 1000u);
-        tv.tv_usec = (suseconds_t)(o->io_ms % 1000u) * 1000;
-        if (strchr(o->store_arg, '/')) oc->c = redisConnectUnixWithTimeout(o->store_arg, tv);
-        else {
-            char host[128];
-            int port = 0;
-            if (parse_hostport(o->store_arg, host, sizeof host, &port) != 0) return -1;
-            oc->c = redisConnectWithTimeout(host, port, tv);
-        }
-        if (!oc->c || oc->c->err) {
-            STORE_ERR("--once-per: redis: %s%s", NULL, oc->c ? oc->c->errstr : "out of memory");
-            return -1;
-        }
-        (void)redisSetTimeout(oc->c, tv);
-        if (ldl_redis_init(&oc->rs, oc->c, o->prefix) != LDL_OK) {
-            STORE_ERR("--once-per: redis: %s%s", NULL, ldl_redis_why(&oc->rs));
-            return -1;
-        }
-    } else if (o->store_kind == ST_PG) {
-        oc->pc = pg_connect(o->store_arg, o->io_ms);
-        if (!oc->pc) return -1;
-        if (ldl_pg_init_ex(&oc->pf, oc->pc, o->table, LDL_PG_FENCE) != LDL_OK) {
-            STORE_ERR("--once-per: postgres: %s%s", NULL, ldl_pg_why(&oc->pf));
-            return -1;
-        }
-    }
-    (void)r;
-    return 0;
-}
-
-static void once_close(once_conn *oc) {
-    if (oc->c) redisFree(oc->c);
-    if (oc->pc) PQfinish(oc->pc);
-    memset(oc, 0, sizeof *oc);
-}
-
-/* 1 the mark of period exists, 0 not, -1 store error (printed) */
-static int done_mark_check(run *r, const opts *o, once_conn *oc, uint64_t period) {
-    char res[LDL_KEY_MAX + 64], mark[LDL_KEY_MAX + 128];
-    int out = -1;
-    once_resource(o, period, res, sizeof res);
-    if (o->store_kind == ST_REDIS) {
-        redisReply *rep;
-        if (!ldl_redis_fence_mark(&oc->rs, res, mark, sizeof mark)) {
-            STORE_ERR("--once-per: redis: no mark name for '%s'%s", res, NULL);
-            return -1;
-        }
-        rep = (redisReply *)redisCommand(oc->c, "EXISTS %s", mark);
-        if (rep && rep->type == REDIS_REPLY_INTEGER) out = rep->integer > 0;
-        else STORE_ERR("--once-per: redis: %s%s", NULL, rep && rep->str ? rep->str : oc->c->errstr);
-        if (rep) freeReplyObject(rep);
-    } else if (o->store_kind == ST_PG) {
-        char sql[400], q[300];
-        const char *pv[1];
-        PGresult *pr;
-        pg_fence_ident(o, q, sizeof q);
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE resource OPERATOR(pg_catalog.=) $1", q);
-        pv[0] = res;
-        pr = PQexecParams(oc->pc, sql, 1, NULL, pv, NULL, NULL, 0);
-        if (pr && PQresultStatus(pr) == PGRES_TUPLES_OK && PQntuples(pr) == 1)
-            out = strcmp(PQgetvalue(pr, 0, 0), "0") != 0;
-        else STORE_ERR("--once-per: postgres: %s%s", NULL, PQerrorMessage(oc->pc));
-        PQclear(pr);
-    } else {
-        sqlite3 *db = ldl_sqlite_db(&r->st.sq);
-        sqlite3_stmt *st = NULL;
-        char sql[200];
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM main.\"%s_fence\" WHERE resource = ?1",
-                 o->table ? o->table : "ldl_lease");
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_bind_text(st, 1, res, -1, SQLITE_STATIC) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            out = sqlite3_column_int(st, 0) > 0;
-        else STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
-        sqlite3_finalize(st);
-    }
-    return out;
-}
-
 /* the fenced write of period's mark: 1 written, 0 stale (a higher fence wrote
    it), -1 store error (printed) */
-static int done_mark_put(run *r, const opts *o, once_conn *oc, uint64_t period) {
-    char res[LDL_KEY_MAX + 64], prev[LDL_KEY_MAX + 64], mark[LDL_KEY_MAX + 128];
+static int done_mark_put(run *r, const opts *o, cli_store *m, uint64_t period) {
+    static mark_write mw;
     int64_t fence = ldl_lock_fencing_token(&r->lock);
-    int rc = -1;
-    once_resource(o, period, res, sizeof res);
-    once_resource(o, period ? period - 1u : 0u, prev, sizeof prev);
-    if (o->store_kind == ST_REDIS) {
-        char done[LDL_KEY_MAX + 128], ttl[24];
-        const char *argv[5];
-        int keyidx[1] = { 1 };
-        redisReply *rep = NULL;
-        size_t k = ldl_redis_fence_mark(&oc->rs, res, mark, sizeof mark);
-        if (!k || k < 4 || k + 1 > sizeof done) { STORE_ERR("--once-per: redis: no mark name for '%s'%s", res, NULL); return -1; }
-        memcpy(done, mark, k - 4);
-        memcpy(done + k - 4, "done", 5);     /* "{R}:P:mark" -> "{R}:P:done" */
-        snprintf(ttl, sizeof ttl, "%llu", (unsigned long long)o->once_per_s * 3000u);
-        argv[0] = "SET"; argv[1] = done; argv[2] = "1"; argv[3] = "PX"; argv[4] = ttl;
-        rc = ldl_redis_fence(&oc->rs, res, fence, 1, keyidx, 5, argv, NULL, &rep);
-        if (rep) freeReplyObject(rep);
-        if (rc == 1) {                       /* the mark lives 3 periods */
-            rep = (redisReply *)redisCommand(oc->c, "PEXPIRE %s %s", mark, ttl);
-            if (rep) freeReplyObject(rep);
-            return 1;
-        }
-        if (rc == 0) return 0;
-        STORE_ERR("--once-per: redis: %s%s", NULL, ldl_redis_why(&oc->rs));
-        return -1;
-    } else if (o->store_kind == ST_PG) {
-        char sql[600], q[300], num[24];
-        const char *pv[3];
-        PGresult *pr = PQexec(oc->pc, "BEGIN");
-        int ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
-        PQclear(pr);
-        if (ok) rc = ldl_pg_fence(&oc->pf, res, fence);
-        if (ok && rc == 1) {
-            /* the marks of KEY's older periods go (all but this one and the last) */
-            pg_fence_ident(o, q, sizeof q);
-            snprintf(sql, sizeof sql, "DELETE FROM %s WHERE pg_catalog.left(resource, $1::pg_catalog.int4) "
-                     "OPERATOR(pg_catalog.=) pg_catalog.left($2, $1::pg_catalog.int4) AND resource "
-                     "OPERATOR(pg_catalog.<>) $2 AND resource OPERATOR(pg_catalog.<>) $3", q);
-            snprintf(num, sizeof num, "%u", (unsigned)(strlen("ldl-run-once:") + strlen(o->key) + 1u));
-            pv[0] = num; pv[1] = res; pv[2] = prev;
-            pr = PQexecParams(oc->pc, sql, 3, NULL, pv, NULL, NULL, 0);
-            ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
-            if (!ok) STORE_ERR("--once-per: postgres: %s%s", NULL, PQerrorMessage(oc->pc));
-            PQclear(pr);
-            if (ok) {
-                pr = PQexec(oc->pc, "COMMIT");
-                ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
-                if (!ok) STORE_ERR("--once-per: postgres: COMMIT: %s%s", NULL, PQerrorMessage(oc->pc));
-                PQclear(pr);
-                return ok ? 1 : -1;
-            }
-            rc = -1;
-        } else if (ok && rc != 0) {
-            STORE_ERR("--once-per: postgres: %s%s", NULL, ldl_pg_why(&oc->pf));
-            rc = -1;
-        } else if (!ok) {
-            STORE_ERR("--once-per: postgres: BEGIN: %s%s", NULL, PQerrorMessage(oc->pc));
-        }
-        pr = PQexec(oc->pc, "ROLLBACK");
-        PQclear(pr);
-        return rc;
-    } else {
-        sqlite3 *db = ldl_sqlite_db(&r->st.sq);
-        sqlite3_stmt *st = NULL;
-        char sql[300];
-        const char *tn = o->table ? o->table : "ldl_lease";
-        /* another process's transaction may hold the file: try again for up to
-           --store-timeout (the connection's own busy handling is the adapter's) */
-        uint64_t until = now_ms() + o->io_ms;
-        int ok, brc;
-        while ((brc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) == SQLITE_BUSY && now_ms() < until) {
-            struct timespec nap = { 0, 5000000 };
-            (void)nanosleep(&nap, NULL);
-        }
-        ok = brc == SQLITE_OK;
-        if (!ok) { STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db)); return -1; }
-        rc = ldl_sqlite_fence(&r->st.sq, res, fence);
-        if (rc == 1) {
-            snprintf(sql, sizeof sql, "DELETE FROM main.\"%s_fence\" WHERE substr(resource, 1, ?1) = "
-                     "substr(?2, 1, ?1) AND resource <> ?2 AND resource <> ?3", tn);
-            ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-                 sqlite3_bind_int(st, 1, (int)(strlen("ldl-run-once:") + strlen(o->key) + 1u)) == SQLITE_OK &&
-                 sqlite3_bind_text(st, 2, res, -1, SQLITE_STATIC) == SQLITE_OK &&
-                 sqlite3_bind_text(st, 3, prev, -1, SQLITE_STATIC) == SQLITE_OK &&
-                 sqlite3_step(st) == SQLITE_DONE;
-            sqlite3_finalize(st);
-            if (ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 1;
-            STORE_ERR("--once-per: sqlite: %s%s", NULL, sqlite3_errmsg(db));
-            rc = -1;
-        } else if (rc != 0) {
-            STORE_ERR("--once-per: sqlite: %s%s", NULL, ldl_sqlite_why(&r->st.sq));
-            rc = -1;
-        }
-        (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return rc;
-    }
+    int rc;
+    memset(&mw, 0, sizeof mw);
+    once_resource(o, period, mw.res, sizeof mw.res);
+    once_resource(o, period ? period - 1u : 0u, mw.prev, sizeof mw.prev);
+    mw.w.resource = mw.res;
+    mw.w.fence = fence;
+    if (m->drv->mark_form(m, o, &mw) != 0) return -1;
+    rc = m->v.ops->fenced(m->v.self, &mw.w);
+    if (rc != 0 && rc != 1) STORE_ERR("--once-per: %s: %s", m->drv->label, store_why(m));
+    return m->drv->mark_end(m, o, &mw, rc);
 }
 
 /* after the grant: is this period's run done? 1 yes (say so), 0 no, -1 store error */
 static int done_mark_ask(run *r, const opts *o) {
-    once_conn oc;
+    cli_store *m = &side;
     int rc;
-    char num[24];
+    char num[24], res[LDL_KEY_MAX + 64];
     watchdog(2u * o->io_ms, "asking whether the period's run is done");
     r->period = period_now(o);
-    rc = once_open(r, o, &oc) == 0 ? done_mark_check(r, o, &oc, r->period) : -1;
-    once_close(&oc);
+    once_resource(o, r->period, res, sizeof res);
+    rc = store_open(m, o, FOR_MARK, &r->st) == 0 ? m->drv->mark_exists(m, o, res) : -1;
+    store_close(m);
     watchdog(0, NULL);
     if (rc == 1 && !o->quiet) {
         snprintf(num, sizeof num, "%llu", (unsigned long long)r->period);
@@ -1437,12 +1508,12 @@ static int done_mark_ask(run *r, const opts *o) {
 /* after a run that exited 0: record the period as done (the period the run
    started in). A failure is said (store error) and leaves the exit code alone. */
 static void done_mark_write(run *r, const opts *o) {
-    once_conn oc;
+    cli_store *m = &side;
     int rc;
     char num[24];
     watchdog(2u * o->io_ms, "recording the period's run");
-    rc = once_open(r, o, &oc) == 0 ? done_mark_put(r, o, &oc, r->period) : -1;
-    once_close(&oc);
+    rc = store_open(m, o, FOR_MARK, &r->st) == 0 ? done_mark_put(r, o, m, r->period) : -1;
+    store_close(m);
     watchdog(0, NULL);
     snprintf(num, sizeof num, "%llu", (unsigned long long)r->period);
     if (rc == 1 && verbose) say("'%s': the run of period %s is recorded as done", o->key, num);
@@ -1539,6 +1610,7 @@ static void write_metrics(run *r, const opts *o, int code) {
     }
 }
 
+
 /* ------------------------------------------------------------------ main */
 static int escalates(int sig) {              /* decision 0702: these end the job */
     return sig == SIGHUP || sig == SIGINT || sig == SIGQUIT || sig == SIGTERM;
@@ -1548,135 +1620,133 @@ static void set_kill(uint64_t *kill_at, uint64_t t) {
     if (!*kill_at || t < *kill_at) *kill_at = t;
 }
 
-int main(int argc, char **argv) {
-    static run r;
-    opts o;
-    ldl_lock_desc d;
-    int rc, code = 0, lost = 0, doomed = 0, killed = 0, leftovers = 0;
-    int in_hold = 0, stopping = 0, lost_in_hold = 0;
-    uint64_t kill_at = 0, trust_end = 0, room;
-    uint32_t hb;
-    char fence[24], num[24], num2[24];
-    const char *why;
-    sigset_t block, oldmask;
+static void store_pump(cli_store *s) {
+    s->drv->pump(s);
+}
+
+/* who we are, stored with the lease: --owner, else ldl-run@HOST:PID */
+static const char *owner_name(const opts *o) {
+    static char me[LDL_OWNER_MAX];
+    char host[48];
     int i;
+    if (o->owner) return o->owner;
+    if (gethostname(host, sizeof host) != 0) host[0] = 0;
+    host[sizeof host - 1] = 0;
+    snprintf(me, sizeof me, "ldl-run@%s:%ld", host[0] ? host : "?", (long)getpid());
+    for (i = 0; me[i]; i++) if ((unsigned char)me[i] < 0x20 || (unsigned char)me[i] > 0x7E) me[i] = '?';
+    return me;
+}
 
-    rc = parse_args(argc, argv, &o);
-    if (rc == -1) return 0;
-    if (rc) return rc;
-    if (o.status) return show_status(&o);
-    r.start_wall = wall_s();
+/* the loss schedule must fit: TERM when the time left reaches --grace, which must
+   come after the renew that is due (ttl - heartbeat - drift) -- decision 0702.
+   0, or EXIT_USAGE (said) */
+static int grace_fits(opts *o, uint32_t hb, uint32_t drift) {
+    char num[24], num2[24];
+    uint64_t room = (uint64_t)o->ttl_ms - hb - drift;
+    if (o->grace_ms < room) return 0;
+    snprintf(num, sizeof num, "%llu", (unsigned long long)o->grace_ms);
+    snprintf(num2, sizeof num2, "%llu", (unsigned long long)room);
+    if (o->grace_set) {
+        say("usage: --grace %s ms does not fit this lease: it must be < ttl - heartbeat - drift = %s ms "
+            "(SIGTERM comes --grace before the lease's deadline, after the renew that is due)", num, num2);
+        return EXIT_USAGE;
+    }
+    o->grace_ms = room / 2u;
+    if (verbose) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)o->grace_ms);
+        say("the default --grace (10 s) does not fit this lease (ttl - heartbeat - drift = %s ms): %s ms", num2, num);
+    }
+    return 0;
+}
 
-    in_setup = 1;                            /* until the store is open: a signal ends us */
-    if (install_signals() != 0) { SYS_ERR("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
-
-    /* the lock first: a bad key, TTL or heartbeat is a usage error, before any connect */
-    memset(&d, 0, sizeof d);
-    ldl_scope_init(&r.root, r.pool, 1);
-    d.container = ldl_scope_container(&r.root);
-    d.key = o.key;
-    d.ttl_ms = o.ttl_ms;
-    d.heartbeat_ms = o.heartbeat_ms;
-    hb = o.heartbeat_ms ? o.heartbeat_ms : o.ttl_ms / 3u;       /* the library's default */
+/* the lock first: a bad key, TTL or heartbeat is a usage error, before any
+   connect. 0, or EXIT_USAGE (said) */
+static int lock_desc(run *r, opts *o, ldl_lock_desc *d) {
+    uint32_t hb;
+    const char *why;
+    memset(d, 0, sizeof *d);
+    ldl_scope_init(&r->root, r->pool, 1);
+    d->container = ldl_scope_container(&r->root);
+    d->key = o->key;
+    d->ttl_ms = o->ttl_ms;
+    d->heartbeat_ms = o->heartbeat_ms;
+    hb = o->heartbeat_ms ? o->heartbeat_ms : o->ttl_ms / 3u;       /* the library's default */
     /* drift: the library's TTL/100 + 2, raised to KILL_LEAD_MS when that still fits
        (a third of ttl - heartbeat at most): the SIGKILL sent at the local deadline
        then has that long to land before the store frees KEY */
-    d.drift_ms = o.ttl_ms / 100u + 2u;
-    if (d.drift_ms < KILL_LEAD_MS && o.ttl_ms > hb && KILL_LEAD_MS < (o.ttl_ms - hb) / 3u)
-        d.drift_ms = KILL_LEAD_MS;
-    if (!o.nonblock && !(o.wait_set && o.wait_ms == 0)) {   /* wait: the library's schedule */
-        d.retry.base_ms = RETRY_BASE_MS;
-        d.retry.cap_ms = RETRY_CAP_MS;
-        d.retry.give_up_ms = o.wait_set ? (o.wait_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)o.wait_ms) : 0;
+    d->drift_ms = o->ttl_ms / 100u + 2u;
+    if (d->drift_ms < KILL_LEAD_MS && o->ttl_ms > hb && KILL_LEAD_MS < (o->ttl_ms - hb) / 3u)
+        d->drift_ms = KILL_LEAD_MS;
+    if (!o->nonblock && !(o->wait_set && o->wait_ms == 0)) {   /* wait: the library's schedule */
+        d->retry.base_ms = RETRY_BASE_MS;
+        d->retry.cap_ms = RETRY_CAP_MS;
+        d->retry.give_up_ms = o->wait_set ? (o->wait_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)o->wait_ms) : 0;
     }
-    {   /* who we are, stored with the lease */
-        static char me[LDL_OWNER_MAX];
-        char host[48];
-        if (!o.owner) {
-            if (gethostname(host, sizeof host) != 0) host[0] = 0;
-            host[sizeof host - 1] = 0;
-            snprintf(me, sizeof me, "ldl-run@%s:%ld", host[0] ? host : "?", (long)getpid());
-            for (i = 0; me[i]; i++) if ((unsigned char)me[i] < 0x20 || (unsigned char)me[i] > 0x7E) me[i] = '?';
-            o.owner = me;
-        }
-        d.owner = o.owner;
-    }
-    if ((why = probe(&d)) != NULL) { say("usage: bad option: %s%s", why, NULL); return EXIT_USAGE; }
+    d->owner = o->owner = owner_name(o);
+    if ((why = probe(d)) != NULL) { say("usage: bad option: %s%s", why, NULL); return EXIT_USAGE; }
     /* riding out a store error: the renew is tried again every RIDE_OUT_MS while the
        lease is trusted (decision 0703) */
-    d.ride_out_ms = RIDE_OUT_MS < o.ttl_ms - d.drift_ms - 1u ? RIDE_OUT_MS : 1u;
-    /* the loss schedule must fit: TERM when the time left reaches --grace, which must
-       come after the renew that is due (ttl - heartbeat - drift) -- decision 0702 */
-    room = (uint64_t)o.ttl_ms - hb - d.drift_ms;
-    if (o.grace_ms >= room) {
-        snprintf(num, sizeof num, "%llu", (unsigned long long)o.grace_ms);
-        snprintf(num2, sizeof num2, "%llu", (unsigned long long)room);
-        if (o.grace_set) {
-            say("usage: --grace %s ms does not fit this lease: it must be < ttl - heartbeat - drift = %s ms "
-                "(SIGTERM comes --grace before the lease's deadline, after the renew that is due)", num, num2);
-            return EXIT_USAGE;
-        }
-        o.grace_ms = room / 2u;
-        if (verbose) {
-            snprintf(num, sizeof num, "%llu", (unsigned long long)o.grace_ms);
-            say("the default --grace (10 s) does not fit this lease (ttl - heartbeat - drift = %s ms): %s ms", num2, num);
-        }
-    }
+    d->ride_out_ms = RIDE_OUT_MS < o->ttl_ms - d->drift_ms - 1u ? RIDE_OUT_MS : 1u;
+    return grace_fits(o, hb, d->drift_ms);
+}
 
-    r.st.io_ms = o.io_ms;
-    watchdog(2u * o.io_ms, "while connecting");
-    rc = store_open(&r.st, o.store_kind, o.store_arg, o.prefix, o.table);
+/* the store's view for the run, then the lock on it; 0 or an exit code (said) */
+static int lock_open(run *r, const opts *o, ldl_lock_desc *d) {
+    int rc;
+    watchdog(2u * o->io_ms, "while connecting");
+    rc = store_open(&r->st, o, FOR_RUN, NULL);
     watchdog(0, NULL);
     in_setup = 0;
-    if (rc) { store_close(&r.st); return rc; }
-    d.async_store = &r.st.inner;
-    d.store_ext = &r.st.ext;
-    if (!r.st.ext.submit_owned) {            /* a PostgreSQL table from before v0.2 */
-        if (verbose) say("this store keeps no owner: '%s' is not stored%s", d.owner, NULL);
-        d.owner = NULL;
-        d.store_ext = NULL;
+    if (rc) return rc;
+    d->async_store = &r->st.v.async;
+    d->store_ext = &r->st.v.ext;
+    if (!r->st.v.ext.submit_owned) {         /* a PostgreSQL table from before v0.2 */
+        if (verbose) say("this store keeps no owner: '%s' is not stored%s", d->owner, NULL);
+        d->owner = NULL;
+        d->store_ext = NULL;
     }
-    if (ldl_lock_init(&r.lock, &d) != LDL_OK) {
-        say("usage: bad option: %s%s", ldl_lock_why(&r.lock), NULL);
-        store_close(&r.st);
+    if (ldl_lock_init(&r->lock, d) != LDL_OK) {
+        say("usage: bad option: %s%s", ldl_lock_why(&r->lock), NULL);
+        store_close(&r->st);
         return EXIT_USAGE;
     }
+    return 0;
+}
 
-    {
-        uint64_t t0 = now_ms();
-        rc = acquire_loop(&r, &o, &code);
-        r.wait_s = (double)(now_ms() - t0) / 1000.0;
+/* KEY held: the grant's figures; --once-per asks whether the period's run is done.
+   1 go on; 0 not (r->code set, which may be 0: --done-exit-code 0) */
+static int granted(run *r, const opts *o) {
+    int rc;
+    r->grant_t = now_ms();
+    r->grant_wall = wall_s();
+    r->granted = 1;
+    r->fence = ldl_lock_fencing_token(&r->lock);
+    r->errs_at_grant = ldl_lock_counters(&r->lock)->store_errors;
+    r->st.ride_out = 1;
+    if (verbose) {
+        char num[24];
+        snprintf(num, sizeof num, "%lld", (long long)r->fence);
+        say("acquired '%s' with fence %s", o->key, num);
     }
-    if (rc != 1) {
-        r.end_wall = wall_s();
-        if (o.metrics) write_metrics(&r, &o, code);
-        ldl_lock_dispose(&r.lock);
-        for (i = 0; i < 5; i++) store_pump(&r.st);   /* let a hand-back go out */
-        store_close(&r.st);
-        return code;
-    }
-    r.grant_t = now_ms();
-    r.grant_wall = wall_s();
-    r.granted = 1;
-    r.fence = ldl_lock_fencing_token(&r.lock);
-    r.errs_at_grant = ldl_lock_counters(&r.lock)->store_errors;
-    r.st.ride_out = 1;
-    snprintf(fence, sizeof fence, "%lld", (long long)ldl_lock_fencing_token(&r.lock));
-    if (verbose) say("acquired '%s' with fence %s", o.key, fence);
-    if (o.once_per_s) {                      /* under the lease: is this period's run done? */
-        rc = done_mark_ask(&r, &o);
-        if (rc != 0) {
-            code = rc == 1 ? o.done_code : EXIT_STORE;
-            r.judged = 1;
-            goto release;
-        }
-    }
+    if (!o->once_per_s) return 1;            /* under the lease: is this period's run done? */
+    rc = done_mark_ask(r, o);
+    if (rc == 0) return 1;
+    r->code = rc == 1 ? o->done_code : EXIT_STORE;
+    r->judged = 1;
+    return 0;
+}
+
+/* COMMAND started in its own group, with LDL_KEY and LDL_FENCE; 0, or the exit code */
+static int start_job(run *r, const opts *o) {
+    sigset_t block, oldmask;
+    char fence[24];
+    int i;
+    snprintf(fence, sizeof fence, "%lld", (long long)ldl_lock_fencing_token(&r->lock));
     /* overwrite: an LDL_KEY / LDL_FENCE from the caller's environment must not reach
        the command */
-    if (setenv("LDL_KEY", o.key, 1) != 0 || setenv("LDL_FENCE", fence, 1) != 0) {
+    if (setenv("LDL_KEY", o->key, 1) != 0 || setenv("LDL_FENCE", fence, 1) != 0) {
         SYS_ERR("setenv: %s%s", strerror(errno), NULL);
-        code = EXIT_OSERR;
-        goto release;
+        return EXIT_OSERR;
     }
 #ifdef __linux__
     /* orphans of the job come back to us: we reap them, and the /proc walk finds
@@ -1687,162 +1757,231 @@ int main(int argc, char **argv) {
     for (i = 0; i < NFWD; i++) sigaddset(&block, fwd_sigs[i]);
     sigaddset(&block, SIGCHLD);
     sigprocmask(SIG_BLOCK, &block, &oldmask);      /* no handler runs in the child */
-    r.spawn_wall = wall_s();
-    r.child = spawn(o.cmd, &oldmask);
+    r->spawn_wall = wall_s();
+    r->child = spawn(o->cmd, &oldmask);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
-    if (r.child < 0) {
+    if (r->child < 0) {
         SYS_ERR("fork: %s%s", strerror(errno), NULL);
-        code = EXIT_OSERR;
-        goto release;
+        return EXIT_OSERR;
     }
-    r.pgid = r.child;
-    r.child_started = 1;
+    r->pgid = r->child;
+    r->child_started = 1;
+    return 0;
+}
 
-    /* the run: renew, forward signals, watch the child and then the rest of the job;
-       then, with --min-hold, keep the lease until the hold ends (decision 0710).
-       kill_at (0: none) is when the job gets SIGKILL; it only ever moves earlier. */
+/* the store's own why after a loss line, when it has one */
+static void say_store_why(const run *r) {
+    if (store_why(&r->st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r->st));
+}
+
+/* the job is gone (1: the run is over) or it is time to act on the lease's time
+   left: the leftovers, the early end of a hold, the doom, the SIGKILL. *tp, *leftp:
+   now and the lease's time left. 1: leave the loop. */
+static int loop_watch(run *r, const opts *o, uint64_t *tp, uint64_t *leftp) {
+    uint64_t t, left = 0;
+    char num[24];
+    reap(r);
+    if (!r->in_hold && r->child_done && !job_alive(r)) {
+        int over = job_ended(r, o, &r->code, &r->lost, r->doomed, r->stopping);
+        /* --once-per: a successful run records its period now, fenced, under the
+           lease -- before any hold, so that a hold cut short or detached cannot lose it */
+        if (o->once_per_s && r->code == 0 && r->judged_ok) done_mark_write(r, o);
+        if (over) return 1;
+        r->in_hold = 1;
+        if (o->detach_hold) detach(r, o, r->code);
+    }
+    *tp = t = now_ms();
+    if (r->in_hold && (r->stopping || t >= r->hold_end)) return 1;
+    if (ldl_lock_state(&r->lock) == LDL_HELD) {
+        left = ldl_lock_valid_ms(&r->lock);
+        if (ldl_lock_state(&r->lock) == LDL_HELD) r->trust_end = t + left;
+    }
+    *leftp = left;
+    if (!r->in_hold && r->child_done && !r->leftovers && !r->killed) {
+        /* the command is gone but the job is not: it ends with the command */
+        if (verbose) say("command exited; terminating what is left of the job%s%s", NULL, NULL);
+        signal_job(r, SIGTERM);
+        r->leftovers = 1;
+        set_kill(&r->kill_at, t + o->grace_ms);
+    }
+    if (r->in_hold && ldl_lock_state(&r->lock) == LDL_HELD && left <= o->grace_ms) {
+        /* nothing of the job is left to end: the hold just ends early */
+        snprintf(num, sizeof num, "%llu", (unsigned long long)left);
+        say("the hold of '%s' ends early: no renew succeeded, %s ms left", o->key, num);
+        say_store_why(r);
+        return 1;
+    }
+    if (!r->in_hold && !r->lost && !r->doomed && ldl_lock_state(&r->lock) == LDL_HELD && left <= o->grace_ms) {
+        /* no renew has succeeded for long enough that only --grace is left */
+        r->doomed = 1;
+        snprintf(num, sizeof num, "%llu", (unsigned long long)left);
+        say("lease '%s': no renew succeeded, %s ms left: SIGTERM to the job, SIGKILL at the "
+            "lease's deadline", o->key, num);
+        say_store_why(r);
+        signal_job(r, SIGTERM);
+        set_kill(&r->kill_at, r->trust_end);
+    }
+    if (!r->in_hold && r->kill_at && t >= r->kill_at) {
+        reap(r);
+        if (!r->child_done || job_alive(r)) {
+            if (!r->killed) say("grace period over: SIGKILL to the job%s%s", NULL, NULL);
+            signal_job(r, SIGKILL);          /* again at every turn: a fork may race it */
+        }
+        r->killed = 1;
+    }
+    return 0;
+}
+
+/* how long the loop may wait at t, with left ms of the lease */
+static int loop_timeout(run *r, const opts *o, uint64_t t, uint64_t left) {
+    int timeout = clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000);
+    if (r->in_hold) {
+        if (r->hold_end - t < (uint64_t)timeout) timeout = (int)(r->hold_end - t);
+    } else {
+        if (r->child_done || r->killed) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
+        if (r->kill_at && !r->killed) {
+            if (t >= r->kill_at) timeout = 0;
+            else if (r->kill_at - t < (uint64_t)timeout) timeout = (int)(r->kill_at - t);
+        }
+    }
+    if (!r->lost && !r->doomed && left > o->grace_ms && left - o->grace_ms < (uint64_t)timeout)
+        timeout = (int)(left - o->grace_ms);
+    return timeout;
+}
+
+/* the signals received: forwarded to the job, or ending the hold. 0 go on, 1 back
+   to the top (the job ended), 2 leave the loop */
+static int loop_signals(run *r, const opts *o, unsigned sigs) {
+    int i;
+    /* the job ended: the lease is judged once more, at the top (job_ended: an
+       ldl-run that was stopped past the deadline must not pass the command's 0
+       on), before any poll here could read the same expiry as a loss of a running
+       job. A HUP/INT/QUIT/TERM that came with the end still cancels the hold. */
+    reap(r);
+    if (!r->in_hold && r->child_done && !job_alive(r)) {
+        for (i = 0; i < NFWD; i++)
+            if ((sigs & (1u << i)) && escalates(fwd_sigs[i])) r->stopping = 1;
+        return 1;
+    }
+    for (i = 0; i < NFWD; i++) {
+        if (!(sigs & (1u << i))) continue;
+        /* HUP INT QUIT TERM end the hold at once (release), or, while the job
+           runs, also cancel the hold to come */
+        if (escalates(fwd_sigs[i])) {
+            if (r->in_hold && verbose) say("signal %s: the hold ends now%s", strsignal(fwd_sigs[i]), NULL);
+            r->stopping = 1;
+        }
+        if (r->in_hold) continue;            /* nothing of the job is left to signal */
+        if (verbose) say("forwarding signal %s%s", strsignal(fwd_sigs[i]), NULL);
+        signal_job(r, fwd_sigs[i]);
+        r->forwarded = 1;
+        /* a job that ignores the signal that was to end it gets SIGKILL */
+        if (escalates(fwd_sigs[i])) set_kill(&r->kill_at, now_ms() + o->grace_ms);
+    }
+    return r->in_hold && r->stopping ? 2 : 0;
+}
+
+/* the lease polled: renewed, or lost (the job terminated; a hold just ends).
+   1: leave the loop */
+static int loop_poll(run *r, const opts *o) {
+    uint64_t t;
+    int pr;
+    if (r->lost) return 0;
+    pr = ldl_lock_poll(&r->lock);
+    if (pr != 1 && r->in_hold) {
+        say("the hold of '%s' ends early: lease lost (%s)", o->key,
+            ldl_reason_name(ldl_lock_reason(&r->lock)));
+        if (ldl_lock_reason(&r->lock) == LDL_REASON_HEARTBEAT_FAILED) say_taken(r, o, "the hold of");
+        else say_store_why(r);
+        r->lost_in_hold = 1;
+        return 1;
+    }
+    if (pr != 1) {
+        r->lost = 1;
+        say("lease '%s' lost (%s): terminating the job", o->key,
+            ldl_reason_name(ldl_lock_reason(&r->lock)));
+        if (ldl_lock_reason(&r->lock) == LDL_REASON_HEARTBEAT_FAILED) say_taken(r, o, "lease");
+        else say_store_why(r);
+        reap(r);
+        if (!r->child_done || job_alive(r)) {
+            if (!r->doomed) signal_job(r, SIGTERM);
+            t = now_ms();
+            set_kill(&r->kill_at, t + o->grace_ms < r->trust_end ? t + o->grace_ms : r->trust_end);
+        }
+    }
+    return 0;
+}
+
+/* the run: renew, forward signals, watch the child and then the rest of the job;
+   then, with --min-hold, keep the lease until the hold ends (decision 0710) */
+static void run_job(run *r, const opts *o) {
     for (;;) {
-        uint64_t t, left = 0;
-        int timeout, pr;
-        unsigned sigs;
-        reap(&r);
-        if (!in_hold && r.child_done && !job_alive(&r)) {
-            int over = job_ended(&r, &o, &code, &lost, doomed, stopping);
-            /* --once-per: a successful run records its period now, fenced, under the
-               lease -- before any hold, so that a hold cut short or detached cannot lose it */
-            if (o.once_per_s && code == 0 && r.judged_ok) done_mark_write(&r, &o);
-            if (over) break;
-            in_hold = 1;
-            if (o.detach_hold) detach(&r, &o, code);
-        }
-        t = now_ms();
-        if (in_hold && (stopping || t >= r.hold_end)) break;
-        if (ldl_lock_state(&r.lock) == LDL_HELD) {
-            left = ldl_lock_valid_ms(&r.lock);
-            if (ldl_lock_state(&r.lock) == LDL_HELD) trust_end = t + left;
-        }
-        if (!in_hold && r.child_done && !leftovers && !killed) {
-            /* the command is gone but the job is not: it ends with the command */
-            if (verbose) say("command exited; terminating what is left of the job%s%s", NULL, NULL);
-            signal_job(&r, SIGTERM);
-            leftovers = 1;
-            set_kill(&kill_at, t + o.grace_ms);
-        }
-        if (in_hold && ldl_lock_state(&r.lock) == LDL_HELD && left <= o.grace_ms) {
-            /* nothing of the job is left to end: the hold just ends early */
-            snprintf(num, sizeof num, "%llu", (unsigned long long)left);
-            say("the hold of '%s' ends early: no renew succeeded, %s ms left", o.key, num);
-            if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
-            break;
-        }
-        if (!in_hold && !lost && !doomed && ldl_lock_state(&r.lock) == LDL_HELD && left <= o.grace_ms) {
-            /* no renew has succeeded for long enough that only --grace is left */
-            doomed = 1;
-            snprintf(num, sizeof num, "%llu", (unsigned long long)left);
-            say("lease '%s': no renew succeeded, %s ms left: SIGTERM to the job, SIGKILL at the "
-                "lease's deadline", o.key, num);
-            if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
-            signal_job(&r, SIGTERM);
-            set_kill(&kill_at, trust_end);
-        }
-        if (!in_hold && kill_at && t >= kill_at) {
-            reap(&r);
-            if (!r.child_done || job_alive(&r)) {
-                if (!killed) say("grace period over: SIGKILL to the job%s%s", NULL, NULL);
-                signal_job(&r, SIGKILL);     /* again at every turn: a fork may race it */
-            }
-            killed = 1;
-        }
-        timeout = clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000);
-        if (in_hold) {
-            if (r.hold_end - t < (uint64_t)timeout) timeout = (int)(r.hold_end - t);
-        } else {
-            if (r.child_done || killed) timeout = timeout < GROUP_CHECK_MS ? timeout : GROUP_CHECK_MS;
-            if (kill_at && !killed) {
-                if (t >= kill_at) timeout = 0;
-                else if (kill_at - t < (uint64_t)timeout) timeout = (int)(kill_at - t);
-            }
-        }
-        if (!lost && !doomed && left > o.grace_ms && left - o.grace_ms < (uint64_t)timeout)
-            timeout = (int)(left - o.grace_ms);
-        sigs = wait_events(&r, timeout);
-        /* the job ended: the lease is judged once more, at the top (job_ended: an
-           ldl-run that was stopped past the deadline must not pass the command's 0
-           on), before any poll here could read the same expiry as a loss of a running
-           job. A HUP/INT/QUIT/TERM that came with the end still cancels the hold. */
-        reap(&r);
-        if (!in_hold && r.child_done && !job_alive(&r)) {
-            for (i = 0; i < NFWD; i++)
-                if ((sigs & (1u << i)) && escalates(fwd_sigs[i])) stopping = 1;
-            continue;
-        }
-        for (i = 0; i < NFWD; i++) {
-            if (!(sigs & (1u << i))) continue;
-            /* HUP INT QUIT TERM end the hold at once (release), or, while the job
-               runs, also cancel the hold to come */
-            if (escalates(fwd_sigs[i])) {
-                if (in_hold && verbose) say("signal %s: the hold ends now%s", strsignal(fwd_sigs[i]), NULL);
-                stopping = 1;
-            }
-            if (in_hold) continue;           /* nothing of the job is left to signal */
-            if (verbose) say("forwarding signal %s%s", strsignal(fwd_sigs[i]), NULL);
-            signal_job(&r, fwd_sigs[i]);
-            r.forwarded = 1;
-            /* a job that ignores the signal that was to end it gets SIGKILL */
-            if (escalates(fwd_sigs[i])) set_kill(&kill_at, now_ms() + o.grace_ms);
-        }
-        if (in_hold && stopping) break;
-        if (!lost) {
-            pr = ldl_lock_poll(&r.lock);
-            if (pr != 1 && in_hold) {
-                say("the hold of '%s' ends early: lease lost (%s)", o.key,
-                    ldl_reason_name(ldl_lock_reason(&r.lock)));
-                if (ldl_lock_reason(&r.lock) == LDL_REASON_HEARTBEAT_FAILED) say_taken(&r, &o, "the hold of");
-                else if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
-                lost_in_hold = 1;
-                break;
-            }
-            if (pr != 1) {
-                lost = 1;
-                say("lease '%s' lost (%s): terminating the job", o.key,
-                    ldl_reason_name(ldl_lock_reason(&r.lock)));
-                if (ldl_lock_reason(&r.lock) == LDL_REASON_HEARTBEAT_FAILED) say_taken(&r, &o, "lease");
-                else if (store_why(&r.st)[0]) sayx(NULL, "store: %s%s", NULL, store_why(&r.st));
-                reap(&r);
-                if (!r.child_done || job_alive(&r)) {
-                    if (!doomed) signal_job(&r, SIGTERM);
-                    t = now_ms();
-                    set_kill(&kill_at, t + o.grace_ms < trust_end ? t + o.grace_ms : trust_end);
-                }
-            }
-        }
+        uint64_t t = 0, left = 0;
+        int s;
+        if (loop_watch(r, o, &t, &left)) break;
+        s = loop_signals(r, o, wait_events(r, loop_timeout(r, o, t, left)));
+        if (s == 1) continue;
+        if (s == 2 || loop_poll(r, o)) break;
     }
+}
 
-release:
-    if (ldl_lock_state(&r.lock) == LDL_HELD || ldl_lock_state(&r.lock) == LDL_LOST) {
-        int rr, was_held = ldl_lock_state(&r.lock) == LDL_HELD;
-        uint64_t rel_end = now_ms() + o.io_ms;
-        /* bounded: a store that does not answer the release within --store-timeout
-           is left to lapse the lease at its TTL */
-        rr = ldl_lock_release(&r.lock);
-        while (rr == LDL_EINPROGRESS && now_ms() < rel_end) {
-            int tmo = clamp_ms(ldl_lock_due_in_ms(&r.lock), 1000);
-            uint64_t t = now_ms();
-            if ((uint64_t)tmo > rel_end - t) tmo = (int)(rel_end - t);
-            (void)wait_events(&r, tmo);
-            rr = ldl_lock_release(&r.lock);
-        }
-        if (rr == 0 && was_held && !lost && !lost_in_hold) {
-            say_taken(&r, &o, "release of");     /* the store said "not yours" */
-        } else if (verbose || (rr != 1 && !lost && !lost_in_hold)) {
-            say(rr == 1 ? "released '%s'%s" : "release of '%s' not confirmed: it lapses at its TTL%s",
-                o.key, NULL);
-        }
+/* bounded: a store that does not answer the release within --store-timeout is left
+   to lapse the lease at its TTL */
+static void release_lease(run *r, const opts *o) {
+    int rr, was_held = ldl_lock_state(&r->lock) == LDL_HELD;
+    uint64_t rel_end = now_ms() + o->io_ms;
+    if (!was_held && ldl_lock_state(&r->lock) != LDL_LOST) return;
+    rr = ldl_lock_release(&r->lock);
+    while (rr == LDL_EINPROGRESS && now_ms() < rel_end) {
+        int tmo = clamp_ms(ldl_lock_due_in_ms(&r->lock), 1000);
+        uint64_t t = now_ms();
+        if ((uint64_t)tmo > rel_end - t) tmo = (int)(rel_end - t);
+        (void)wait_events(r, tmo);
+        rr = ldl_lock_release(&r->lock);
     }
-    r.end_wall = wall_s();
-    if (o.metrics && !r.detached) write_metrics(&r, &o, code);
-    ldl_lock_dispose(&r.lock);
-    for (i = 0; i < 3; i++) store_pump(&r.st);
-    store_close(&r.st);
-    return code;
+    if (rr == 0 && was_held && !r->lost && !r->lost_in_hold) {
+        say_taken(r, o, "release of");       /* the store said "not yours" */
+    } else if (verbose || (rr != 1 && !r->lost && !r->lost_in_hold)) {
+        say(rr == 1 ? "released '%s'%s" : "release of '%s' not confirmed: it lapses at its TTL%s",
+            o->key, NULL);
+    }
+}
+
+/* the end of every run that reached the store: the metrics, the store closed after
+   a few pumps (a hand-back, a release going out) */
+static int finish(run *r, const opts *o, int pumps) {
+    int i;
+    r->end_wall = wall_s();
+    if (o->metrics && !r->detached) write_metrics(r, o, r->code);
+    ldl_lock_dispose(&r->lock);
+    for (i = 0; i < pumps; i++) store_pump(&r->st);
+    store_close(&r->st);
+    return r->code;
+}
+
+int main(int argc, char **argv) {
+    static run r;
+    opts o;
+    ldl_lock_desc d;
+    int rc;
+
+    rc = parse_args(argc, argv, &o);
+    if (rc == -1) return 0;
+    if (rc) return rc;
+    if (o.status) return show_status(&o);
+    r.start_wall = wall_s();
+
+    in_setup = 1;                            /* until the store is open: a signal ends us */
+    if (install_signals() != 0) { SYS_ERR("signals: %s%s", strerror(errno), NULL); return EXIT_OSERR; }
+    if ((rc = lock_desc(&r, &o, &d)) != 0) return rc;
+    if ((rc = lock_open(&r, &o, &d)) != 0) return rc;
+    {
+        uint64_t t0 = now_ms();
+        rc = acquire_loop(&r, &o, &r.code);
+        r.wait_s = (double)(now_ms() - t0) / 1000.0;
+    }
+    if (rc != 1) return finish(&r, &o, 5);   /* let a hand-back go out */
+    if (granted(&r, &o) && (r.code = start_job(&r, &o)) == 0) run_job(&r, &o);
+    release_lease(&r, &o);
+    return finish(&r, &o, 3);
 }

@@ -8,7 +8,8 @@
 #                        the same suite with the C++17 build (about a minute in
 #                        all; part of make test-fence)
 # make install installs ldl-fence beside ldl-run (mk/install.mk, pkg/install.sh).
-# Decision record: docs/decisions/0704-ldl-fence.md.
+# Decision records: docs/decisions/0704-ldl-fence.md, 0713 (the write through the store's
+# ldl_view, one desc).
 
 FENCE_TARGETS   += test-fence-cli
 EXAMPLE_TARGETS += fence-cli
@@ -21,7 +22,8 @@ DEPS_FILES += /usr/include/hiredis/hiredis.h /usr/include/postgresql/libpq-fe.h 
 # ldl-fence must not need at run time
 FENCE_CLI_LIBS = $(CLI_LIBS) -l:libpg_query.a
 
-FENCE_CLI_DEP := cli/ldl-fence.c cli/ldl_cli.h $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h
+FENCE_CLI_DEP := cli/ldl-fence.c cli/ldl_cli.h $(HDR) adapters/lite_di_lock_redis.h adapters/lite_di_lock_pg.h \
+                 adapters/lite_di_lock_view.h
 FENCE_CLI_BUILDS := $(B)/cli/ldl-fence $(B)/cli/ldl-fence-clang $(B)/cli/ldl-fence-cxx17 $(B)/cli/ldl-fence-san
 
 .PHONY: fence-cli test-fence-cli

@@ -6,6 +6,7 @@
 # Run from `make test-etcd-single` through tests/store/with_etcd.sh. Sleeps only order
 # events; nothing asserts a duration. Last line: "N passed, N failed".
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:?usage: etcd_cli.sh BIN}
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 d=$(mktemp -d "${TMPDIR:-/tmp}/ldl-cli-etcd.XXXXXX") || exit 2
@@ -14,12 +15,8 @@ cleanup() { [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null; [ -n "$epid" ] &&
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cd "$d" || exit 2
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL [etcd cli]: $*" >&2; }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }
-wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+label="etcd cli"
+. "$here/lib.sh"         # check, wait_for, alive, clean, freeport
 
 cp=$(freeport); pp=$(freeport); dead=$(freeport)
 url=http://127.0.0.1:$cp

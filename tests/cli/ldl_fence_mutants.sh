@@ -15,11 +15,11 @@ mkdir -p "$out" || exit 2
 killed=0; survived=0
 # name|sed expression
 cat > "$out/list" <<'EOF'
-fence-check-skipped|s/rc = ldl_pg_fence(&pg, o->resource, o->fence);/rc = 1;/
+fence-check-skipped|s/rc = f.v.ops->fenced(f.v.self, \&f.w);/rc = 1;/
 pg-stale-exits-0|s/        return EXIT_STALE;/        return EXIT_OK;/
 redis-stale-exits-0|s/if (rc == 0) return EXIT_STALE;/if (rc == 0) return EXIT_OK;/
-file-error-exits-0|/if (cancelled \&\& o->file_ms)/,/return EXIT_DATAERR;/s/return EXIT_DATAERR;/return EXIT_OK;/
-gate-off|s/rc = sql_gate(sql, \&g);/rc = 0; (void)sql_gate(sql, \&g);/
+file-error-exits-0|/if (fr->cancelled \&\& o->file_ms)/,/return EXIT_DATAERR;/s/return EXIT_DATAERR;/return EXIT_OK;/
+gate-off|s/rc = sql_gate(f->sql, \&f->g);/rc = 0; (void)sql_gate(f->sql, \&f->g);/
 gate-ignores-cr|s/pr = pg_query_parse(sql);/{ char *cp = strdup(sql), *cq; for (cq = cp; *cq; cq++) if (*cq == '\\r') *cq = ' '; pr = pg_query_parse(cp); free(cp); }/
 gate-lets-commit|s/(kn == 18 \&\& !memcmp(k, "TRANS_STMT_RELEASE", 18))/(kn == 18 \&\& !memcmp(k, "TRANS_STMT_RELEASE", 18)) || (kn == 17 \&\& !memcmp(k, "TRANS_STMT_COMMIT", 17))/
 gate-parse-error-passes|/    if (rc < 0) {/s/rc < 0/rc < -1/
@@ -36,7 +36,7 @@ zero-fence-accepted|s/if (\*s == '0') return "0 or a leading zero (a fence is >=
 overflow-unchecked|/v > (uint64_t)INT64_MAX \/ 10u ||/,/return "above/d
 reply-unescaped|s/if (c >= 0x20 \&\& c <= 0x7E \&\& c != '\\\\') fputc(c, f);/if (1) fputc(c, f);/
 reply-integer-untyped|s/fprintf(f, ":%lld"/fprintf(f, "$%lld"/
-keys-not-declared|s/(int)o->nkeys, NULL/0, NULL/
+keys-not-declared|s/f->w.nkeys = (int)o->nkeys,/f->w.nkeys = 0,/
 pg-connect-unbounded|0,/watchdog(o->io_ms, "while connecting", "nothing was sent");/s/watchdog(o->io_ms, "while connecting", "nothing was sent");//
 timeout-not-sent|s/o->file_ms ? tmo : NULL/NULL/
 keys-default-0|s/if (!o->nkeys_set) o->nkeys = o->ncmd > 1 ? 1u : 0u;//

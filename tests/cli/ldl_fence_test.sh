@@ -32,14 +32,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cd "$d" || exit 2
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }
-wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
-alive() { kill -0 "$1" 2>/dev/null; }
-# clean FILE: every byte printable ASCII or a newline (nothing raw reaches a terminal)
-clean() { [ "$(tr -d '\040-\176\n' < "$1" | wc -c)" = 0 ]; }
+label=""
+. "$here/lib.sh"         # check, wait_for, alive, clean, freeport
 CI=$LDL_PG_CONNINFO
 q() { psql "$CI" -XAtqc "$1" 2>&1; }
 

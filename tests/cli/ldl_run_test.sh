@@ -27,13 +27,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cd "$d" || exit 2
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL [$kind]: $*" >&2; }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }
-# wait_for FILE: up to 15 s for FILE to exist and be non-empty
-wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
-alive() { kill -0 "$1" 2>/dev/null; }
+label="$kind"
+. "$here/lib.sh"         # check, wait_for, alive, clean, freeport
 # bwait PID [PIDS...]: wait for a signalled ldl-run, at most 20 s (a bound, not a timing
 # check); past it: a failure, and ldl-run, PIDS and their groups are SIGKILLed. rc in $rc.
 bwait() {
@@ -74,8 +69,6 @@ xrun() {
 runbad() {
   if [ "$kind" = pg ]; then $TMO "$bin" --pg "$BADV" "$@"; else $TMO "$bin" $BADSTORE "$@"; fi
 }
-# clean FILE: every byte printable ASCII or a newline (nothing raw reaches a terminal)
-clean() { [ "$(tr -d '\040-\176\n' < "$1" | wc -c)" = 0 ]; }
 # proxy TARGETPORT: start tests/cli/freeze_proxy.py in front of 127.0.0.1:TARGETPORT;
 # its pid in $ppid_ (SIGSTOP freezes it), its port in $pport
 proxy() {

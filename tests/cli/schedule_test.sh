@@ -32,20 +32,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cd "$d" || exit 2
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL [sched $kind]: $*" >&2; }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }
-wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
-alive() { kill -0 "$1" 2>/dev/null; }
+label="sched $kind"
+. "$here/lib.sh"         # check, wait_for, alive, clean, freeport
 # bwait PID: at most 30 s for a background ldl-run; rc in $rc
 bwait() {
   i=0; while alive "$1" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
   if alive "$1"; then bad "ldl-run $1 still running 30 s later"; kill -9 "$1" 2>/dev/null; fi
   wait "$1"; rc=$?
 }
-clean() { [ "$(tr -d '\040-\176\n' < "$1" | wc -c)" = 0 ]; }
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # ---------------------------------------------------------------- the store
 start_redis() {   # on $port, persistent, its pid in $rpid

@@ -6,6 +6,7 @@
 # really happened. Sleeps only order events; nothing asserts a duration.
 # Last line: "N passed, N failed".
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:?usage: sqlite_cli.sh BIN}
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 d=$(mktemp -d "${TMPDIR:-/tmp}/ldl-cli-sqlite.XXXXXX") || exit 2
@@ -15,12 +16,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 cd "$d" || exit 2
 db=$d/locks.db
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL [sqlite]: $*" >&2; }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }
-wait_for() { i=0; while [ ! -s "$1" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done; [ -s "$1" ]; }
-alive() { kill -0 "$1" 2>/dev/null; }
+label="sqlite"
+. "$here/lib.sh"         # check, wait_for, alive, clean, freeport
 run() { "$bin" --sqlite "$db" "$@"; }
 
 # ---------------------------------------------------------------- fences, status, owner
