@@ -345,8 +345,6 @@ struct ldl_etcd_req {                /* one request; caller-owned storage, priva
     int             _sess;           /* a session request (ttl == cfg.session_ms) */
     int             _sgrant;         /* this acquire grants the view's session lease */
     int             _ska;            /* the view's session keepalive */
-    uint64_t        _s_seq;          /* renew: keepalives started before its submit;
-                                        keepalive: its own number */
     int64_t         _token;          /* ACQUIRE: the granted fence; else the caller's */
     int64_t         _lease;
     uint32_t        _ttl;
@@ -369,7 +367,8 @@ typedef struct ldl_etcd_stats {      /* counters of a non-blocking view, since i
     size_t   live;                   /* requests in flight now */
     size_t   max_live;
     uint64_t keepalives;             /* session keepalives started (decision 1013) */
-    uint64_t session_renews;         /* renews submitted on the session */
+    uint64_t session_renews;         /* renews submitted on the session (each waits on its
+                                        own ldl_op, no ldl_etcd_req: not in `live`) */
     uint64_t session_grants;         /* session leases granted */
 } ldl_etcd_stats;
 
@@ -387,8 +386,9 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
                                         revision of its grant: keys put with it are newer */
     int             _s_granting;     /* a session acquire is granting the lease */
     ldl_etcd_req   *_s_park;         /* session acquires waiting for that grant */
-    ldl_etcd_req   *_s_wait;         /* session renews waiting for a keepalive */
-    ldl_etcd_req   *_s_ka;           /* the keepalive in flight (NULL = none) */
+    ldl_op         *_s_wait;         /* session renews waiting for the NEXT keepalive */
+    ldl_op         *_s_ride;         /* session renews the keepalive in flight answers */
+    ldl_etcd_req   *_s_ka;           /* that keepalive (NULL = none in flight) */
     uint64_t        _s_sent;         /* session keepalives started so far */
     ldl_etcd_stats  _stats;
     char            _err[LDL__ETCD_ERR_MAX];
@@ -1615,7 +1615,10 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
 #define LDL__ETCD_S_KEEPALIVE 4
 #define LDL__ETCD_S_DEL 5
 #define LDL__ETCD_S_REVOKE 6
-#define LDL__ETCD_S_SWAIT 7     /* a session renew waiting for a keepalive (no exchange) */
+/* a session renew's op in a wait list: store_data = the next op | 1 (an ldl_etcd_req
+   pointer never has the low bit set) */
+#define LDL__ETCD_SLINK(next) ((uintptr_t)(next) | (uintptr_t)1u)
+#define LDL__ETCD_SNEXT(op) ((ldl_op *)((op)->store_data & ~(uintptr_t)1u))
 
 static int ldl__etcd_step_x(int step) {
     switch (step) {
@@ -1980,6 +1983,25 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
         ldl__etcd_aerr(ea, "submit", "bad key, token, ttl_ms or owner");
         return LDL_EINVAL;
     }
+    if (kind == LDL_OP_RENEW && ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms) {
+        /* a session renew (decision 1013): no request of its own; the op waits in a list
+           (linked through its store_data) for the next keepalive the pump STARTS, so a
+           keepalive started before this submit -- even one still in flight -- never
+           answers it */
+        ldl_op **list = &ea->_s_wait;
+        ea->_stats.submitted++;
+        ea->_stats.session_renews++;
+        if (!ea->_s_lease || token <= ea->_s_rev) {
+            /* the session lease ended, or this key was put with an older one */
+            ldl__etcd_aerr(ea, "renew", "not a key of the live session lease");
+            op->store_data = 0;
+            ldl_op_complete(op, 0, 0);
+            return LDL_OK;
+        }
+        op->store_data = LDL__ETCD_SLINK(*list);
+        *list = op;
+        return LDL_OK;
+    }
     r = ea->_free;
     if (!r) { ea->_stats.refused_full++; ldl__etcd_aerr(ea, "submit", "no free ldl_etcd_req"); return LDL_ESTORE; }
     ea->_free = r->_next;
@@ -1995,7 +2017,6 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     r->_tries = 0;
     r->_ambig = 0;
     r->_sess = r->_sgrant = r->_ska = 0;
-    r->_s_seq = 0;
     r->_member = ea->_e->_cur;
     r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     memcpy(r->_key, key, strlen(key) + 1);
@@ -2007,26 +2028,9 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     ea->_stats.submitted++;
     ea->_stats.live++;
     if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
-    if (ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms && kind != LDL_OP_RELEASE) {
-        /* a session request (decision 1013) */
+    if (ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms && kind == LDL_OP_ACQUIRE) {
+        /* a session acquire (decision 1013): the key goes on the view's lease */
         r->_sess = 1;
-        if (kind == LDL_OP_RENEW) {
-            ea->_stats.session_renews++;
-            if (!ea->_s_lease || token <= ea->_s_rev) {
-                /* the session lease ended, or this key was put with an older one */
-                ldl__etcd_aerr(ea, "renew", "not a key of the live session lease");
-                ldl__etcd_finish(ea, r, 0, 0, 1);
-                return LDL_OK;
-            }
-            /* waits for the next keepalive the pump STARTS: one started before this
-               submit (even if still in flight) never answers it */
-            r->_lease = ea->_s_lease;
-            r->_s_seq = ea->_s_sent;
-            r->_step = LDL__ETCD_S_SWAIT;
-            r->_next = ea->_s_wait;
-            ea->_s_wait = r;
-            return LDL_OK;
-        }
         if (ea->_s_lease) {
             r->_lease = ea->_s_lease;
             r->_step = LDL__ETCD_S_PUT;
@@ -2056,20 +2060,31 @@ static void ldl__etcd_s_unpark(ldl_etcd_async *ea, int64_t lease) {
     }
 }
 
-/* a session keepalive answered (rc 1 alive with ttl_s seconds, 0 the lease is gone,
-   negative failed): answer the renews it may answer -- those submitted before it was
-   started. A gone lease answers every renew of that lease (it never comes back) */
-static void ldl__etcd_s_answer(ldl_etcd_async *ea, ldl_etcd_req *ka, int rc, int64_t ttl_s) {
-    ldl_etcd_req **pp = &ea->_s_wait, *r;
-    if (rc == 0 && ea->_s_lease == ka->_lease) ea->_s_lease = 0;
-    while ((r = *pp) != NULL) {
-        int mine = r->_lease == ka->_lease && (r->_s_seq < ka->_s_seq || rc == 0);
-        if (!mine) { pp = &r->_next; continue; }
-        *pp = r->_next;
-        r->_next = NULL;
-        ldl__etcd_finish(ea, r, rc < 0 ? LDL_ESTORE : rc == 0 ? 0 :
-                         (uint64_t)ttl_s * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, rc >= 0);
+/* answer a list of session renews (ops linked through store_data) */
+static void ldl__etcd_s_complete(ldl_op *head, int rc) {
+    while (head) {
+        ldl_op *next = LDL__ETCD_SNEXT(head);
+        head->store_data = 0;
+        ldl_op_complete(head, rc, 0);
+        head = next;
     }
+}
+
+/* a session keepalive answered (rc 1 alive with ttl_s seconds, 0 the lease is gone,
+   negative failed): it answers the renews that were waiting when it was started (the
+   ride list) and no other; a gone lease answers every renew (it never comes back) */
+static void ldl__etcd_s_answer(ldl_etcd_async *ea, ldl_etcd_req *ka, int rc, int64_t ttl_s) {
+    ldl_op *ride = ea->_s_ride;
+    ea->_s_ride = NULL;
+    if (ka->_lease != ea->_s_lease) ride = NULL;          /* answered already (drop) */
+    if (rc == 0 && ea->_s_lease == ka->_lease) {
+        ldl_op *wait = ea->_s_wait;
+        ea->_s_lease = 0;                                 /* the next acquire grants anew */
+        ea->_s_wait = NULL;
+        ldl__etcd_s_complete(wait, 0);
+    }
+    ldl__etcd_s_complete(ride, rc < 0 ? LDL_ESTORE : rc == 0 ? 0 :
+                         (uint64_t)ttl_s * 1000u >= (uint64_t)ea->_e->_session_ms ? 1 : 0);
 }
 
 /* renews wait and no keepalive is in flight: start one (numbered now, first in the
@@ -2100,7 +2115,8 @@ static void ldl__etcd_s_kick(ldl_etcd_async *ea) {
     k->_owner[0] = '\0';
     k->_step = LDL__ETCD_S_KEEPALIVE;
     ea->_s_sent++;
-    k->_s_seq = ea->_s_sent;
+    ea->_s_ride = ea->_s_wait;            /* what waits now rides this one; later renews wait */
+    ea->_s_wait = NULL;
     ea->_s_ka = k;
     ea->_stats.keepalives++;
     ea->_stats.live++;
@@ -2128,6 +2144,19 @@ static void ldl__etcd_a_cancel(void *ctx, ldl_op *op) {
     ldl_etcd_async *ea = (ldl_etcd_async *)ctx;
     ldl_etcd_req *r;
     if (!ea || !op || !op->store_data) return;
+    if (op->store_data & 1u) {                /* a session renew: unlink it from its list */
+        int k;
+        for (k = 0; k < 2; k++) {
+            ldl_op **head = k ? &ea->_s_ride : &ea->_s_wait, *prev = NULL, *cur = *head;
+            while (cur && cur != op) { prev = cur; cur = LDL__ETCD_SNEXT(cur); }
+            if (!cur) continue;
+            if (prev) prev->store_data = LDL__ETCD_SLINK(LDL__ETCD_SNEXT(op));
+            else *head = LDL__ETCD_SNEXT(op);
+            break;
+        }
+        op->store_data = 0;
+        return;
+    }
     r = (ldl_etcd_req *)op->store_data;
     if (r < ea->_reqs || r >= ea->_reqs + ea->_nreqs || r->_op != op) return;
     r->_op = NULL;              /* detached; the pump finishes it (a grant is revoked) */
@@ -2187,7 +2216,15 @@ LDL_ETCD_API int ldl_etcd_async_drop(ldl_etcd_async *ea) {
     size_t i;
     int n = 0;
     if (!ea || !ea->_reqs) return 0;
-    ea->_s_park = ea->_s_wait = ea->_s_ka = NULL;
+    {
+        ldl_op *w = ea->_s_wait, *rd = ea->_s_ride;
+        ea->_s_wait = ea->_s_ride = NULL;
+        if (w || rd) n++;
+        ldl__etcd_s_complete(w, LDL_ESTORE);
+        ldl__etcd_s_complete(rd, LDL_ESTORE);
+    }
+    ea->_s_park = NULL;
+    ea->_s_ka = NULL;
     ea->_s_granting = 0;
     for (i = 0; i < ea->_nreqs; i++) {
         ldl_etcd_req *r = &ea->_reqs[i];

@@ -4,7 +4,8 @@
  *   coalesce    the rule, with a scripted clock for the locks: lock A's renew rides the
  *               first keepalive; lock B's renew, submitted after that keepalive was
  *               started, is NOT answered by it (A answered, B still in flight), only by
- *               the next one. 100 renews due in one frame ride one keepalive.
+ *               the next one. 99 renews due in one frame ride one keepalive; lock 99,
+ *               released while its renew waits, has that renew unlinked (cancel).
  *   thousand    1,000 locks on one session: one lease in the store, every renew period
  *               one keepalive (1 exchange) for all of them; the lease revoked with
  *               `etcdctl lease revoke`: every lock lost within one heartbeat plus one
@@ -194,13 +195,20 @@ static void coalesce(void)
     ka0 = st->keepalives;
     ex0 = st->exchanges;
     for (i = 0; i < 100; i++) ldl_lock_poll(&l[i]);
+    /* lock 99 lets go while its renew waits: the renew is cancelled (unlinked) and the
+       lock's one request slot carries its release */
+    ST_CHECK(ldl_lock_pending(&l[99]) == 1, "[coalesce] lock 99's renew waits");
+    ldl_lock_release(&l[99]);
     ok = settle_locks(&ea, l, 100, 10000);
-    for (i = 0; i < 100; i++) ok &= ldl_lock_held(&l[i]);
-    ST_CHECK(ok, "[coalesce] 100 renews answered, all held");
-    ST_CHECK(st->keepalives == ka0 + 1 && st->exchanges == ex0 + 1,
-             "[coalesce] 100 renews due together rode one keepalive: %llu keepalives, %llu exchanges",
+    for (i = 0; i < 99; i++) ok &= ldl_lock_held(&l[i]);
+    ST_CHECK(ok, "[coalesce] 99 renews answered, all held");
+    ST_CHECK(ldl_lock_state(&l[99]) == LDL_RELEASED && ldl_lock_answer(&l[99]) == 1 && key_lease("co/k99") == 0,
+             "[coalesce] lock 99 released while its renew waited: state %d answer %d", ldl_lock_state(&l[99]),
+             ldl_lock_answer(&l[99]));
+    ST_CHECK(st->keepalives == ka0 + 1 && st->exchanges == ex0 + 2,
+             "[coalesce] 99 renews due together rode one keepalive (+ lock 99's release txn): %llu keepalives, %llu exchanges",
              (unsigned long long)(st->keepalives - ka0), (unsigned long long)(st->exchanges - ex0));
-    printf("figure: coalesce: 100 renews due in one frame -> %llu keepalive, %llu exchange\n",
+    printf("figure: coalesce: 99 renews due in one frame (and one release) -> %llu keepalive, %llu exchanges\n",
            (unsigned long long)(st->keepalives - ka0), (unsigned long long)(st->exchanges - ex0));
     for (i = 0; i < 100; i++) ldl_lock_release(&l[i]);
     settle_locks(&ea, l, 100, 20000);
