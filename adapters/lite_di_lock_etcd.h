@@ -586,6 +586,15 @@ static int ldl__etcd_body_range(char *b, size_t cap, const char *k64) {
     return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\"}", k64), cap);
 }
 
+/* the session's quorum read (decision 1013): a linearizable count of the prefix key,
+   sent after the keepalive to the same member; only its success lets the keepalive
+   answer, because on etcd 3.4.23 a leader cut off from the others still answers
+   keepalives (measured: tests/store/etcd_session_cluster.c partition) while a
+   linearizable read needs a quorum */
+static int ldl__etcd_body_quorum(char *b, size_t cap, const char *p64) {
+    return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\",\"count_only\":true}", *p64 ? p64 : "AA=="), cap);
+}
+
 /* acquire: create_revision == 0 -> put with the lease, then range the key (in the same
    txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range */
 static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
@@ -1366,6 +1375,28 @@ static int ldl__etcd_get(ldl_etcd *e, const char *k64, uint64_t deadline, ldl__e
     return LDL_OK;
 }
 
+/* the session's quorum read on the current member only (no failover: it must prove the
+   member that just renewed). 0, or -1 (why set) */
+static int ldl__etcd_quorum(ldl_etcd *e, uint64_t deadline) {
+    char tmp[LDL__ETCD_ERR_MAX], p64[LDL__ETCD_K64_MAX];
+    const char *why = "no member answered";
+    cJSON *root = NULL;
+    int64_t rev;
+    if (ldl__etcd_key64(e->_prefix, "", p64, sizeof p64) != 0 ||
+        ldl__etcd_body_quorum(e->_body, sizeof e->_body, p64) != 0) return ldl__etcd_nobody(e, "quorum");
+    if (ldl__etcd_once(e, e->_cur, LDL__ETCD_RANGE, deadline, &root, &why, tmp, sizeof tmp) != LDL__ETCD_X_OK) {
+        LDL__ETCD_ERR(e, "quorum read after the keepalive", why);
+        return -1;
+    }
+    if (ldl__etcd_header(root, &e->_cluster, &rev, &why) != 0) {
+        cJSON_Delete(root);
+        LDL__ETCD_ERR(e, "quorum read after the keepalive", why);
+        return -1;
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
 static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
     ldl_etcd *e = (ldl_etcd *)ctx;
     char k64[LDL__ETCD_K64_MAX];
@@ -1373,6 +1404,7 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
     cJSON *root, *res;
     int64_t id = 0, ttl = 0;
     uint64_t deadline;
+    int sess, attempt;
     if (!e) return LDL_EINVAL;
     if (!e->_ok) { LDL__ETCD_ERR(e, "renew", "ldl_etcd not initialised"); return LDL_EINVAL; }
     if (!ldl__etcd_key_ok(key) || token < 1 || ttl_ms == 0 ||
@@ -1381,35 +1413,41 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
         return LDL_EINVAL;
     }
     deadline = ldl__etcd_now() + e->_call_ms;
-    if (e->_session_ms && ttl_ms == e->_session_ms) {
-        /* the session, per call (decision 1013): no range -- a key put with the live
-           session lease is still ours -- only a keepalive of that lease, sent now, after
-           the lock read start'. A fence not above the lease's grant revision belongs to
-           an older session lease: 0 */
+    sess = e->_session_ms && ttl_ms == e->_session_ms;
+    if (sess) {
+        /* the session, per call (decision 1013): no range of the key -- a key put with
+           the live session lease is still ours -- a keepalive of that lease, sent now,
+           after the lock read start', then a quorum read on the member that renewed. A
+           fence not above the lease's grant revision belongs to an older session lease: 0 */
         if (!e->_s_lease || token <= e->_s_rev) { LDL__ETCD_ERR(e, "renew", "not a key of the live session lease"); return 0; }
         kv.lease = e->_s_lease;
     } else {
         if (ldl__etcd_get(e, k64, deadline, &kv, NULL, 0) != LDL_OK) return LDL_ESTORE;
         if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
     }
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
-        return ldl__etcd_nobody(e, "lease");
-    if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
-    res = cJSON_GetObjectItemCaseSensitive(root, "result");
-    if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+    for (attempt = 0;; attempt++) {
+        if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
+            return ldl__etcd_nobody(e, "lease");
+        if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
+        res = cJSON_GetObjectItemCaseSensitive(root, "result");
+        if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+            cJSON_Delete(root);
+            LDL__ETCD_ERR(e, "keepalive", "reply names another lease or has a malformed TTL");
+            return LDL_ESTORE;
+        }
         cJSON_Delete(root);
-        LDL__ETCD_ERR(e, "keepalive", "reply names another lease or has a malformed TTL");
-        return LDL_ESTORE;
+        e->_err[0] = '\0';
+        if (ttl <= 0 && kv.lease == e->_s_lease) e->_s_lease = 0; /* the session ended */
+        if (ttl <= 0) return 0;                                  /* the lease is gone */
+        if ((uint64_t)ttl * 1000u < (uint64_t)ttl_ms) {
+            LDL__ETCD_ERR(e, "renew", "the lease's TTL does not cover ttl_ms");
+            return 0;
+        }
+        if (!sess || ldl__etcd_quorum(e, deadline) == 0) return 1;
+        /* no quorum behind the member that renewed: the keepalive again on the next one */
+        if (attempt + 1 >= e->_n || ldl__etcd_now() >= deadline) return LDL_ESTORE;
+        e->_cur = (e->_cur + 1) % e->_n;
     }
-    cJSON_Delete(root);
-    e->_err[0] = '\0';
-    if (ttl <= 0 && kv.lease == e->_s_lease) e->_s_lease = 0; /* the session ended */
-    if (ttl <= 0) return 0;                                  /* the lease is gone */
-    if ((uint64_t)ttl * 1000u < (uint64_t)ttl_ms) {
-        LDL__ETCD_ERR(e, "renew", "the lease's TTL does not cover ttl_ms");
-        return 0;
-    }
-    return 1;
 }
 
 static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
@@ -1613,6 +1651,7 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
 #define LDL__ETCD_S_PUT 2
 #define LDL__ETCD_S_RANGE 3
 #define LDL__ETCD_S_KEEPALIVE 4
+#define LDL__ETCD_S_QUORUM 7    /* the session keepalive's linearizable read */
 #define LDL__ETCD_S_DEL 5
 #define LDL__ETCD_S_REVOKE 6
 /* a session renew's op in a wait list: store_data = the next op | 1 (an ldl_etcd_req
@@ -1624,7 +1663,7 @@ static int ldl__etcd_step_x(int step) {
     switch (step) {
     case LDL__ETCD_S_GRANT: return LDL__ETCD_GRANT;
     case LDL__ETCD_S_PUT: case LDL__ETCD_S_DEL: return LDL__ETCD_TXN;
-    case LDL__ETCD_S_RANGE: return LDL__ETCD_RANGE;
+    case LDL__ETCD_S_RANGE: case LDL__ETCD_S_QUORUM: return LDL__ETCD_RANGE;
     case LDL__ETCD_S_KEEPALIVE: return LDL__ETCD_KEEPALIVE;
     default: return LDL__ETCD_REVOKE;
     }
@@ -1700,6 +1739,7 @@ static int ldl__etcd_start(ldl_etcd_async *ea, ldl_etcd_req *r) {
     case LDL__ETCD_S_GRANT: b = ldl__etcd_body_grant(r->_body, sizeof r->_body, r->_ttl); break;
     case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_lease); break;
     case LDL__ETCD_S_RANGE: b = ldl__etcd_body_range(r->_body, sizeof r->_body, k64); break;
+    case LDL__ETCD_S_QUORUM: b = ldl__etcd_body_quorum(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_DEL: b = ldl__etcd_body_del(r->_body, sizeof r->_body, k64, r->_token); break;
     default: b = ldl__etcd_body_lease(r->_body, sizeof r->_body, r->_lease); break;
     }
@@ -1812,6 +1852,9 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
             r->_tries++;
             r->_ambig = 1;
             r->_member = (r->_member + 1) % e->_n;
+            /* a quorum read proves only the member it went to: on the next member the
+               keepalive goes first again */
+            if (r->_step == LDL__ETCD_S_QUORUM) r->_step = LDL__ETCD_S_KEEPALIVE;
             ea->_stats.failovers++;
             if (ldl__etcd_launch(ea, r) == 0) return;
         }
@@ -1936,10 +1979,20 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
             return;
         }
         cJSON_Delete(root);
-        if (r->_ska) { ldl__etcd_finish(ea, r, ttl > 0 ? 1 : 0, ttl, 1); return; }
+        if (r->_ska && ttl > 0) {             /* alive: the quorum read on this member next */
+            r->_token = ttl;
+            r->_step = LDL__ETCD_S_QUORUM;
+            (void)ldl__etcd_launch(ea, r);
+            return;
+        }
+        if (r->_ska) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
         ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
         return;
     }
+    case LDL__ETCD_S_QUORUM:                  /* the member had a quorum after the keepalive */
+        cJSON_Delete(root);
+        ldl__etcd_finish(ea, r, 1, r->_token, 1);
+        return;
     case LDL__ETCD_S_DEL: {
         int ok = ldl__etcd_succeeded(root);
         ldl__etcd_kv kv;
