@@ -84,6 +84,31 @@
    no table, so any process (another ldl_etcd, the lock's hand-back of a
    cancelled grant) can renew or release a lease by key and fence alone.
 
+   SESSIONS (opt-in: cfg.session_ms; decision 1013). A lock whose ttl_ms equals
+   cfg.session_ms puts its key on ONE lease per view instead of a lease of its
+   own; any other lock on the same view keeps its own lease. The session lease
+   (TTL = session_ms rounded up to seconds) is granted by the first session
+   acquire and revoked by ldl_etcd_close / ldl_etcd_async_close (every key on it
+   goes with it).
+     acquire    the same proved txn, with the session lease (no grant, no revoke:
+                a lost race answers 0 and revokes nothing; a compare failure whose
+                key carries the session lease after an attempt that may have
+                committed is LDL_ESTORE, never a grant -- that key is left to the
+                session)
+     renew      no range of the key: a key on the live session lease is ours (the
+                ACL of docs/etcd.md: only our role writes the prefix). A fence not
+                above the session lease's grant revision is 0 (a key of an ended
+                session). Non-blocking view: the renew WAITS for the next keepalive
+                the pump starts -- one started before the submit never answers it --
+                and every renew waiting then rides that one keepalive, followed by a
+                linearizable read on the same member (a quorum behind the member that
+                renewed; etcd 3.4.23's cut-off leader answers keepalives); a renew
+                takes no ldl_etcd_req (its op waits in a list). A lease found gone
+                answers every session renew 0 and the next acquire grants a new one.
+                Synchronous view: per call, the keepalive and the quorum read.
+     release    the same fenced delete txn; the session lease is never revoked by it.
+   Stats: keepalives, session_renews, session_grants.
+
    THE MINIMUM TTL. etcd raises a lease shorter than its minimum (1.5 x the
    election timeout, rounded up to whole seconds: 2 s with the default 1000
    ms) and checks for expired leases every 500 ms. The lock itself trusts
