@@ -1706,6 +1706,7 @@ static void ldl__etcd_aerr(ldl_etcd_async *ea, const char *what, const char *why
 
 static void ldl__etcd_s_answer(ldl_etcd_async *ea, ldl_etcd_req *ka, int rc, int64_t ttl_s);
 static void ldl__etcd_s_unpark(ldl_etcd_async *ea, int64_t lease);
+static void ldl__etcd_s_gone(ldl_etcd_async *ea);
 
 /* the request is over: answer its op (if still attached), free it */
 static void ldl__etcd_finish(ldl_etcd_async *ea, ldl_etcd_req *r, int rc, int64_t token, int answered) {
@@ -1836,7 +1837,7 @@ static void ldl__etcd_next(ldl_etcd_async *ea, ldl_etcd_req *r, int step) {
 static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what, const char *why) {
     if (why != ea->_err) ldl__etcd_aerr(ea, what, why);
     if (r->_sess && r->_step == LDL__ETCD_S_PUT && r->_lease == ea->_s_lease && strstr(ea->_err, "lease not found"))
-        ea->_s_lease = 0;                 /* the session ended: the next acquire grants anew */
+        ldl__etcd_s_gone(ea);             /* the session ended: the next acquire grants anew */
     if (r->_step == LDL__ETCD_S_REVOKE) { ldl__etcd_finish(ea, r, r->_rc, r->_token, 1); return; }
     if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT && !r->_sess) {
         /* the put may have committed: revoke the fresh lease (removes the key) */
@@ -2148,19 +2149,24 @@ static void ldl__etcd_s_complete(ldl_op *head, int rc) {
     }
 }
 
+/* the session lease is gone: forget it (the next session acquire grants a new one) and
+   answer 0 to every renew waiting for a keepalive (the ride list, if a keepalive is in
+   flight, is answered 0 when it returns: its lease is no longer the view's) */
+static void ldl__etcd_s_gone(ldl_etcd_async *ea) {
+    ldl_op *wait = ea->_s_wait;
+    ea->_s_lease = 0;
+    ea->_s_wait = NULL;
+    ldl__etcd_s_complete(wait, 0);
+}
+
 /* a session keepalive answered (rc 1 alive with ttl_s seconds, 0 the lease is gone,
    negative failed): it answers the renews that were waiting when it was started (the
    ride list) and no other; a gone lease answers every renew (it never comes back) */
 static void ldl__etcd_s_answer(ldl_etcd_async *ea, ldl_etcd_req *ka, int rc, int64_t ttl_s) {
     ldl_op *ride = ea->_s_ride;
     ea->_s_ride = NULL;
-    if (ka->_lease != ea->_s_lease) ride = NULL;          /* answered already (drop) */
-    if (rc == 0 && ea->_s_lease == ka->_lease) {
-        ldl_op *wait = ea->_s_wait;
-        ea->_s_lease = 0;                                 /* the next acquire grants anew */
-        ea->_s_wait = NULL;
-        ldl__etcd_s_complete(wait, 0);
-    }
+    if (rc == 0 && ea->_s_lease == ka->_lease) ldl__etcd_s_gone(ea);
+    else if (ka->_lease != ea->_s_lease) rc = 0;          /* its lease ended meanwhile */
     ldl__etcd_s_complete(ride, rc < 0 ? LDL_ESTORE : rc == 0 ? 0 :
                          (uint64_t)ttl_s * 1000u >= (uint64_t)ea->_e->_session_ms ? 1 : 0);
 }
