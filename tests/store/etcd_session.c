@@ -477,6 +477,22 @@ static void sync_view(void)
     ST_CHECK(s.acquire(s.ctx, "a", 3000, &t3) == 1 && t3 > t2 && key_lease("sy/a") != l1, "[sync] a new session lease, a higher fence: %s",
              ldl_etcd_why(&e));
     ST_CHECK(s.renew(s.ctx, "b", t2, 3000) == 0, "[sync] the old session's lock is not renewed by the new lease");
+    {
+        /* a release by key and fence through ANOTHER ldl_etcd (no session) deletes the key
+           and revokes the lease it carried: the session, with every lock on it */
+        ldl_etcd e2;
+        ldl_store s2;
+        int64_t t4 = 0;
+        ldl_etcd_config c2;
+        etcdt_cfg(&c2, M.url, "sy/");
+        ST_CHECK(ldl_etcd_init(&e2, &c2) == LDL_OK, "[sync] a second ldl_etcd");
+        s2 = ldl_etcd_store(&e2);
+        ST_CHECK(s.acquire(s.ctx, "c", 3000, &t4) == 1, "[sync] c on the session");
+        ST_CHECK(s2.release(s2.ctx, "a", t3) == 1, "[sync] the other ldl_etcd releases a by key and fence");
+        ST_CHECK(s.renew(s.ctx, "c", t4, 3000) == 0 && key_lease("sy/c") == 0,
+                 "[sync] ... and that revoked the session: c is lost, its key gone");
+        ldl_etcd_close(&e2);
+    }
     ldl_etcd_close(&e);
     ST_CHECK(etcdt_count(M.url, "sy/") == 0 && etcdt_leases(M.url) == 0, "[sync] close revoked the session");
     etcdt_case_end();
