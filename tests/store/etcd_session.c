@@ -17,7 +17,8 @@
  *               the session lease, the other its own; revoking the session loses only the
  *               session lock; releasing the session lock never revokes the session.
  *   sync        the synchronous view: keys of two locks on one lease, renew per call
- *               without a range, release keeps the session, close revokes it.
+ *               (keepalive and quorum read, no range), release keeps the session, a
+ *               release through another ldl_etcd revokes it, close revokes it.
  *
  * Every case runs under its own time bound (etcdt_case). Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
