@@ -370,6 +370,7 @@ struct ldl_etcd_req {                /* one request; caller-owned storage, priva
     int             _sess;           /* a session request (ttl == cfg.session_ms) */
     int             _sgrant;         /* this acquire grants the view's session lease */
     int             _ska;            /* the view's session keepalive */
+    int             _fresh;          /* this session acquire granted the lease itself */
     int64_t         _token;          /* ACQUIRE: the granted fence; else the caller's */
     int64_t         _lease;
     uint32_t        _ttl;
@@ -1237,13 +1238,17 @@ static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
    ones. A lost race revokes nothing (the lease is shared); a compare failure whose key
    carries the session lease is 0, or LDL_ESTORE after an attempt that may have committed
    (it may be ours; nothing proves it) */
-static int ldl__etcd_s_acquire(ldl_etcd *e, const char *k64, const char *owner, int64_t *token_out,
-                               uint64_t deadline) {
+static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms);
+static int ldl__etcd_release(void *ctx, const char *key, int64_t token);
+
+static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, const char *owner,
+                               int64_t *token_out, uint64_t deadline) {
     cJSON *root;
     const char *why = NULL;
     int64_t rev = 0;
-    int ok;
+    int ok, fresh = 0;
     if (!e->_s_lease) {
+        fresh = 1;
         int64_t lease = 0, ttl = 0, grev = 0;
         if (ldl__etcd_body_grant(e->_body, sizeof e->_body, e->_session_ms) != 0)
             return ldl__etcd_nobody(e, "grant");
@@ -1289,6 +1294,20 @@ static int ldl__etcd_s_acquire(ldl_etcd *e, const char *k64, const char *owner, 
     if (ok < 0) { LDL__ETCD_ERR(e, "acquire (session)", why); return LDL_ESTORE; }
     e->_err[0] = '\0';
     if (ok == 0) return 0;
+    if (!fresh) {
+        /* the lease is older than this call: its expiry may be close. A keepalive sent now
+           and its quorum read (the renew's own path) make the server's expiry later than
+           the lock's deadline; if they fail, the key goes back */
+        int rr = ldl__etcd_renew(e, key, rev, e->_session_ms);
+        if (rr != 1) {
+            char keep[LDL__ETCD_ERR_MAX];
+            memcpy(keep, e->_err, sizeof keep);
+            (void)ldl__etcd_release(e, key, rev);
+            memcpy(e->_err, keep, sizeof keep);
+            if (!e->_err[0]) LDL__ETCD_ERR(e, "acquire (session)", "the session lease is gone");
+            return rr < 0 ? LDL_ESTORE : 0;
+        }
+    }
     *token_out = rev;
     return 1;
 }
@@ -1309,7 +1328,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     if (owner && !ldl__etcd_owner_ok(owner)) { LDL__ETCD_ERR(e, "acquire", "owner: 1..LDL_OWNER_MAX-1 bytes of printable ASCII"); return LDL_EINVAL; }
     if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) { LDL__ETCD_ERR(e, "acquire", "key too long"); return LDL_EINVAL; }
     deadline = ldl__etcd_now() + e->_call_ms;
-    if (e->_session_ms && ttl_ms == e->_session_ms) return ldl__etcd_s_acquire(e, k64, owner, token_out, deadline);
+    if (e->_session_ms && ttl_ms == e->_session_ms) return ldl__etcd_s_acquire(e, key, k64, owner, token_out, deadline);
     /* 1. the lease */
     if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0)
         return ldl__etcd_nobody(e, "grant");
@@ -1839,6 +1858,21 @@ static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what
     if (r->_sess && r->_step == LDL__ETCD_S_PUT && r->_lease == ea->_s_lease && strstr(ea->_err, "lease not found"))
         ldl__etcd_s_gone(ea);             /* the session ended: the next acquire grants anew */
     if (r->_step == LDL__ETCD_S_REVOKE) { ldl__etcd_finish(ea, r, r->_rc, r->_token, 1); return; }
+    if (r->_sess && r->_kind == LDL_OP_ACQUIRE && r->_token > 0 &&
+        (r->_step == LDL__ETCD_S_KEEPALIVE || r->_step == LDL__ETCD_S_QUORUM)) {
+        /* the key was put but its lease could not be proved fresh: no grant; delete it */
+        if (r->_op) {
+            ldl_op *op = r->_op;
+            op->store_data = 0;
+            r->_op = NULL;
+            ldl_op_complete(op, LDL_ESTORE, 0);
+        }
+        r->_kind = LDL_OP_RELEASE;
+        r->_rc = LDL_ESTORE;
+        r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+        return;
+    }
     if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT && !r->_sess) {
         /* the put may have committed: revoke the fresh lease (removes the key) */
         r->_rc = LDL_ESTORE;
@@ -1918,6 +1952,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         if (r->_sgrant) {
             /* the view's session lease: every parked session acquire goes on with it */
             r->_sgrant = 0;
+            r->_fresh = 1;                    /* granted after this acquire's start' */
             ea->_s_granting = 0;
             ea->_s_lease = id;
             ea->_s_rev = rev;
@@ -1950,6 +1985,15 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
                 }
             } else why = "txn reply: succeeded is not a boolean";
             cJSON_Delete(root);
+            if (ok == 1 && r->_op && !r->_fresh) {
+                /* the lease is older than this acquire: its expiry may be close. Only a
+                   keepalive sent now (after start') and its quorum read make the server's
+                   expiry later than the lock's deadline (chaos found it: keys put on a
+                   lease about to expire were taken by another client 90 ms later) */
+                r->_token = fence;
+                ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
+                return;
+            }
             if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
             if (ok == 1) {                    /* cancelled: hand the key back (fenced delete) */
                 ea->_stats.handed_back++;
@@ -2012,11 +2056,30 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
             return;
         }
         if (r->_ska) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
+        if (r->_sess && r->_kind == LDL_OP_ACQUIRE) {
+            /* a session acquire's keepalive: alive and covering -> the quorum read; else the
+               lease is gone (and the key with it): no grant */
+            if (ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl) {
+                r->_step = LDL__ETCD_S_QUORUM;
+                (void)ldl__etcd_launch(ea, r);
+                return;
+            }
+            if (ttl <= 0 && r->_lease == ea->_s_lease) ldl__etcd_s_gone(ea);
+            r->_token = 0;
+            ldl__etcd_finish(ea, r, 0, 0, 1);
+            return;
+        }
         ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
         return;
     }
     case LDL__ETCD_S_QUORUM:                  /* the member had a quorum after the keepalive */
         cJSON_Delete(root);
+        if (!r->_ska && !r->_op) {            /* a cancelled session acquire: hand it back */
+            ea->_stats.handed_back++;
+            r->_kind = LDL_OP_RELEASE;
+            ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+            return;
+        }
         ldl__etcd_finish(ea, r, 1, r->_token, 1);
         return;
     case LDL__ETCD_S_DEL: {
@@ -2095,7 +2158,7 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     r->_busy = 0;
     r->_tries = 0;
     r->_ambig = 0;
-    r->_sess = r->_sgrant = r->_ska = 0;
+    r->_sess = r->_sgrant = r->_ska = r->_fresh = 0;
     r->_member = ea->_e->_cur;
     r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     memcpy(r->_key, key, strlen(key) + 1);
@@ -2193,6 +2256,7 @@ static void ldl__etcd_s_kick(ldl_etcd_async *ea) {
     k->_sess = 1;
     k->_sgrant = 0;
     k->_ska = 1;
+    k->_fresh = 0;
     k->_member = ea->_e->_cur;
     k->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     k->_key[0] = '\0';

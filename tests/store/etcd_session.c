@@ -16,6 +16,8 @@
  *   mixed       session and per-lock leases on one view: the session lock's key carries
  *               the session lease, the other its own; revoking the session loses only the
  *               session lock; releasing the session lock never revokes the session.
+ *   stale       an acquire on a session lease not kept alive for 2.5 s (sync and
+ *               non-blocking): the acquire's own keepalive keeps its key 2 s later.
  *   sync        the synchronous view: keys of two locks on one lease, renew per call
  *               (keepalive and quorum read, no range), release keeps the session, a
  *               release through another ldl_etcd revokes it, close revokes it.
@@ -499,6 +501,62 @@ static void sync_view(void)
     etcdt_case_end();
 }
 
+/* ------------------------------------------------------------------ stale */
+/* an acquire on a session lease granted earlier and not kept alive since (its expiry
+   close) must make the lease's expiry later than the new lock's deadline: the key is
+   still there 2 s after that acquire, although the lease, unrenewed, would have ended
+   about 3 s after its grant (chaos found it) */
+static void stale(void)
+{
+    static ldl_etcd_req reqs[16];
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_etcd_async ea;
+    ldl_async_store as;
+    ldl_store s;
+    ldl_lock x, y;
+    ldl_lock_desc d;
+    int64_t t1 = 0, t2 = 0;
+    uint64_t end;
+
+    etcdt_case("stale", 60);
+    etcdt_cfg(&c, M.url, "st/");
+    c.session_ms = 3000;
+    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK, "[stale] init");
+    s = ldl_etcd_store(&e);
+    ST_CHECK(s.acquire(s.ctx, "a", 3000, &t1) == 1, "[stale] sync: a on a new session lease");
+    st_sleep_ms(2500);                                  /* nothing renews it */
+    ST_CHECK(s.acquire(s.ctx, "b", 3000, &t2) == 1, "[stale] sync: b on that lease 2.5 s later: %s", ldl_etcd_why(&e));
+    st_sleep_ms(2000);
+    ST_CHECK(key_lease("st/b") > 0, "[stale] sync: b's key still there 2 s after its acquire (the lease was kept alive by it)");
+    ldl_etcd_close(&e);
+
+    etcdt_cfg(&c, M.url, "st2/");
+    c.session_ms = 3000;
+    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[stale] async init");
+    as = ldl_etcd_async_store(&ea);
+    lock_desc(&d, "x", 3000, 1000, &as, 0, 0);
+    ldl_lock_init(&x, &d);
+    lock_desc(&d, "y", 3000, 1000, &as, 0, 1);
+    ldl_lock_init(&y, &d);
+    ldl_lock_acquire(&x);
+    settle_locks(&ea, &x, 1, 10000);
+    ST_CHECK(ldl_lock_held(&x), "[stale] async: x on a new session lease");
+    end = st_now_ms() + 2500;                           /* x is not polled: nothing renews */
+    while (st_now_ms() < end) pump(&ea);
+    ldl_lock_acquire(&y);
+    settle_locks(&ea, &y, 1, 10000);
+    ST_CHECK(ldl_lock_held(&y), "[stale] async: y on that lease 2.5 s later: %s", ldl_etcd_async_why(&ea));
+    end = st_now_ms() + 2000;
+    while (st_now_ms() < end) pump(&ea);
+    ST_CHECK(key_lease("st2/y") > 0, "[stale] async: y's key still there 2 s after its acquire");
+    ldl_lock_dispose(&x);
+    ldl_lock_dispose(&y);
+    ldl_etcd_async_close(&ea);
+    ldl_etcd_close(&e);
+    etcdt_case_end();
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "";
@@ -510,6 +568,7 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "mixed")) mixed();
     if (!*only || !strcmp(only, "sync")) sync_view();
     if (!*only || !strcmp(only, "thousand")) thousand();
+    if (!*only || !strcmp(only, "stale")) stale();
     etcdt_stop(&M);
     return st_report();
 }
