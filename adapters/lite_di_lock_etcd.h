@@ -94,7 +94,10 @@
                 a lost race answers 0 and revokes nothing; a compare failure whose
                 key carries the session lease after an attempt that may have
                 committed is LDL_ESTORE, never a grant -- that key is left to the
-                session)
+                session). Unless this acquire granted the lease, a keepalive and
+                the quorum read follow the put before a grant is answered (an older
+                lease's expiry may be close); if they fail the key is deleted and
+                the answer is LDL_ESTORE)
      renew      no range of the key: a key on the live session lease is ours (the
                 ACL of docs/etcd.md: only our role writes the prefix). A fence not
                 above the session lease's grant revision is 0 (a key of an ended
