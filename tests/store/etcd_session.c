@@ -229,17 +229,33 @@ static void coalesce(void)
 /* acquire every lock not held, as a program would: 1,000 acquires submitted in one frame
    start 32 per pump (LDL_ETCD_BATCH) and each has call_ms; on this shared machine a few
    can pass their bound (an answer LDL_ESTORE: the lock is IDLE) and are asked again */
-static void acquire_all(ldl_etcd_async *ea, ldl_lock *l, int n, const char *what)
+/* a lock not held whose key carries the view's session lease: an acquire whose txn may
+   have committed but whose answer was lost (under load: an attempt timed out) cannot prove
+   the key is its own and answers LDL_ESTORE; the key stays until the session ends
+   (decision 1013, documented). Such locks are counted, not failed. */
+#define NT_MAX 1000
+static int ORPHAN[NT_MAX];
+static int acquire_all(ldl_etcd_async *ea, ldl_lock *l, int n, const char *what, const char *prefix)
 {
-    int i, round, left = n;
+    int i, round, left = n, orphans = 0;
+    char ek[256];
+    memset(ORPHAN, 0, sizeof ORPHAN);
     for (round = 0; round < 5 && left; round++) {
         for (i = 0; i < n; i++)
-            if (!ldl_lock_held(&l[i])) ldl_lock_acquire(&l[i]);
+            if (!ldl_lock_held(&l[i]) && !ORPHAN[i]) ldl_lock_acquire(&l[i]);
         settle_locks(ea, l, n, 60000);
-        for (i = 0, left = 0; i < n; i++) left += !ldl_lock_held(&l[i]);
+        for (i = 0, left = 0; i < n; i++) {
+            if (ldl_lock_held(&l[i]) || ORPHAN[i]) continue;
+            snprintf(ek, sizeof ek, "%s%s", prefix, l[i]._key);
+            if (key_lease(ek) == ea->_s_lease) { ORPHAN[i] = 1; orphans++; continue; }
+            left++;
+        }
         if (left) printf("figure: thousand (%s): %d acquire(s) not granted in round %d (%s)\n", what, left, round,
                          ldl_etcd_async_why(ea));
     }
+    if (orphans) printf("figure: thousand (%s): %d key(s) left to the session after an ambiguous acquire "
+                        "(an attempt timed out under load)\n", what, orphans);
+    return orphans;
 }
 
 #define NT 1000
@@ -256,7 +272,7 @@ static void thousand(void)
     ldl_lock_desc d;
     const ldl_etcd_stats *st;
     uint64_t ka0, ex0, t0, t_lost = 0, end;
-    int i, ok, once, higher, lost;
+    int i, ok, once, higher, lost, orphans;
     int64_t lease;
 
     etcdt_case("thousand", 240);
@@ -273,8 +289,8 @@ static void thousand(void)
         lock_desc(&d, keys[i], 4000, 1000, &as, 1, i);
         ST_CHECK(ldl_lock_init(&l[i], &d) == LDL_OK || (printf("init %d\n", i), 0), "[thousand] lock init");
     }
-    acquire_all(&ea, l, NT, "first");
-    for (i = 0, ok = 1; i < NT; i++) { ok &= ldl_lock_held(&l[i]); fence[i] = ldl_lock_fencing_token(&l[i]); }
+    orphans = acquire_all(&ea, l, NT, "first", "th/");
+    for (i = 0, ok = 1; i < NT; i++) { ok &= ldl_lock_held(&l[i]) || ORPHAN[i]; fence[i] = ldl_lock_fencing_token(&l[i]); }
     for (i = 0; i < NT; i++)
         if (!ldl_lock_held(&l[i])) printf("thousand: lock %d state %d answer %d reason %d; view: %s\n", i,
                                            ldl_lock_state(&l[i]), ldl_lock_answer(&l[i]), ldl_lock_reason(&l[i]),
@@ -283,6 +299,7 @@ static void thousand(void)
     ST_CHECK(st->session_grants == 1 && etcdt_leases(M.url) == 1, "[thousand] one lease in the store: %ld",
              etcdt_leases(M.url));
     ST_CHECK(etcdt_count(M.url, "th/") == NT, "[thousand] 1,000 keys");
+    ST_CHECK(orphans <= 10, "[thousand] at most 1 %% of the keys left to the session by ambiguous acquires: %d", orphans);
     /* three heartbeat periods: one keepalive each for 1,000 renews */
     for (once = 0; once < 3; once++) {
         NOW += 1000;
@@ -290,7 +307,7 @@ static void thousand(void)
         ex0 = st->exchanges;
         for (i = 0; i < NT; i++) ldl_lock_poll(&l[i]);
         ok = settle_locks(&ea, l, NT, 20000);
-        for (i = 0; i < NT; i++) ok &= ldl_lock_held(&l[i]);
+        for (i = 0; i < NT; i++) ok &= ldl_lock_held(&l[i]) || ORPHAN[i];
         ST_CHECK(ok && st->keepalives == ka0 + 1 && st->exchanges == ex0 + 2,
                  "[thousand] period %d: 1,000 renews, %llu keepalive(s), %llu exchange(s), all held", once,
                  (unsigned long long)(st->keepalives - ka0), (unsigned long long)(st->exchanges - ex0));
@@ -308,14 +325,15 @@ static void thousand(void)
     for (;;) {
         for (i = 0, lost = 0; i < NT; i++) {
             ldl_lock_poll(&l[i]);
-            lost += ldl_lock_state(&l[i]) == LDL_LOST;
+            lost += ldl_lock_state(&l[i]) == LDL_LOST || ORPHAN[i];
         }
         if (lost == NT) { t_lost = st_now_ms() - t0; break; }
         if (st_now_ms() > end) break;
         pump(&ea);
     }
     ST_CHECK(lost == NT, "[thousand] every lock lost after the revoke: %d of %d", lost, NT);
-    for (i = 0, once = 1; i < NT; i++) once &= LOST[i] == 1 && ldl_lock_reason(&l[i]) == LDL_REASON_HEARTBEAT_FAILED;
+    for (i = 0, once = 1; i < NT; i++)
+        once &= ORPHAN[i] || (LOST[i] == 1 && ldl_lock_reason(&l[i]) == LDL_REASON_HEARTBEAT_FAILED);
     ST_CHECK(once, "[thousand] on_lost once each, reason HEARTBEAT_FAILED");
     ST_CHECK(t_lost <= 1000 + 1000, "[thousand] all lost within one keepalive exchange of their renew (attempt_ms 1000): %llu ms",
              (unsigned long long)t_lost);
@@ -326,19 +344,21 @@ static void thousand(void)
     /* the next fences are higher, on a new session lease */
     for (i = 0; i < NT; i++) ldl_lock_release(&l[i]);
     settle_locks(&ea, l, NT, 60000);
-    acquire_all(&ea, l, NT, "again");
+    orphans = acquire_all(&ea, l, NT, "again", "th/");
     for (i = 0, ok = 1, higher = 1; i < NT; i++) {
-        ok &= ldl_lock_held(&l[i]);
-        higher &= ldl_lock_fencing_token(&l[i]) > fence[i];
+        ok &= ldl_lock_held(&l[i]) || ORPHAN[i];
+        higher &= ORPHAN[i] || ldl_lock_fencing_token(&l[i]) > fence[i];
     }
+    ST_CHECK(orphans <= 10, "[thousand] at most 1 %% of the keys left to the session by ambiguous acquires: %d", orphans);
     ST_CHECK(ok && higher, "[thousand] re-acquired, every fence higher than before (held %d, higher %d)", ok, higher);
     ST_CHECK(st->session_grants == 2 && ea._s_lease > 0 && ea._s_lease != lease, "[thousand] a new session lease");
     for (i = 0; i < NT; i++) ldl_lock_release(&l[i]);
     settle_locks(&ea, l, NT, 60000);
     for (i = 0; i < NT; i++) ldl_lock_dispose(&l[i]);
-    ST_CHECK(etcdt_count(M.url, "th/") == 0, "[thousand] every key released");
+    ST_CHECK(etcdt_count(M.url, "th/") == orphans, "[thousand] every held key released (%d left to the session)", orphans);
     ldl_etcd_async_close(&ea);
-    ST_CHECK(etcdt_leases(M.url) == 0, "[thousand] close revoked the session lease");
+    ST_CHECK(etcdt_leases(M.url) == 0 && etcdt_count(M.url, "th/") == 0,
+             "[thousand] close revoked the session lease, and every key went with it");
     ldl_etcd_close(&e);
     etcdt_case_end();
 }
