@@ -244,6 +244,10 @@ static int acquire_all(ldl_etcd_async *ea, ldl_lock *l, int n, const char *what,
         for (i = 0; i < n; i++)
             if (!ldl_lock_held(&l[i]) && !ORPHAN[i]) ldl_lock_acquire(&l[i]);
         settle_locks(ea, l, n, 60000);
+        {   /* detached requests (a cut acquire's hand-back) finish first */
+            uint64_t end = st_now_ms() + 20000;
+            while (ldl_etcd_async_stats(ea)->live > 0 && st_now_ms() < end) pump(ea);
+        }
         for (i = 0, left = 0; i < n; i++) {
             if (ldl_lock_held(&l[i]) || ORPHAN[i]) continue;
             snprintf(ek, sizeof ek, "%s%s", prefix, l[i]._key);
