@@ -3,7 +3,7 @@
  *
  * V: one non-blocking view with a session (session_ms 4000) holding 100 locks, keys
  * "s<i>". C: a contender, another non-blocking view WITHOUT a session (a lease per lock,
- * ttl 4000), asking for the same 100 keys every 250 ms while it does not hold them. One
+ * ttl 10000), asking for the same 100 keys every 250 ms while it does not hold them. One
  * process, one monotonic clock, so every check is exact:
  *   exclusive  whenever C holds key i, V's lock i does not trust its lease
  *              (ldl_lock_valid_ms == 0), and the other way round
@@ -104,6 +104,8 @@ static void open_locks(void)
         d.async_store = &SV;
         ldl_lock_init(&LV[i], &d);
         d.async_store = &SC;
+        d.ttl_ms = 10000;      /* C: 10 s, so the heal and the health wait (blocking calls of this
+                                  one thread) cannot outlast its trust window before it renews */
         ldl_lock_init(&LC[i], &d);
         FV[i] = 0;
         NEXT_TRY[i] = 0;
