@@ -84,6 +84,34 @@
    no table, so any process (another ldl_etcd, the lock's hand-back of a
    cancelled grant) can renew or release a lease by key and fence alone.
 
+   SESSIONS (opt-in: cfg.session_ms; decision 1013). A lock whose ttl_ms equals
+   cfg.session_ms puts its key on ONE lease per view instead of a lease of its
+   own; any other lock on the same view keeps its own lease. The session lease
+   (TTL = session_ms rounded up to seconds) is granted by the first session
+   acquire and revoked by ldl_etcd_close / ldl_etcd_async_close (every key on it
+   goes with it).
+     acquire    the same proved txn, with the session lease (no grant, no revoke:
+                a lost race answers 0 and revokes nothing; a compare failure whose
+                key carries the session lease after an attempt that may have
+                committed is LDL_ESTORE, never a grant -- that key is left to the
+                session). Unless this acquire granted the lease, a keepalive and
+                the quorum read follow the put before a grant is answered (an older
+                lease's expiry may be close); if they fail the key is deleted and
+                the answer is LDL_ESTORE)
+     renew      no range of the key: a key on the live session lease is ours (the
+                ACL of docs/etcd.md: only our role writes the prefix). A fence not
+                above the session lease's grant revision is 0 (a key of an ended
+                session). Non-blocking view: the renew WAITS for the next keepalive
+                the pump starts -- one started before the submit never answers it --
+                and every renew waiting then rides that one keepalive, followed by a
+                linearizable read on the same member (a quorum behind the member that
+                renewed; etcd 3.4.23's cut-off leader answers keepalives); a renew
+                takes no ldl_etcd_req (its op waits in a list). A lease found gone
+                answers every session renew 0 and the next acquire grants a new one.
+                Synchronous view: per call, the keepalive and the quorum read.
+     release    the same fenced delete txn; the session lease is never revoked by it.
+   Stats: keepalives, session_renews, session_grants.
+
    THE MINIMUM TTL. etcd raises a lease shorter than its minimum (1.5 x the
    election timeout, rounded up to whole seconds: 2 s with the default 1000
    ms) and checks for expired leases every 500 ms. The lock itself trusts
@@ -270,6 +298,10 @@ typedef struct ldl_etcd_config {     /* zero = the default, per field */
     const char *user, *password;     /* NULL = no auth; both or neither */
     const char *cacert;              /* NULL = libcurl's default CA store (https) */
     const char *cert, *key_file;     /* NULL = no client certificate; both or neither */
+    uint32_t    session_ms;          /* 0 = no session (a lease per lock). Else SESSIONS
+                                        (decision 1013): a lock whose ttl_ms equals it puts
+                                        its key on one lease per view, and the non-blocking
+                                        view renews them all with one keepalive */
 } ldl_etcd_config;
 
 typedef struct ldl_etcd {            /* caller-owned; fields are private */
@@ -290,6 +322,9 @@ typedef struct ldl_etcd {            /* caller-owned; fields are private */
                                         may have been applied */
     const char *_post;               /* a body of another size for the next exchanges
                                         (the fenced write's); NULL = _body */
+    uint32_t    _session_ms;         /* cfg.session_ms */
+    int64_t     _s_lease, _s_rev;    /* the synchronous view's session lease (0 = none yet)
+                                        and the header revision of its grant */
     char        _reply[LDL_ETCD_REPLY_MAX];
     char        _body[LDL__ETCD_BODY_MAX];
     char        _err[LDL__ETCD_ERR_MAX];
@@ -335,6 +370,10 @@ struct ldl_etcd_req {                /* one request; caller-owned storage, priva
     int             _rc;
     int             _over;
     int             _ambig;          /* an attempt of this exchange may have been applied */
+    int             _sess;           /* a session request (ttl == cfg.session_ms) */
+    int             _sgrant;         /* this acquire grants the view's session lease */
+    int             _ska;            /* the view's session keepalive */
+    int             _fresh;          /* this session acquire granted the lease itself */
     int64_t         _token;          /* ACQUIRE: the granted fence; else the caller's */
     int64_t         _lease;
     uint32_t        _ttl;
@@ -356,6 +395,10 @@ typedef struct ldl_etcd_stats {      /* counters of a non-blocking view, since i
     uint64_t failovers;              /* exchanges moved to another member */
     size_t   live;                   /* requests in flight now */
     size_t   max_live;
+    uint64_t keepalives;             /* session keepalives started (decision 1013) */
+    uint64_t session_renews;         /* renews submitted on the session (each waits on its
+                                        own ldl_op, no ldl_etcd_req: not in `live`) */
+    uint64_t session_grants;         /* session leases granted */
 } ldl_etcd_stats;
 
 struct ldl_etcd_async {              /* caller-owned; fields are private */
@@ -368,6 +411,14 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
     struct curl_slist *_hdrs;        /* the headers every request sends */
     int             _ok;
     int             _again;          /* a request was (re)added during the pump */
+    int64_t         _s_lease, _s_rev; /* the view's session lease (0 = none) and the header
+                                        revision of its grant: keys put with it are newer */
+    int             _s_granting;     /* a session acquire is granting the lease */
+    ldl_etcd_req   *_s_park;         /* session acquires waiting for that grant */
+    ldl_op         *_s_wait;         /* session renews waiting for the NEXT keepalive */
+    ldl_op         *_s_ride;         /* session renews the keepalive in flight answers */
+    ldl_etcd_req   *_s_ka;           /* that keepalive (NULL = none in flight) */
+    uint64_t        _s_sent;         /* session keepalives started so far */
     ldl_etcd_stats  _stats;
     char            _err[LDL__ETCD_ERR_MAX];
 };
@@ -562,6 +613,15 @@ static int ldl__etcd_body_lease(char *b, size_t cap, int64_t lease) {
 
 static int ldl__etcd_body_range(char *b, size_t cap, const char *k64) {
     return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\"}", k64), cap);
+}
+
+/* the session's quorum read (decision 1013): a linearizable count of the prefix key,
+   sent after the keepalive to the same member; only its success lets the keepalive
+   answer, because on etcd 3.4.23 a leader cut off from the others still answers
+   keepalives (measured: tests/store/etcd_session_cluster.c partition) while a
+   linearizable read needs a quorum */
+static int ldl__etcd_body_quorum(char *b, size_t cap, const char *p64) {
+    return ldl__etcd_fit(snprintf(b, cap, "{\"key\":\"%s\",\"count_only\":true}", *p64 ? p64 : "AA=="), cap);
 }
 
 /* acquire: create_revision == 0 -> put with the lease, then range the key (in the same
@@ -1018,6 +1078,7 @@ LDL_ETCD_API int ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg) {
     e->_attempt_ms = cfg->attempt_ms ? cfg->attempt_ms : LDL_ETCD_ATTEMPT_MS;
     e->_call_ms = cfg->call_ms ? cfg->call_ms : LDL_ETCD_CALL_MS;
     e->_connect_ms = cfg->connect_ms ? cfg->connect_ms : LDL_ETCD_CONNECT_MS;
+    e->_session_ms = cfg->session_ms;
     if (e->_attempt_ms > 600000u || e->_call_ms > 600000u || e->_connect_ms > 600000u) {
         LDL__ETCD_ERR(e, "init", "attempt_ms, call_ms, connect_ms: at most 600000");
         return LDL_EINVAL;
@@ -1028,8 +1089,13 @@ LDL_ETCD_API int ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg) {
     return LDL_OK;
 }
 
+static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline);
+
 LDL_ETCD_API void ldl_etcd_close(ldl_etcd *e) {
     if (!e) return;
+    if (e->_ok && e->_easy && e->_s_lease > 0)    /* the session's keys go with it */
+        (void)ldl__etcd_revoke(e, e->_s_lease, ldl__etcd_now() + e->_call_ms);
+    e->_s_lease = 0;
     if (e->_easy) curl_easy_cleanup(e->_easy);
     e->_easy = NULL;
     e->_ok = 0;
@@ -1170,6 +1236,85 @@ static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
     return 0;
 }
 
+/* the synchronous view's session (decision 1013): the key goes on the ldl_etcd's one
+   lease, granted by the first session acquire; the txn and its proof are the per-lock
+   ones. A lost race revokes nothing (the lease is shared); a compare failure whose key
+   carries the session lease is 0, or LDL_ESTORE after an attempt that may have committed
+   (it may be ours; nothing proves it) */
+static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms);
+static int ldl__etcd_release(void *ctx, const char *key, int64_t token);
+
+static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, const char *owner,
+                               int64_t *token_out, uint64_t deadline) {
+    cJSON *root;
+    const char *why = NULL;
+    int64_t rev = 0;
+    int ok, fresh = 0;
+    if (!e->_s_lease) {
+        fresh = 1;
+        int64_t lease = 0, ttl = 0, grev = 0;
+        if (ldl__etcd_body_grant(e->_body, sizeof e->_body, e->_session_ms) != 0)
+            return ldl__etcd_nobody(e, "grant");
+        if (ldl__etcd_x(e, LDL__ETCD_GRANT, deadline, &root) != 0) return LDL_ESTORE;
+        if (ldl__etcd_i64(root, "ID", 0, &lease) != 0 || lease < 1 ||
+            ldl__etcd_i64(cJSON_GetObjectItemCaseSensitive(root, "header"), "revision", 0, &grev) != 0) {
+            cJSON_Delete(root);
+            LDL__ETCD_ERR(e, "session lease grant", "reply without a lease ID or revision");
+            return LDL_ESTORE;
+        }
+        if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)e->_session_ms + 999u) / 1000u)) {
+            cJSON_Delete(root);
+            ldl__etcd_revoke(e, lease, deadline);
+            LDL__ETCD_ERR(e, "session lease grant", "the granted TTL is below the one asked for (or malformed)");
+            return LDL_ESTORE;
+        }
+        cJSON_Delete(root);
+        e->_s_lease = lease;
+        e->_s_rev = grev;
+    }
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", e->_s_lease) != 0)
+        return ldl__etcd_nobody(e, "put");
+    if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) {
+        if (strstr(e->_err, "lease not found")) e->_s_lease = 0;   /* the session ended */
+        return LDL_ESTORE;
+    }
+    ok = ldl__etcd_succeeded(root);
+    if (ok == 1) {
+        if (ldl__etcd_put_proof(root, k64, e->_s_lease, &rev, &why) != 0) ok = -1;
+    } else if (ok == 0) {
+        ldl__etcd_kv kv;
+        cJSON *r = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0) {
+            if (!why) why = "txn reply: no range response";
+            ok = -1;
+        } else if (kv.found && kv.lease == e->_s_lease && e->_ambig) {
+            why = "the key carries the session lease after an attempt that may have committed: "
+                  "not provably ours (left to the session)";
+            ok = -1;
+        }
+    } else why = "txn reply: succeeded is not a boolean";
+    cJSON_Delete(root);
+    if (ok < 0) { LDL__ETCD_ERR(e, "acquire (session)", why); return LDL_ESTORE; }
+    e->_err[0] = '\0';
+    if (ok == 0) return 0;
+    if (!fresh) {
+        /* the lease is older than this call: its expiry may be close. A keepalive sent now
+           and its quorum read (the renew's own path) make the server's expiry later than
+           the lock's deadline; if they fail, the key goes back */
+        int rr = ldl__etcd_renew(e, key, rev, e->_session_ms);
+        if (rr != 1) {
+            char keep[LDL__ETCD_ERR_MAX];
+            memcpy(keep, e->_err, sizeof keep);
+            (void)ldl__etcd_release(e, key, rev);
+            memcpy(e->_err, keep, sizeof keep);
+            if (!e->_err[0]) LDL__ETCD_ERR(e, "acquire (session)", "the session lease is gone");
+            return rr < 0 ? LDL_ESTORE : 0;
+        }
+    }
+    *token_out = rev;
+    return 1;
+}
+
 static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, const char *owner,
                                    int64_t *token_out) {
     ldl_etcd *e = (ldl_etcd *)ctx;
@@ -1186,6 +1331,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     if (owner && !ldl__etcd_owner_ok(owner)) { LDL__ETCD_ERR(e, "acquire", "owner: 1..LDL_OWNER_MAX-1 bytes of printable ASCII"); return LDL_EINVAL; }
     if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) { LDL__ETCD_ERR(e, "acquire", "key too long"); return LDL_EINVAL; }
     deadline = ldl__etcd_now() + e->_call_ms;
+    if (e->_session_ms && ttl_ms == e->_session_ms) return ldl__etcd_s_acquire(e, key, k64, owner, token_out, deadline);
     /* 1. the lease */
     if (ldl__etcd_body_grant(e->_body, sizeof e->_body, ttl_ms) != 0)
         return ldl__etcd_nobody(e, "grant");
@@ -1276,6 +1422,28 @@ static int ldl__etcd_get(ldl_etcd *e, const char *k64, uint64_t deadline, ldl__e
     return LDL_OK;
 }
 
+/* the session's quorum read on the current member only (no failover: it must prove the
+   member that just renewed). 0, or -1 (why set) */
+static int ldl__etcd_quorum(ldl_etcd *e, uint64_t deadline) {
+    char tmp[LDL__ETCD_ERR_MAX], p64[LDL__ETCD_K64_MAX];
+    const char *why = "no member answered";
+    cJSON *root = NULL;
+    int64_t rev;
+    if (ldl__etcd_key64(e->_prefix, "", p64, sizeof p64) != 0 ||
+        ldl__etcd_body_quorum(e->_body, sizeof e->_body, p64) != 0) return ldl__etcd_nobody(e, "quorum");
+    if (ldl__etcd_once(e, e->_cur, LDL__ETCD_RANGE, deadline, &root, &why, tmp, sizeof tmp) != LDL__ETCD_X_OK) {
+        LDL__ETCD_ERR(e, "quorum read after the keepalive", why);
+        return -1;
+    }
+    if (ldl__etcd_header(root, &e->_cluster, &rev, &why) != 0) {
+        cJSON_Delete(root);
+        LDL__ETCD_ERR(e, "quorum read after the keepalive", why);
+        return -1;
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
 static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
     ldl_etcd *e = (ldl_etcd *)ctx;
     char k64[LDL__ETCD_K64_MAX];
@@ -1283,6 +1451,7 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
     cJSON *root, *res;
     int64_t id = 0, ttl = 0;
     uint64_t deadline;
+    int sess, attempt;
     if (!e) return LDL_EINVAL;
     if (!e->_ok) { LDL__ETCD_ERR(e, "renew", "ldl_etcd not initialised"); return LDL_EINVAL; }
     if (!ldl__etcd_key_ok(key) || token < 1 || ttl_ms == 0 ||
@@ -1291,25 +1460,41 @@ static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t t
         return LDL_EINVAL;
     }
     deadline = ldl__etcd_now() + e->_call_ms;
-    if (ldl__etcd_get(e, k64, deadline, &kv, NULL, 0) != LDL_OK) return LDL_ESTORE;
-    if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
-    if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
-        return ldl__etcd_nobody(e, "lease");
-    if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
-    res = cJSON_GetObjectItemCaseSensitive(root, "result");
-    if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+    sess = e->_session_ms && ttl_ms == e->_session_ms;
+    if (sess) {
+        /* the session, per call (decision 1013): no range of the key -- a key put with
+           the live session lease is still ours -- a keepalive of that lease, sent now,
+           after the lock read start', then a quorum read on the member that renewed. A
+           fence not above the lease's grant revision belongs to an older session lease: 0 */
+        if (!e->_s_lease || token <= e->_s_rev) { LDL__ETCD_ERR(e, "renew", "not a key of the live session lease"); return 0; }
+        kv.lease = e->_s_lease;
+    } else {
+        if (ldl__etcd_get(e, k64, deadline, &kv, NULL, 0) != LDL_OK) return LDL_ESTORE;
+        if (!kv.found || kv.create != token || kv.lease < 1) { e->_err[0] = '\0'; return 0; }
+    }
+    for (attempt = 0;; attempt++) {
+        if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
+            return ldl__etcd_nobody(e, "lease");
+        if (ldl__etcd_x(e, LDL__ETCD_KEEPALIVE, deadline, &root) != 0) return LDL_ESTORE;
+        res = cJSON_GetObjectItemCaseSensitive(root, "result");
+        if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != kv.lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+            cJSON_Delete(root);
+            LDL__ETCD_ERR(e, "keepalive", "reply names another lease or has a malformed TTL");
+            return LDL_ESTORE;
+        }
         cJSON_Delete(root);
-        LDL__ETCD_ERR(e, "keepalive", "reply names another lease or has a malformed TTL");
-        return LDL_ESTORE;
+        e->_err[0] = '\0';
+        if (ttl <= 0 && kv.lease == e->_s_lease) e->_s_lease = 0; /* the session ended */
+        if (ttl <= 0) return 0;                                  /* the lease is gone */
+        if ((uint64_t)ttl * 1000u < (uint64_t)ttl_ms) {
+            LDL__ETCD_ERR(e, "renew", "the lease's TTL does not cover ttl_ms");
+            return 0;
+        }
+        if (!sess || ldl__etcd_quorum(e, deadline) == 0) return 1;
+        /* no quorum behind the member that renewed: the keepalive again on the next one */
+        if (attempt + 1 >= e->_n || ldl__etcd_now() >= deadline) return LDL_ESTORE;
+        e->_cur = (e->_cur + 1) % e->_n;
     }
-    cJSON_Delete(root);
-    e->_err[0] = '\0';
-    if (ttl <= 0) return 0;                                  /* the lease is gone */
-    if ((uint64_t)ttl * 1000u < (uint64_t)ttl_ms) {
-        LDL__ETCD_ERR(e, "renew", "the lease's TTL does not cover ttl_ms");
-        return 0;
-    }
-    return 1;
 }
 
 static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
@@ -1353,7 +1538,7 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
     e->_err[0] = '\0';
     if (ok == 0) return 0;
     if (ok == 2) return 1;
-    if (kv.lease > 0 && ldl__etcd_revoke(e, kv.lease, deadline) != 0) {
+    if (kv.lease > 0 && kv.lease != e->_s_lease && ldl__etcd_revoke(e, kv.lease, deadline) != 0) {
         /* the key is gone; the lease runs out by itself (why keeps the text) */
     }
     return 1;
@@ -1513,14 +1698,19 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
 #define LDL__ETCD_S_PUT 2
 #define LDL__ETCD_S_RANGE 3
 #define LDL__ETCD_S_KEEPALIVE 4
+#define LDL__ETCD_S_QUORUM 7    /* the session keepalive's linearizable read */
 #define LDL__ETCD_S_DEL 5
 #define LDL__ETCD_S_REVOKE 6
+/* a session renew's op in a wait list: store_data = the next op | 1 (an ldl_etcd_req
+   pointer never has the low bit set) */
+#define LDL__ETCD_SLINK(next) ((uintptr_t)(next) | (uintptr_t)1u)
+#define LDL__ETCD_SNEXT(op) ((ldl_op *)((op)->store_data & ~(uintptr_t)1u))
 
 static int ldl__etcd_step_x(int step) {
     switch (step) {
     case LDL__ETCD_S_GRANT: return LDL__ETCD_GRANT;
     case LDL__ETCD_S_PUT: case LDL__ETCD_S_DEL: return LDL__ETCD_TXN;
-    case LDL__ETCD_S_RANGE: return LDL__ETCD_RANGE;
+    case LDL__ETCD_S_RANGE: case LDL__ETCD_S_QUORUM: return LDL__ETCD_RANGE;
     case LDL__ETCD_S_KEEPALIVE: return LDL__ETCD_KEEPALIVE;
     default: return LDL__ETCD_REVOKE;
     }
@@ -1536,8 +1726,26 @@ static void ldl__etcd_aerr(ldl_etcd_async *ea, const char *what, const char *why
     ldl__etcd_seterr(ea->_err, sizeof ea->_err, what, why);
 }
 
+static void ldl__etcd_s_answer(ldl_etcd_async *ea, ldl_etcd_req *ka, int rc, int64_t ttl_s);
+static void ldl__etcd_s_unpark(ldl_etcd_async *ea, int64_t lease);
+static void ldl__etcd_s_gone(ldl_etcd_async *ea);
+
 /* the request is over: answer its op (if still attached), free it */
 static void ldl__etcd_finish(ldl_etcd_async *ea, ldl_etcd_req *r, int rc, int64_t token, int answered) {
+    if (!r->_live) return;                    /* finished already */
+    if (r->_ska) {                            /* the session keepalive: answer its riders */
+        r->_live = 0;
+        if (ea->_s_ka == r) ea->_s_ka = NULL;
+        ldl__etcd_s_answer(ea, r, rc, token);
+        r->_live = 1;
+        r->_ska = 0;
+        token = 0;
+    }
+    if (r->_sgrant) {                         /* the session grant failed: so do its waiters */
+        r->_sgrant = 0;
+        ea->_s_granting = 0;
+        ldl__etcd_s_unpark(ea, 0);
+    }
     if (r->_op) {
         ldl_op *op = r->_op;
         op->store_data = 0;
@@ -1579,6 +1787,7 @@ static int ldl__etcd_start(ldl_etcd_async *ea, ldl_etcd_req *r) {
     case LDL__ETCD_S_GRANT: b = ldl__etcd_body_grant(r->_body, sizeof r->_body, r->_ttl); break;
     case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_lease); break;
     case LDL__ETCD_S_RANGE: b = ldl__etcd_body_range(r->_body, sizeof r->_body, k64); break;
+    case LDL__ETCD_S_QUORUM: b = ldl__etcd_body_quorum(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_DEL: b = ldl__etcd_body_del(r->_body, sizeof r->_body, k64, r->_token); break;
     default: b = ldl__etcd_body_lease(r->_body, sizeof r->_body, r->_lease); break;
     }
@@ -1627,7 +1836,7 @@ static int ldl__etcd_drain(ldl_etcd_async *ea, int max) {
         if (!ea->_qhead) ea->_qtail = NULL;
         r->_next = NULL;
         r->_queued = 0;
-        if (!r->_op && r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_GRANT) {
+        if (!r->_op && r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_GRANT && !r->_sgrant) {
             ldl__etcd_finish(ea, r, 0, 0, 1);     /* cancelled before anything was sent */
             continue;
         }
@@ -1649,8 +1858,25 @@ static void ldl__etcd_next(ldl_etcd_async *ea, ldl_etcd_req *r, int step) {
 /* the request failed for good at its current step */
 static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what, const char *why) {
     if (why != ea->_err) ldl__etcd_aerr(ea, what, why);
+    if (r->_sess && r->_step == LDL__ETCD_S_PUT && r->_lease == ea->_s_lease && strstr(ea->_err, "lease not found"))
+        ldl__etcd_s_gone(ea);             /* the session ended: the next acquire grants anew */
     if (r->_step == LDL__ETCD_S_REVOKE) { ldl__etcd_finish(ea, r, r->_rc, r->_token, 1); return; }
-    if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT) {
+    if (r->_sess && r->_kind == LDL_OP_ACQUIRE && r->_token > 0 &&
+        (r->_step == LDL__ETCD_S_KEEPALIVE || r->_step == LDL__ETCD_S_QUORUM)) {
+        /* the key was put but its lease could not be proved fresh: no grant; delete it */
+        if (r->_op) {
+            ldl_op *op = r->_op;
+            op->store_data = 0;
+            r->_op = NULL;
+            ldl_op_complete(op, LDL_ESTORE, 0);
+        }
+        r->_kind = LDL_OP_RELEASE;
+        r->_rc = LDL_ESTORE;
+        r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+        return;
+    }
+    if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT && !r->_sess) {
         /* the put may have committed: revoke the fresh lease (removes the key) */
         r->_rc = LDL_ESTORE;
         r->_token = 0;
@@ -1689,6 +1915,9 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
             r->_tries++;
             r->_ambig = 1;
             r->_member = (r->_member + 1) % e->_n;
+            /* a quorum read proves only the member it went to: on the next member the
+               keepalive goes first again */
+            if (r->_step == LDL__ETCD_S_QUORUM) r->_step = LDL__ETCD_S_KEEPALIVE;
             ea->_stats.failovers++;
             if (ldl__etcd_launch(ea, r) == 0) return;
         }
@@ -1723,6 +1952,19 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         }
         cJSON_Delete(root);
         r->_lease = id;
+        if (r->_sgrant) {
+            /* the view's session lease: every parked session acquire goes on with it */
+            r->_sgrant = 0;
+            r->_fresh = 1;                    /* granted after this acquire's start' */
+            ea->_s_granting = 0;
+            ea->_s_lease = id;
+            ea->_s_rev = rev;
+            ea->_stats.session_grants++;
+            ldl__etcd_s_unpark(ea, id);
+            if (!r->_op) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }          /* cancelled */
+            ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
+            return;
+        }
         if (!r->_op) { r->_rc = 0; ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE); return; }  /* cancelled */
         ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
         return;
@@ -1730,6 +1972,43 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
     case LDL__ETCD_S_PUT: {
         int ok = ldl__etcd_succeeded(root);
         int64_t fence = 0;
+        if (r->_sess) {
+            /* a session acquire (decision 1013): the proof is the per-lock one with the
+               session lease; nothing is ever revoked (the lease is shared) */
+            if (ok == 1) {
+                if (ldl__etcd_put_proof(root, k64, r->_lease, &fence, &why) != 0) ok = -1;
+            } else if (ok == 0) {
+                ldl__etcd_kv kv;
+                cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+                if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
+                else if (kv.found && kv.lease == r->_lease && r->_ambig) {
+                    ok = -1;
+                    why = "the key carries the session lease after an attempt that may have "
+                          "committed: not provably ours (left to the session)";
+                }
+            } else why = "txn reply: succeeded is not a boolean";
+            cJSON_Delete(root);
+            if (ok == 1 && r->_op && !r->_fresh) {
+                /* the lease is older than this acquire: its expiry may be close. Only a
+                   keepalive sent now (after start') and its quorum read make the server's
+                   expiry later than the lock's deadline (chaos found it: keys put on a
+                   lease about to expire were taken by another client 90 ms later) */
+                r->_token = fence;
+                ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
+                return;
+            }
+            if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
+            if (ok == 1) {                    /* cancelled: hand the key back (fenced delete) */
+                ea->_stats.handed_back++;
+                r->_kind = LDL_OP_RELEASE;
+                r->_token = fence;
+                ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+                return;
+            }
+            if (ok < 0) ldl__etcd_aerr(ea, what, why);
+            ldl__etcd_finish(ea, r, ok < 0 ? LDL_ESTORE : 0, 0, 1);
+            return;
+        }
         if (ok == 1) {
             if (ldl__etcd_put_proof(root, k64, r->_lease, &fence, &why) != 0) ok = -1;
         } else if (ok == 0) {
@@ -1773,9 +2052,39 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
             return;
         }
         cJSON_Delete(root);
+        if (r->_ska && ttl > 0) {             /* alive: the quorum read on this member next */
+            r->_token = ttl;
+            r->_step = LDL__ETCD_S_QUORUM;
+            (void)ldl__etcd_launch(ea, r);
+            return;
+        }
+        if (r->_ska) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
+        if (r->_sess && r->_kind == LDL_OP_ACQUIRE) {
+            /* a session acquire's keepalive: alive and covering -> the quorum read; else the
+               lease is gone (and the key with it): no grant */
+            if (ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl) {
+                r->_step = LDL__ETCD_S_QUORUM;
+                (void)ldl__etcd_launch(ea, r);
+                return;
+            }
+            if (ttl <= 0 && r->_lease == ea->_s_lease) ldl__etcd_s_gone(ea);
+            r->_token = 0;
+            ldl__etcd_finish(ea, r, 0, 0, 1);
+            return;
+        }
         ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
         return;
     }
+    case LDL__ETCD_S_QUORUM:                  /* the member had a quorum after the keepalive */
+        cJSON_Delete(root);
+        if (!r->_ska && !r->_op) {            /* a cancelled session acquire: hand it back */
+            ea->_stats.handed_back++;
+            r->_kind = LDL_OP_RELEASE;
+            ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+            return;
+        }
+        ldl__etcd_finish(ea, r, 1, r->_token, 1);
+        return;
     case LDL__ETCD_S_DEL: {
         int ok = ldl__etcd_succeeded(root);
         ldl__etcd_kv kv;
@@ -1796,7 +2105,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         } else why = "txn reply: succeeded is not a boolean";
         cJSON_Delete(root);
         if (ok < 0) { ldl__etcd_fail(ea, r, what, why); return; }
-        if (ok == 0 || kv.lease < 1) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
+        if (ok == 0 || kv.lease < 1 || kv.lease == ea->_s_lease) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
         r->_rc = 1;
         r->_lease = kv.lease;
         ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
@@ -1819,6 +2128,25 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
         ldl__etcd_aerr(ea, "submit", "bad key, token, ttl_ms or owner");
         return LDL_EINVAL;
     }
+    if (kind == LDL_OP_RENEW && ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms) {
+        /* a session renew (decision 1013): no request of its own; the op waits in a list
+           (linked through its store_data) for the next keepalive the pump STARTS, so a
+           keepalive started before this submit -- even one still in flight -- never
+           answers it */
+        ldl_op **list = &ea->_s_wait;
+        ea->_stats.submitted++;
+        ea->_stats.session_renews++;
+        if (!ea->_s_lease || token <= ea->_s_rev) {
+            /* the session lease ended, or this key was put with an older one */
+            ldl__etcd_aerr(ea, "renew", "not a key of the live session lease");
+            op->store_data = 0;
+            ldl_op_complete(op, 0, 0);
+            return LDL_OK;
+        }
+        op->store_data = LDL__ETCD_SLINK(*list);
+        *list = op;
+        return LDL_OK;
+    }
     r = ea->_free;
     if (!r) { ea->_stats.refused_full++; ldl__etcd_aerr(ea, "submit", "no free ldl_etcd_req"); return LDL_ESTORE; }
     ea->_free = r->_next;
@@ -1833,6 +2161,7 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     r->_busy = 0;
     r->_tries = 0;
     r->_ambig = 0;
+    r->_sess = r->_sgrant = r->_ska = r->_fresh = 0;
     r->_member = ea->_e->_cur;
     r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     memcpy(r->_key, key, strlen(key) + 1);
@@ -1844,8 +2173,109 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     ea->_stats.submitted++;
     ea->_stats.live++;
     if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
+    if (ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms && kind == LDL_OP_ACQUIRE) {
+        /* a session acquire (decision 1013): the key goes on the view's lease */
+        r->_sess = 1;
+        if (ea->_s_lease) {
+            r->_lease = ea->_s_lease;
+            r->_step = LDL__ETCD_S_PUT;
+        } else if (ea->_s_granting) {         /* park until the session grant answers */
+            r->_step = LDL__ETCD_S_PUT;
+            r->_next = ea->_s_park;
+            ea->_s_park = r;
+            return LDL_OK;
+        } else {
+            r->_sgrant = 1;                   /* this acquire grants the session lease */
+            ea->_s_granting = 1;
+        }
+    }
     (void)ldl__etcd_launch(ea, r);          /* started by the next pump */
     return LDL_OK;
+}
+
+/* the session grant answered: parked acquires go on with lease (0: it failed) */
+static void ldl__etcd_s_unpark(ldl_etcd_async *ea, int64_t lease) {
+    ldl_etcd_req *r;
+    while ((r = ea->_s_park) != NULL) {
+        ea->_s_park = r->_next;
+        r->_next = NULL;
+        if (!lease) { ldl__etcd_aerr(ea, "session lease grant", "failed"); ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0); }
+        else if (!r->_op) ldl__etcd_finish(ea, r, 0, 0, 1);   /* cancelled while parked */
+        else { r->_lease = lease; (void)ldl__etcd_launch(ea, r); }
+    }
+}
+
+/* answer a list of session renews (ops linked through store_data) */
+static void ldl__etcd_s_complete(ldl_op *head, int rc) {
+    while (head) {
+        ldl_op *next = LDL__ETCD_SNEXT(head);
+        head->store_data = 0;
+        ldl_op_complete(head, rc, 0);
+        head = next;
+    }
+}
+
+/* the session lease is gone: forget it (the next session acquire grants a new one) and
+   answer 0 to every renew waiting for a keepalive (the ride list, if a keepalive is in
+   flight, is answered 0 when it returns: its lease is no longer the view's) */
+static void ldl__etcd_s_gone(ldl_etcd_async *ea) {
+    ldl_op *wait = ea->_s_wait;
+    ea->_s_lease = 0;
+    ea->_s_wait = NULL;
+    ldl__etcd_s_complete(wait, 0);
+}
+
+/* a session keepalive answered (rc 1 alive with ttl_s seconds, 0 the lease is gone,
+   negative failed): it answers the renews that were waiting when it was started (the
+   ride list) and no other; a gone lease answers every renew (it never comes back) */
+static void ldl__etcd_s_answer(ldl_etcd_async *ea, ldl_etcd_req *ka, int rc, int64_t ttl_s) {
+    ldl_op *ride = ea->_s_ride;
+    ea->_s_ride = NULL;
+    if (rc == 0 && ea->_s_lease == ka->_lease) ldl__etcd_s_gone(ea);
+    else if (ka->_lease != ea->_s_lease) rc = 0;          /* its lease ended meanwhile */
+    ldl__etcd_s_complete(ride, rc < 0 ? LDL_ESTORE : rc == 0 ? 0 :
+                         (uint64_t)ttl_s * 1000u >= (uint64_t)ea->_e->_session_ms ? 1 : 0);
+}
+
+/* renews wait and no keepalive is in flight: start one (numbered now, first in the
+   queue, so this pump sends it) */
+static void ldl__etcd_s_kick(ldl_etcd_async *ea) {
+    ldl_etcd_req *k;
+    if (ea->_s_ka || !ea->_s_wait || !ea->_s_lease) return;
+    k = ea->_free;
+    if (!k) { ea->_stats.refused_full++; return; }
+    ea->_free = k->_next;
+    k->_next = NULL;
+    k->_op = NULL;
+    k->_kind = LDL_OP_RENEW;
+    k->_token = 0;
+    k->_lease = ea->_s_lease;
+    k->_ttl = ea->_e->_session_ms;
+    k->_rc = 0;
+    k->_live = 1;
+    k->_busy = 0;
+    k->_tries = 0;
+    k->_ambig = 0;
+    k->_sess = 1;
+    k->_sgrant = 0;
+    k->_ska = 1;
+    k->_fresh = 0;
+    k->_member = ea->_e->_cur;
+    k->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
+    k->_key[0] = '\0';
+    k->_owner[0] = '\0';
+    k->_step = LDL__ETCD_S_KEEPALIVE;
+    ea->_s_sent++;
+    ea->_s_ride = ea->_s_wait;            /* what waits now rides this one; later renews wait */
+    ea->_s_wait = NULL;
+    ea->_s_ka = k;
+    ea->_stats.keepalives++;
+    ea->_stats.live++;
+    if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
+    k->_queued = 1;
+    k->_next = ea->_qhead;
+    ea->_qhead = k;
+    if (!ea->_qtail) ea->_qtail = k;
 }
 
 static int ldl__etcd_a_acquire(void *ctx, ldl_op *op, const char *key, uint32_t ttl_ms) {
@@ -1865,6 +2295,19 @@ static void ldl__etcd_a_cancel(void *ctx, ldl_op *op) {
     ldl_etcd_async *ea = (ldl_etcd_async *)ctx;
     ldl_etcd_req *r;
     if (!ea || !op || !op->store_data) return;
+    if (op->store_data & 1u) {                /* a session renew: unlink it from its list */
+        int k;
+        for (k = 0; k < 2; k++) {
+            ldl_op **head = k ? &ea->_s_ride : &ea->_s_wait, *prev = NULL, *cur = *head;
+            while (cur && cur != op) { prev = cur; cur = LDL__ETCD_SNEXT(cur); }
+            if (!cur) continue;
+            if (prev) prev->store_data = LDL__ETCD_SLINK(LDL__ETCD_SNEXT(op));
+            else *head = LDL__ETCD_SNEXT(op);
+            break;
+        }
+        op->store_data = 0;
+        return;
+    }
     r = (ldl_etcd_req *)op->store_data;
     if (r < ea->_reqs || r >= ea->_reqs + ea->_nreqs || r->_op != op) return;
     r->_op = NULL;              /* detached; the pump finishes it (a grant is revoked) */
@@ -1924,6 +2367,16 @@ LDL_ETCD_API int ldl_etcd_async_drop(ldl_etcd_async *ea) {
     size_t i;
     int n = 0;
     if (!ea || !ea->_reqs) return 0;
+    {
+        ldl_op *w = ea->_s_wait, *rd = ea->_s_ride;
+        ea->_s_wait = ea->_s_ride = NULL;
+        if (w || rd) n++;
+        ldl__etcd_s_complete(w, LDL_ESTORE);
+        ldl__etcd_s_complete(rd, LDL_ESTORE);
+    }
+    ea->_s_park = NULL;
+    ea->_s_ka = NULL;
+    ea->_s_granting = 0;
     for (i = 0; i < ea->_nreqs; i++) {
         ldl_etcd_req *r = &ea->_reqs[i];
         if (!r->_live) continue;
@@ -1941,6 +2394,9 @@ LDL_ETCD_API void ldl_etcd_async_close(ldl_etcd_async *ea) {
     size_t i;
     if (!ea) return;
     ldl_etcd_async_drop(ea);
+    if (ea->_s_lease > 0 && ea->_e && ea->_e->_ok)   /* the session's keys go with it */
+        (void)ldl__etcd_revoke(ea->_e, ea->_s_lease, ldl__etcd_now() + ea->_e->_call_ms);
+    ea->_s_lease = 0;
     for (i = 0; ea->_reqs && i < ea->_nreqs; i++) {
         if (ea->_reqs[i]._easy) curl_easy_cleanup(ea->_reqs[i]._easy);
         ea->_reqs[i]._easy = NULL;
@@ -1957,6 +2413,9 @@ LDL_ETCD_API int ldl_etcd_async_rebind(ldl_etcd_async *ea, ldl_etcd *e) {
     if (!ea || !ea->_multi) return LDL_EINVAL;
     if (!e || !e->_ok) { ldl__etcd_aerr(ea, "rebind", "want an initialised ldl_etcd"); return LDL_EINVAL; }
     ldl_etcd_async_drop(ea);
+    if (ea->_s_lease > 0 && ea->_e && ea->_e->_ok)   /* the old session ends here */
+        (void)ldl__etcd_revoke(ea->_e, ea->_s_lease, ldl__etcd_now() + ea->_e->_call_ms);
+    ea->_s_lease = 0;
     {
         size_t i;
         for (i = 0; i < ea->_nreqs; i++) {   /* their fixed options name the old ldl_etcd */
@@ -1981,6 +2440,7 @@ LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
         CURLMsg *m;
         int q;
         size_t before = (size_t)ea->_stats.answered + (size_t)ea->_stats.failed;
+        ldl__etcd_s_kick(ea);
         left -= ldl__etcd_drain(ea, left);
         if (curl_multi_perform(ea->_multi, &running) != CURLM_OK) {
             ldl__etcd_aerr(ea, "pump", "curl_multi_perform failed");
@@ -1998,7 +2458,7 @@ LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
             ldl__etcd_done(ea, r, cc);
         }
         done += (int)((size_t)ea->_stats.answered + (size_t)ea->_stats.failed - before);
-        if (!ea->_qhead || left <= 0) break;
+        if ((!ea->_qhead && !(ea->_s_wait && !ea->_s_ka)) || left <= 0) break;
     }
     return done;
 }
@@ -2006,7 +2466,7 @@ LDL_ETCD_API int ldl_etcd_async_pump(ldl_etcd_async *ea) {
 LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea) {
     long ms = -1;
     if (!ea || !ea->_multi) return -1;
-    if (ea->_qhead) return 0;                      /* exchanges wait to be started */
+    if (ea->_qhead || (ea->_s_wait && !ea->_s_ka)) return 0;   /* exchanges wait to be started */
     if (curl_multi_timeout(ea->_multi, &ms) != CURLM_OK) return -1;
     return ms;
 }
@@ -2014,7 +2474,7 @@ LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea) {
 LDL_ETCD_API int ldl_etcd_async_wait(ldl_etcd_async *ea, int max_ms) {
     int n = 0;
     if (!ea || !ea->_multi || max_ms < 0) return LDL_EINVAL;
-    if (ea->_qhead) return 0;                      /* the pump has work now */
+    if (ea->_qhead || (ea->_s_wait && !ea->_s_ka)) return 0;   /* the pump has work now */
     if (curl_multi_poll(ea->_multi, NULL, 0, max_ms, &n) != CURLM_OK) return LDL_ESTORE;
     return n;
 }

@@ -11,7 +11,12 @@
  *      + 1,000 ldl_lock_poll), p50 / p99 / max over 3 heartbeats (goal p99 <= 1 ms), and
  *      whether every lease stayed held.
  *   3. lifecycles/s through the non-blocking view: 100 locks each acquire -> release in a
- *      loop (100 in flight) vs 1 lock (depth 1), over 3 s each. */
+ *      loop (100 in flight) vs 1 lock (depth 1), over 3 s each.
+ *   4. sessions (issue 34, decision 1013): row 2 again in the same run with the view's
+ *      session on (cfg.session_ms = the locks' 6 s TTL), side by side; then 10,000 and
+ *      100,000 session locks (BENCH_ETCD_MAXN caps N; default 100000): frame CPU p50/p99/max
+ *      and the store's exchanges per heartbeat period (per-lock leases: a range and a
+ *      keepalive each; a session: one keepalive and its quorum read). */
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
 #include "tests/store/conformance.h"
@@ -120,10 +125,11 @@ static double plain_lifecycles(int n)
 
 /* ------------------------------------------------------------------ 2. 1,000 per heartbeat */
 #define NL 1000
+#define NMAX 100000
 static ldl_etcd_req REQS[2 * NL + 16];
-static ldl_lock LOCKS[NL];
+static ldl_lock LOCKS[NMAX];
 static conf__box BOX[NL];
-static char KEYS[NL][16];
+static char KEYS[NMAX][16];
 
 static void wait_frame(ldl_etcd_async *ea, uint64_t until_ns)
 {
@@ -145,8 +151,8 @@ static void open_locks(int n, const char *prefix, uint32_t heartbeat_ms, ldl_asy
     for (i = 0; i < n; i++) {
         ldl_lock_desc d;
         memset(&d, 0, sizeof d);
-        memset(&BOX[i], 0, sizeof BOX[i]);
-        d.container = conf__container(&BOX[i]);
+        memset(&BOX[i % NL], 0, sizeof BOX[i % NL]);
+        d.container = conf__container(&BOX[i % NL]);
         snprintf(KEYS[i], sizeof KEYS[i], "%s%d", prefix, i);
         d.key = KEYS[i];
         d.ttl_ms = 6000;
@@ -163,26 +169,42 @@ static void drain(ldl_etcd_async *ea, double secs)
     while (ldl_etcd_async_stats(ea)->live > 0 && bench_ns() < end) { ldl_etcd_async_wait(ea, 5); ldl_etcd_async_pump(ea); }
 }
 
-static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, double *c50, double *c99,
-                          double *cmx, int *held_all, double *renews)
+/* n locks; session: the view's session on (one lease, renews coalesced). *exch: the
+   store's exchanges per heartbeat period */
+static void heartbeat_row(ldl_etcd *e0, int n, int session, double *p50, double *p99, double *mx, double *c50,
+                          double *c99, double *cmx, int *held_all, double *renews, double *exch)
 {
     static double frame[4000], cpu[4000];
+    ldl_etcd es, *e = e0;
     ldl_etcd_async ea;
     ldl_async_store as;
     uint64_t next, end;
-    int i, nf = 0, held = 0, w;
-    uint64_t sub0;
+    int i, nf = 0, held = 0, w, wave = !session ? 100 : n <= 1000 ? 1000 : 250;
+    uint64_t sub0, ex0;
+    if (session) {
+        /* the same bounds as e0, the session's TTL the locks' */
+        ldl_etcd_config c;
+        etcdt_cfg(&c, M.url, NULL);
+        c.attempt_ms = 3000;
+        c.call_ms = 10000;
+        c.session_ms = 6000;
+        if (ldl_etcd_init(&es, &c) != LDL_OK) { fprintf(stderr, "session init: %s\n", ldl_etcd_why(&es)); exit(1); }
+        e = &es;
+    }
     ldl_etcd_async_init(&ea, e, REQS, sizeof REQS / sizeof REQS[0]);
     as = ldl_etcd_async_store(&ea);
-    open_locks(NL, "hb", 2000u, &as);
-    /* acquired in waves of 100 (a grant is two writes, each an fsync on the member) */
-    end = bench_ns() + 120000000000ull;
-    for (w = 0; w < NL / 100; w++) {
-        for (i = w * 100; i < (w + 1) * 100; i++) ldl_lock_acquire(&LOCKS[i]);
+    open_locks(n, session ? "hs" : "hb", 2000u, &as);
+    /* acquired in waves of 100 (a grant is two writes, each an fsync on the member); with a
+       session 1,000 at once up to 1,000 locks, else waves of 250 (one txn each, the lease is
+       the view's; waves of 1,000 for 100,000 locks timed out
+       under load: 330 of the first 1,000 held after 600 s, every request slot busy) */
+    end = bench_ns() + 600000000000ull;
+    for (w = 0; w < n / wave; w++) {
+        for (i = w * wave; i < (w + 1) * wave; i++) ldl_lock_acquire(&LOCKS[i]);
         do {
             ldl_etcd_async_wait(&ea, 5);
             ldl_etcd_async_pump(&ea);
-            for (held = 0, i = 0; i < (w + 1) * 100; i++) {
+            for (held = 0, i = 0; i < (w + 1) * wave; i++) {
                 int st = ldl_lock_poll(&LOCKS[i]);
                 if (st == 0) ldl_lock_acquire(&LOCKS[i]);     /* refused, timed out or lost: again */
                 held += st == 1;
@@ -199,11 +221,12 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
                             ldl_etcd_async_why(&ea));
                 }
             }
-        } while (held < (w + 1) * 100 && bench_ns() < end);
+        } while (held < (w + 1) * wave && bench_ns() < end);
     }
-    if (held < NL) { fprintf(stderr, "only %d of %d acquired: %s\n", held, NL, ldl_etcd_async_why(&ea)); exit(1); }
+    if (held < n) { fprintf(stderr, "only %d of %d acquired: %s\n", held, n, ldl_etcd_async_why(&ea)); exit(1); }
     /* 3 heartbeats of 16.7 ms frames */
     sub0 = ldl_etcd_async_stats(&ea)->submitted;
+    ex0 = ldl_etcd_async_stats(&ea)->exchanges;
     next = bench_ns();
     end = next + 6200000000ull;
     while (bench_ns() < end && nf < 4000) {
@@ -212,14 +235,15 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
         t0 = bench_ns();
         k0 = cpu_ns();
         ldl_etcd_async_pump(&ea);
-        for (i = 0; i < NL; i++) ldl_lock_poll(&LOCKS[i]);
+        for (i = 0; i < n; i++) ldl_lock_poll(&LOCKS[i]);
         cpu[nf] = (double)(cpu_ns() - k0) / 1e6;
         frame[nf++] = (double)(bench_ns() - t0) / 1e6;
         next += 16666667u;
     }
-    for (held = 0, i = 0; i < NL; i++) held += ldl_lock_held(&LOCKS[i]);
-    *held_all = held == NL;
+    for (held = 0, i = 0; i < n; i++) held += ldl_lock_held(&LOCKS[i]);
+    *held_all = held == n;
     *renews = (double)(ldl_etcd_async_stats(&ea)->submitted - sub0) / 3.0;
+    *exch = (double)(ldl_etcd_async_stats(&ea)->exchanges - ex0) / 3.0;
     qsort(frame, (size_t)nf, sizeof frame[0], bench_cmp_d);
     *p50 = frame[nf / 2];
     *p99 = frame[(nf * 99) / 100];
@@ -228,9 +252,16 @@ static void heartbeat_row(ldl_etcd *e, double *p50, double *p99, double *mx, dou
     *c50 = cpu[nf / 2];
     *c99 = cpu[(nf * 99) / 100];
     *cmx = cpu[nf - 1];
-    for (i = 0; i < NL; i++) ldl_lock_release(&LOCKS[i]);
+    if (session) {
+        /* close revokes the session lease: every key goes with it, in one exchange */
+        for (i = 0; i < n; i++) ldl_lock_dispose(&LOCKS[i]);
+        ldl_etcd_async_close(&ea);
+        ldl_etcd_close(&es);
+        return;
+    }
+    for (i = 0; i < n; i++) ldl_lock_release(&LOCKS[i]);
     drain(&ea, 20.0);
-    for (i = 0; i < NL; i++) ldl_lock_dispose(&LOCKS[i]);
+    for (i = 0; i < n; i++) ldl_lock_dispose(&LOCKS[i]);
     ldl_etcd_async_close(&ea);
 }
 
@@ -277,7 +308,9 @@ int main(int argc, char **argv)
 {
     int reps = bench_reps(), r, n = 200, held_all = 1, ok;
     int row = argc > 1 && strcmp(argv[1], "row") == 0;   /* bench/run.sh row 7: markdown rows */
-    double ad[99], pl[99], ratio[99], p50, p99, mx, c50, c99, cmx, renews, d100, d1;
+    double ad[99], pl[99], ratio[99], p50, p99, mx, c50, c99, cmx, renews, d100, d1, exch;
+    double sp50, sp99, smx, sc50, sc99, scmx, srenews, sexch;
+    int sheld = 1, maxn = getenv("BENCH_ETCD_MAXN") ? atoi(getenv("BENCH_ETCD_MAXN")) : NMAX, ns;
     ldl_etcd e;
     ldl_etcd_config c;
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -305,7 +338,8 @@ int main(int argc, char **argv)
            "ratio %.1f %% (goal >= 90 %%)\n", bench_median(ad, reps) / 1e3, bench_median(pl, reps) / 1e3,
            bench_median(ratio, reps) * 100.0);
     }
-    heartbeat_row(&e, &p50, &p99, &mx, &c50, &c99, &cmx, &held_all, &renews);
+    heartbeat_row(&e, NL, 0, &p50, &p99, &mx, &c50, &c99, &cmx, &held_all, &renews, &exch);
+    heartbeat_row(&e, NL, 1, &sp50, &sp99, &smx, &sc50, &sc99, &scmx, &sheld, &srenews, &sexch);
     if (row) {
         printf("| 7b | etcd non-blocking: frame work (CPU) with 1,000 leases renewed per 2 s heartbeat, p99 | %.3f ms "
                "(p50 %.3f, max %.3f; wall p99 %.3f; all held: %s) | 16.7 ms frame | | <= 1 ms | %s |\n",
@@ -315,8 +349,33 @@ int main(int argc, char **argv)
     printf("2. 1,000 leases, one view, renewed every 2 s, 16.7 ms frames (pump + 1,000 polls):\n"
            "   frame work, CPU time of the thread: p50 %.3f ms, p99 %.3f ms, max %.3f ms (goal p99 <= 1 ms)\n"
            "   frame work, wall clock (includes preemption on a shared machine): p50 %.3f, p99 %.3f, max %.3f ms\n"
-           "   %.0f requests per heartbeat; all 1,000 still held after 3 heartbeats: %s\n",
-           c50, c99, cmx, p50, p99, mx, renews, held_all ? "yes" : "NO");
+           "   %.0f requests per heartbeat, %.0f exchanges with the store; all 1,000 still held after 3 heartbeats: %s\n",
+           c50, c99, cmx, p50, p99, mx, renews, exch, held_all ? "yes" : "NO");
+    if (row) {
+        printf("| 7d | etcd non-blocking WITH a session (one lease, renews coalesced): frame work (CPU), 1,000 locks "
+               "renewed per 2 s heartbeat, p99 | %.3f ms (p50 %.3f, max %.3f; wall p99 %.3f; all held: %s; %.0f "
+               "exchanges per heartbeat) | %.3f ms without (7b, same run; %.0f exchanges) | x%.1f | <= 1 ms | %s |\n",
+               sc99, sc50, scmx, sp99, sheld ? "yes" : "NO", sexch, c99, exch, sc99 > 0 ? c99 / sc99 : 0.0,
+               sc99 <= 1.0 && sheld ? "met" : "MISSED");
+        fflush(stdout);
+    } else
+    printf("2s. the same WITH a session (one lease, renews coalesced onto keepalives):\n"
+           "   frame work, CPU: p50 %.3f ms, p99 %.3f ms, max %.3f ms; wall p50 %.3f, p99 %.3f, max %.3f ms\n"
+           "   %.0f renews per heartbeat, %.0f exchanges with the store; all held: %s\n",
+           sc50, sc99, scmx, sp50, sp99, smx, srenews, sexch, sheld ? "yes" : "NO");
+    for (ns = 10000; ns <= maxn && ns <= NMAX; ns *= 10) {
+        int h = 1;
+        heartbeat_row(&e, ns, 1, &sp50, &sp99, &smx, &sc50, &sc99, &scmx, &h, &srenews, &sexch);
+        sheld &= h;
+        if (row)
+            printf("| 7%c | etcd non-blocking with a session: frame work (CPU), %d locks renewed per 2 s heartbeat, "
+                   "p99 | %.3f ms (p50 %.3f, max %.3f; all held: %s; %.0f exchanges per heartbeat) | | | | |\n",
+                   ns == 10000 ? 'e' : 'f', ns, sc99, sc50, scmx, h ? "yes" : "NO", sexch);
+        else
+            printf("2s. %d session locks: frame work CPU p50 %.3f ms, p99 %.3f ms, max %.3f ms; %.0f exchanges "
+                   "per heartbeat; all held: %s\n", ns, sc50, sc99, scmx, sexch, h ? "yes" : "NO");
+        fflush(stdout);
+    }
     d1 = depth_row(&e, 1, 3.0);
     d100 = depth_row(&e, 100, 3.0);
     if (row)
@@ -325,7 +384,7 @@ int main(int argc, char **argv)
     else
     printf("3. lifecycles/s through the view: depth 1 %.0f/s, 100 in flight %.0f/s (x%.1f)\n", d1, d100,
            d1 > 0 ? d100 / d1 : 0.0);
-    ok = held_all;
+    ok = held_all && sheld;
     ldl_etcd_close(&e);
     etcdt_stop(&M);
     curl_global_cleanup();

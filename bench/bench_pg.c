@@ -14,7 +14,16 @@
      fence SECS                    one-row UPDATE transactions: plain, with the
                                    fence check pipelined with the write, with the
                                    check alone (ldl_pg_fence); prints the three
-                                   rates "plain with alone" in tx/s */
+                                   rates "plain with alone" in tx/s
+     session K ROUNDS              issue 34 item 3 (decision 0216): K leases held
+                                   on one connection (the non-blocking view), then
+                                   ROUNDS heartbeat rounds: every lock ticked at
+                                   once (K renews pipelined, one Sync each), pumped
+                                   until all answered -- vs ROUNDS times what a
+                                   session renew would be, ONE UPDATE of a session
+                                   row (its own transaction) on a second
+                                   connection. Prints "renews_ms renews_cpu_ms
+                                   session_ms session_cpu_ms", medians per round */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -105,6 +114,75 @@ static int raw_pipe(PGconn *c, const ldl_pg *p, long k, double secs) {
     PQfinish(c);
     free(fifo);
     free(tok);
+    return 0;
+}
+
+static uint64_t bp_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int bp_cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int fz_cmd(PGconn *c, const char *sql);
+
+/* ---- session (decision 0216): K pipelined renews per heartbeat vs one session-row UPDATE
+   (a logged table, so the UPDATE commits durably as a lease row does) */
+static int session_bench(const char *conninfo, ldl_pg_async *pa, bp_lock *ls, long k, int rounds) {
+    double rw[64], rc[64], sw[64], sc[64];
+    PGconn *s2 = PQconnectdb(conninfo);
+    long i, held = 0;
+    int r;
+    uint64_t end = bench_ns() + 60000000000ull;
+    if (rounds < 1 || rounds > 64 || PQstatus(s2) != CONNECTION_OK) return 1;
+    if (!fz_cmd(s2, "DROP TABLE IF EXISTS ldl_bench_session") ||
+        !fz_cmd(s2, "CREATE TABLE ldl_bench_session (id int PRIMARY KEY, expires timestamptz)") ||
+        !fz_cmd(s2, "INSERT INTO ldl_bench_session VALUES (1, now())"))
+        return 1;
+    for (i = 0; i < k; i++) (void)ldl_lock_acquire(&ls[i].lock);
+    while (held < k && bench_ns() < end) {
+        (void)ldl_pg_async_pump(pa);
+        for (held = 0, i = 0; i < k; i++) held += ldl_lock_poll(&ls[i].lock) == 1;
+    }
+    if (held < k) { fprintf(stderr, "bench_pg session: only %ld of %ld held\n", held, k); return 1; }
+    for (r = 0; r < rounds; r++) {
+        uint64_t t0 = bench_ns(), c0 = bp_cpu_ns();
+        long pending;
+        for (i = 0; i < k; i++) (void)ldl_lock_tick(&ls[i].lock);      /* K renews submitted */
+        do {
+            (void)ldl_pg_async_pump(pa);
+            pending = (long)ldl_pg_async_stats(pa)->live;     /* renews awaiting their Sync */
+            if (pending) {
+                int ev = 0, fd = ldl_pg_async_fd(pa, &ev);
+                struct pollfd pf;
+                pf.fd = fd;
+                pf.events = (short)(((ev & LDL_WANT_READ) ? POLLIN : 0) | ((ev & LDL_WANT_WRITE) ? POLLOUT : 0));
+                pf.revents = 0;
+                if (fd >= 0 && ev) (void)poll(&pf, 1, 1);
+            }
+        } while (pending && bench_ns() < t0 + 30000000000ull);
+        for (held = 0, i = 0; i < k; i++) held += ldl_lock_poll(&ls[i].lock) == 1;   /* one apply each */
+        rw[r] = (double)(bench_ns() - t0) / 1e6;
+        rc[r] = (double)(bp_cpu_ns() - c0) / 1e6;
+        if (held < k) { fprintf(stderr, "bench_pg session: %ld of %ld held after round %d\n", held, k, r); return 1; }
+        t0 = bench_ns();
+        c0 = bp_cpu_ns();
+        if (!fz_cmd(s2, "UPDATE ldl_bench_session SET expires = now() + interval '10 seconds' WHERE id = 1"))
+            return 1;
+        sw[r] = (double)(bench_ns() - t0) / 1e6;
+        sc[r] = (double)(bp_cpu_ns() - c0) / 1e6;
+    }
+    qsort(rw, (size_t)rounds, sizeof rw[0], bp_cmp_d);
+    qsort(rc, (size_t)rounds, sizeof rc[0], bp_cmp_d);
+    qsort(sw, (size_t)rounds, sizeof sw[0], bp_cmp_d);
+    qsort(sc, (size_t)rounds, sizeof sc[0], bp_cmp_d);
+    printf("%.3f %.3f %.3f %.3f\n", rw[rounds / 2], rc[rounds / 2], sw[rounds / 2], sc[rounds / 2]);
+    (void)fz_cmd(s2, "DROP TABLE ldl_bench_session");
+    PQfinish(s2);
     return 0;
 }
 
@@ -265,6 +343,8 @@ int main(int argc, char **argv) {
             }
         }
         printf("%.1f\n", (double)done * 1e9 / (double)(bench_ns() - t0));
+    } else if (strcmp(argv[2], "session") == 0) {
+        if (session_bench(argv[1], &pa, ls, k, (int)secs) != 0) return 1;
     } else if (strcmp(argv[2], "frame") == 0) {
         uint64_t *f = (uint64_t *)malloc(sizeof *f * 200000), t0, end;
         long n = 0, held = 0;

@@ -1,6 +1,8 @@
 /* tests/chaos/chaos.c -- a randomized fault campaign against a real store (issue 14).
  *
  *   chaos redis|pg|etcd SEED ROUNDS DIR   the campaign, then the five planted controls
+ *                                         (etcd with CHAOS_ETCD_SESSION=1: every client's locks
+ *                                         on a session, issue 34; unset: a lease per lock)
  *   chaos rcluster SEED ROUNDS DIR        Redis Cluster failover rounds (CHAOS_FAILOVER=1 only;
  *                                         run.sh redis-cluster-failover, decision 0405)
  *
@@ -418,6 +420,12 @@ static void note_conn(client *c)
 
 static void quiet_notices(void *arg, const char *msg) { (void)arg; (void)msg; }
 
+static int etcd_sessions(void)
+{
+    const char *v = getenv("CHAOS_ETCD_SESSION");
+    return v && strcmp(v, "1") == 0;
+}
+
 /* etcd: every member, the list rotated by the client's id so the clients start on different
    members; bounds well inside the lock's TTL (a sync client's call stalls its other locks) */
 static int store_open_etcd(client *c)
@@ -437,6 +445,10 @@ static int store_open_etcd(client *c)
     cfg.prefix = "chaos/";
     cfg.attempt_ms = 300;
     cfg.call_ms = 1000;
+    /* CHAOS_ETCD_SESSION=1 (issue 34, decision 1013): every client's locks on one session
+       lease of its own (sync: the ldl_etcd's, per call; non-blocking: the view's, renews
+       coalesced); unset: a lease per lock, as before */
+    if (etcd_sessions()) cfg.session_ms = ETCD_TTL;
     if (ldl_etcd_init(&c->et, &cfg) != LDL_OK) { fprintf(stderr, "chaos: %s\n", ldl_etcd_why(&c->et)); return -1; }
     if (c->kind == K_ASYNC) {
         if (ldl_etcd_async_init(&c->ea, &c->et, c->ereq, sizeof c->ereq / sizeof c->ereq[0]) != LDL_OK) return -1;
@@ -2188,7 +2200,8 @@ int main(int argc, char **argv)
            (unsigned long long)k->seed, rounds, (double)(st_now_ms() - t_start) / 1000.0, k->spawned);
     for (i = 0; i < (int)(sizeof FAULT_NAME / sizeof FAULT_NAME[0]); i++)
         if (k->faults[i]) printf(" %s %ld", FAULT_NAME[i], k->faults[i]);
-    printf(" (%ld drops confirmed by the server)\n", k->drops_done);
+    printf(" (%ld drops confirmed by the server)%s\n", k->drops_done,
+           k->store == ST_ETCD && etcd_sessions() ? "; sessions on (CHAOS_ETCD_SESSION=1)" : "");
     if (g_failover && k->store == ST_RCLUSTER)
         printf("chaos redis-cluster-failover: %ld unclean failovers of the keys' master (%ld SIGKILL, %ld "
                "SIGSTOP past the node timeout; %ld after the replica lagged), replica promoted by the cluster "

@@ -6,10 +6,11 @@
 # No sanitizers and -O0 (speed); the most targeted programs run first and the first
 # failure ends the run (exit 1). A program that does not build prints BUILD-ERROR and
 # exits 3 (a runner error, never a kill). Each program bounds its own cases (etcdt_case).
+# etcd_session (sessions, issue 34) runs last: only the session-* mutants get that far.
 set -u
 : "${MUT_DIR:?run me through tests/mutants/adapters.sh}"
 CC=${CC:-cc}
-PROGS="etcd_guards etcd_dns etcd_hostile"
+PROGS="etcd_guards etcd_dns etcd_hostile etcd_session"
 if ! $CC -shared -fPIC -O1 -w tests/store/etcd_slowdns.c -ldl -o "$MUT_DIR/etcd_slowdns.so" > "$MUT_DIR/slowdns.build.log" 2>&1; then
   echo "BUILD-ERROR etcd_slowdns.so"; cat "$MUT_DIR/slowdns.build.log"; exit 3
 fi

@@ -1,0 +1,50 @@
+# mk/sessions.mk -- sessions on etcd (issue 34, decision 1013): one lease per view, the
+# non-blocking view's renews coalesced onto keepalives sent after them.
+#   make test-sessions   (part of make test) three parts, one after the other:
+#     test-sessions-single   tests/store/etcd_session.c (C99, ASan + UBSan) against a real
+#                        single etcd member it starts (with_etcd.sh: free ports, temp dir,
+#                        stopped by pid): the coalescing rule with a scripted clock, 1,000 locks
+#                        on one session and `etcdctl lease revoke`, a key of an ended session
+#                        never renewed by the next one, session and per-lock leases on one
+#                        view, the synchronous view (~10 s)
+#     test-sessions-cluster  tests/store/etcd_session_cluster.c on 3 members
+#                        (with_etcd_cluster.sh): the leader SIGKILLed under 100 session locks;
+#                        then --netns (root) the leader's peer cable pulled under them (~40 s)
+#     test-sessions-chaos    the etcd chaos slice with CHAOS_ETCD_SESSION=1
+#   make chaos-sessions  the same campaign, CHAOS_SESSION_ROUNDS (1,000) rounds (not in make test)
+# Each prints its "figure:" lines and "N passed, N failed". Details: docs/etcd.md
+# "Sessions". Mutants: tests/mutants/etcd.txt (session-*), killed by
+# tests/store/etcd_mutants.sh, which runs etcd_session last.
+
+TEST_TARGETS += test-sessions
+DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iproute2
+
+.PHONY: test-sessions test-sessions-single test-sessions-cluster
+test-sessions:
+	@$(MAKE) --no-print-directory test-sessions-single test-sessions-cluster test-sessions-chaos
+
+test-sessions-single: $(B)/etcd/etcd_session
+	@tests/store/with_etcd.sh ./$(B)/etcd/etcd_session > $(B)/etcd/session.log 2>&1; rc=$$?; \
+	  grep -E '^figure' $(B)/etcd/session.log; printf '== etcd sessions: '; tail -n 1 $(B)/etcd/session.log; \
+	  if [ $$rc != 0 ]; then cat $(B)/etcd/session.log; exit 1; fi
+
+# the same on a 3-member cluster (tests/store/with_etcd_cluster.sh's harness): the leader
+# SIGKILLed under 100 session locks, then (--netns, root) the leader's peer cable pulled
+# under them, a contender view without a session on the majority side
+test-sessions-cluster: $(B)/etcd/etcd_session_cluster
+	@for mode in kill partition; do \
+	  if [ $$mode = partition ]; then ns=--netns; else ns=; fi; \
+	  tests/store/with_etcd_cluster.sh $$ns ./$(B)/etcd/etcd_session_cluster $$mode > $(B)/etcd/session_$$mode.log 2>&1; rc=$$?; \
+	  grep -E '^figure' $(B)/etcd/session_$$mode.log; printf '== etcd sessions, cluster %s: ' $$mode; tail -n 1 $(B)/etcd/session_$$mode.log; \
+	  if [ $$rc != 0 ]; then cat $(B)/etcd/session_$$mode.log; exit 1; fi; done
+
+# the chaos campaign over etcd with sessions on (tests/chaos, CHAOS_ETCD_SESSION=1: every
+# client's locks on a session; the campaign's default stays a lease per lock): a slice in
+# test-sessions, >= 1,000 rounds in chaos-sessions (not in make test)
+CHAOS_SESSION_SLICE_ROUNDS ?= 30
+CHAOS_SESSION_ROUNDS       ?= 1000
+.PHONY: test-sessions-chaos chaos-sessions
+test-sessions-chaos: $(B)/chaos/chaos
+	CHAOS_ETCD_SESSION=1 tests/chaos/run.sh etcd $(CHAOS_SESSION_SLICE_ROUNDS) $(CHAOS_SEED)
+chaos-sessions: $(B)/chaos/chaos
+	CHAOS_ETCD_SESSION=1 tests/chaos/run.sh etcd $(CHAOS_SESSION_ROUNDS) $(CHAOS_SEED)
