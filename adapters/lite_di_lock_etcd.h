@@ -342,11 +342,21 @@ typedef struct ldl_etcd_write {
     int         del;                 /* 1 = delete target (value ignored), 0 = put */
 } ldl_etcd_write;
 
+/* v0.4: after init, drive this adapter through ONE interface,
+   adapters/lite_di_lock_view.h (ldl_view_etcd, ldl_view_etcd_async): its ops do
+   what the calls marked DEPRECATED below do. Those stay in v0.4 unchanged and
+   leave the public surface in v0.5 (CHANGELOG lists each replacement;
+   tools/api-deprecated.txt). */
 LDL_ETCD_API int         ldl_etcd_init(ldl_etcd *e, const ldl_etcd_config *cfg); /* no I/O */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API void        ldl_etcd_close(ldl_etcd *e);                            /* idempotent */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API ldl_store   ldl_etcd_store(ldl_etcd *e);
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e);     /* acquire_owned + inspect */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API const char *ldl_etcd_why(const ldl_etcd *e); /* never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API int         ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w); /* 1 written,
                                                    0 refused (stale fence), negative error */
 LDL_ETCD_API int         ldl_etcd_member(const ldl_etcd *e); /* index of the member that
@@ -425,17 +435,28 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
 
 LDL_ETCD_API int  ldl_etcd_async_init(ldl_etcd_async *ea, ldl_etcd *e, ldl_etcd_req *reqs,
                                       size_t nreqs);
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API void ldl_etcd_async_close(ldl_etcd_async *ea);  /* answers live requests ESTORE */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API ldl_async_store ldl_etcd_async_store(ldl_etcd_async *ea);
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API ldl_store_ext ldl_etcd_async_ext(ldl_etcd_async *ea); /* submit_owned + inspect */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API int  ldl_etcd_async_pump(ldl_etcd_async *ea);   /* requests completed, or < 0 */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API long ldl_etcd_async_timeout_ms(ldl_etcd_async *ea); /* -1: nothing timed */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API int  ldl_etcd_async_wait(ldl_etcd_async *ea, int max_ms); /* curl_multi_poll */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API CURLM *ldl_etcd_async_multi(ldl_etcd_async *ea); /* for curl_multi_poll with fds
                                                    of your own; never add or remove handles */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API int  ldl_etcd_async_drop(ldl_etcd_async *ea);   /* requests answered */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API int  ldl_etcd_async_rebind(ldl_etcd_async *ea, ldl_etcd *e);
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API const char *ldl_etcd_async_why(const ldl_etcd_async *ea);            /* never NULL */
+/* DEPRECATED (v0.4): the view */
 LDL_ETCD_API const ldl_etcd_stats *ldl_etcd_async_stats(const ldl_etcd_async *ea); /* NULL for NULL */
 #endif /* LDL_NO_ASYNC */
 
