@@ -2414,6 +2414,9 @@ LDL_API int ldl_lock_init(ldl_lock *l, const ldl_lock_desc *d) {
 
 LDL_API const char *ldl_lock_why(const ldl_lock *l) {
     if (!l) return "lock: NULL";
+    /* a byte no init wrote (a lock read before ldl_lock_init, e.g. as another
+       argument of the same call) must not index past the table */
+    if (l->_why >= LDL__WHY_COUNT) return "lock: not initialised";
     return (const char *)&ldl__why_text + ldl__why_off[l->_why];
 }
 
