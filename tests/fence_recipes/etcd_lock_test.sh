@@ -39,7 +39,7 @@ for pfx in default empty; do
   name=job-$pfx-a
   # etcdctl holds NAME; ldl-run -n on NAME
   rm -f e.held
-  ectl lock "$name" -- sh -c 'echo held > e.held; sleep 30' > /dev/null 2>&1 & h1=$!
+  ETCDCTL_API=3 etcdctl --endpoints="$url" lock "$name" -- sh -c 'echo held > e.held; sleep 30' > /dev/null 2>&1 & h1=$!   # etcdctl itself: $! is its pid
   wait_for e.held
   runp -n "$name" -- true 2>e.txt; rc=$?
   check "prefix $pfx: while etcdctl lock holds '$name', ldl-run -n gets it too (rc $rc: $(head -c 200 e.txt)): NO exclusion" \
@@ -64,7 +64,7 @@ for pfx in default empty; do
 done
 # the layouts, as etcd stores them: etcdctl's NAME/<lease hex>, ldl-run's PREFIX+NAME
 rm -f e.held
-ectl lock shown -- sh -c 'echo held > e.held; sleep 30' > /dev/null 2>&1 & h1=$!
+ETCDCTL_API=3 etcdctl --endpoints="$url" lock shown -- sh -c 'echo held > e.held; sleep 30' > /dev/null 2>&1 & h1=$!
 wait_for e.held
 rm -f r.held
 run --ttl 10000 shown -- sh -c 'echo held > r.held; sleep 30' > /dev/null 2>&1 & h2=$!
