@@ -353,11 +353,10 @@ LDL_PG_API const ldl_pg_stats *ldl_pg_async_stats(const ldl_pg_async *pa); /* NU
                                    "ldl_lease_fence", created if missing)
        ... the lock granted `fence` (ldl_lock_fencing_token, $LDL_FENCE) ...
        PQexec(res, "BEGIN");
-       switch (ldl_pg_fence(&fp, "orders", fence)) {
-       case 1:  the protected writes; COMMIT            (the mark is now fence)
-       case 0:  ROLLBACK: a higher fence has written    (a stale holder)
-       default: ROLLBACK; ldl_pg_why(&fp) says why      (an error)
-       }
+       rc = ldl_pg_fence(&fp, "orders", fence);
+         rc 1:     the protected writes; COMMIT         (the mark is now fence)
+         rc 0:     ROLLBACK: a higher fence has written (a stale holder)
+         rc < 0:   ROLLBACK; ldl_pg_why(&fp) says why   (an error)
 
    THE TABLE: "<schema>"."<lease table>_fence", in the lease table's schema
    (so the lease table's own name must then be at most 57 bytes):
