@@ -2090,18 +2090,15 @@ static size_t ldl__redis_bulk(char *out, const char *s, size_t len) {
 /* the command's k-th key index (keyidx NULL: k + 1) */
 static int ldl__redis_keyidx(const int *keyidx, int k) { return keyidx ? keyidx[k] : k + 1; }
 
-/* Check the arguments and format the request's tail (numkeys, the mark, the
-   keys, nonce, fence, the command) into a new ldl__redis_fx (malloc). 0, or
-   LDL_EINVAL (why set, nothing allocated) or LDL_ESTORE (out of memory). */
-static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence, int nkeys,
+/* Check a fenced write's arguments: 0, with the mark in mark[LDL__REDIS_MARKBUF]
+   (*mlenp), each argument's length in lens[] and the tail's size bound in *totalp;
+   or LDL_EINVAL, why set. */
+static int ldl__redis_fx_check(ldl_redis *r, const char *resource, int64_t fence, int nkeys,
                                const int *keyidx, int argc, const char **argv, const size_t *argvlen,
-                               uint64_t nonce, ldl__redis_fx **out) {
-    char mark[LDL__REDIS_MARKBUF], fen[24], hex[17], *p;
-    size_t mlen, total, lens[LDL_REDIS_FENCE_ARGS], fl;
-    ldl__redis_fx *fx;
+                               char *mark, size_t *mlenp, size_t *lens, size_t *totalp) {
+    size_t mlen, total;
     int a, k;
-    *out = NULL;
-    if (!(mlen = ldl__redis_mark(r, resource, mark, sizeof mark))) {
+    if (!(mlen = ldl__redis_mark(r, resource, mark, LDL__REDIS_MARKBUF))) {
         ldl__redis_say(r, LDL_REDIS_ERR_ARG, "fence: the resource name must be 1 to "
                        "LDL_REDIS_FENCE_NAME_MAX-1 bytes (nothing sent)", NULL);
         return LDL_EINVAL;
@@ -2146,6 +2143,25 @@ static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence
         }
         total += lens[i] + 32;
     }
+    *mlenp = mlen;
+    *totalp = total;
+    return 0;
+}
+
+/* Check the arguments (ldl__redis_fx_check) and format the request's tail
+   (numkeys, the mark, the keys, nonce, fence, the command) into a new
+   ldl__redis_fx (malloc). 0, or LDL_EINVAL (why set, nothing allocated) or
+   LDL_ESTORE (out of memory). */
+static int ldl__redis_fx_build(ldl_redis *r, const char *resource, int64_t fence, int nkeys,
+                               const int *keyidx, int argc, const char **argv, const size_t *argvlen,
+                               uint64_t nonce, ldl__redis_fx **out) {
+    char mark[LDL__REDIS_MARKBUF], fen[24], hex[17], *p;
+    size_t mlen, total, lens[LDL_REDIS_FENCE_ARGS], fl;
+    ldl__redis_fx *fx;
+    int a, k, rc;
+    *out = NULL;
+    rc = ldl__redis_fx_check(r, resource, fence, nkeys, keyidx, argc, argv, argvlen, mark, &mlen, lens, &total);
+    if (rc) return rc;
     total += mlen + 32 + 3 * 64;             /* the mark; numkeys, nonce, fence (25 bytes of framing each) */
     fx = (ldl__redis_fx *)malloc(sizeof *fx + LDL__REDIS_FX_HEAD + total);
     if (!fx) {
