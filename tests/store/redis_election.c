@@ -94,6 +94,7 @@ static void get_text(redisContext *c, const char *name, char *out, size_t n)
 /* ------------------------------------------------------------ owner and inspect (sync) */
 static void test_owner_sync(redisContext *admin)
 {
+    int irc;
     sconn a, b;
     ldl_lock lk;
     ldl_lock_desc d;
@@ -106,7 +107,10 @@ static void test_owner_sync(redisContext *admin)
     }
     base_desc(&d, "own1", 5000);
     sconn_owned(&d, &a, "node-a:4242");
-    ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+    /* init into irc first: ST_CHECK's other arguments (ldl_lock_why) read the lock,
+       and the order a call evaluates its arguments in is unspecified */
+    irc = ldl_lock_init(&lk, &d);
+    ST_CHECK(irc == LDL_OK, "init: %s", ldl_lock_why(&lk));
     ST_CHECK(ldl_lock_acquire(&lk) == 1, "owned acquire: %s", ldl_redis_why(&a.r));
     f = ldl_lock_fencing_token(&lk);
 
@@ -192,7 +196,8 @@ static void test_owner_sync(redisContext *admin)
         d.store = &a.s;
         d.store_ext = &ax;
         d.owner = "x";
-        ST_CHECK(ldl_lock_init(&lk, &d) == LDL_EINVAL, "sync store with the async ext: %s", ldl_lock_why(&lk));
+        irc = ldl_lock_init(&lk, &d);
+        ST_CHECK(irc == LDL_EINVAL, "sync store with the async ext: %s", ldl_lock_why(&lk));
         ldl_lock_dispose(&lk);
         ST_CHECK(ldl_store_inspect(&ax, "own3", &h) == LDL_EUNSUPPORTED, "%s", "async inspect unsupported");
         if (nc) redisFree(nc);
@@ -512,6 +517,7 @@ static int acquire_pumped(ldl_lock *lk, void (*pump)(void *), void *ra, uint32_t
 /* a cancelled owned acquire whose grant comes after SIGCONT: the adapter hands it back */
 static void test_cancel_owned(redisContext *admin)
 {
+    int irc;
     redisContext *nc = connect_nb();
     ldl_redis_async ra;
     ldl_redis_req rq[4];
@@ -527,7 +533,8 @@ static void test_cancel_owned(redisContext *admin)
     d.async_store = &as;
     d.store_ext = &ax;
     d.owner = "late";
-    ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+    irc = ldl_lock_init(&lk, &d);
+    ST_CHECK(irc == LDL_OK, "init: %s", ldl_lock_why(&lk));
     end = st_now_ms() + 2000;                       /* connected first (the fd waits to read) */
     for (;;) {
         int ev = 0;
@@ -670,6 +677,7 @@ static void pause_end(pause_state *p, const char *view, int ride, ldl_lock *lk, 
 /* synchronous view, 200 ms command timeout; the loop reconnects a context the adapter failed */
 static void test_rideout_sync(int ride)
 {
+    int irc;
     sconn a;
     ldl_lock lk;
     ldl_lock_desc d;
@@ -683,7 +691,8 @@ static void test_rideout_sync(int ride)
     if (sconn_open(&a, 200) != 0) { ST_CHECK(0, "%s", "connect"); return; }
     ride_desc(&d, key, ride, &rd);
     sconn_owned(&d, &a, "rider-sync");
-    ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+    irc = ldl_lock_init(&lk, &d);
+    ST_CHECK(irc == LDL_OK, "init: %s", ldl_lock_why(&lk));
     ST_CHECK(ldl_lock_acquire(&lk) == 1, "acquire: %s", ldl_redis_why(&a.r));
     f = ldl_lock_fencing_token(&lk);
     end = st_now_ms() + 10000;
@@ -707,6 +716,7 @@ static void test_rideout_sync(int ride)
    reconnects (the lock's renew, in flight, answers a store error either way) */
 static void test_rideout_async(int ride)
 {
+    int irc;
     redisContext *nc = connect_nb();
     ldl_redis_async ra;
     ldl_redis_req rq[8];
@@ -728,7 +738,8 @@ static void test_rideout_async(int ride)
     d.async_store = &as;
     d.store_ext = &ax;
     d.owner = "rider-async";
-    ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+    irc = ldl_lock_init(&lk, &d);
+    ST_CHECK(irc == LDL_OK, "init: %s", ldl_lock_why(&lk));
     ST_CHECK(acquire_pumped(&lk, pump_single, &ra, 3000), "async owned acquire: %s", ldl_redis_async_why(&ra));
     f = ldl_lock_fencing_token(&lk);
     {   /* submit_owned stored the owner: read it from a synchronous connection */
@@ -1134,6 +1145,7 @@ static void test_campaign(void)
 /* ------------------------------------------------------------ Redis Cluster */
 static void test_cluster(void)
 {
+    int irc;
     static ldl_redis_cluster rc;
     static ldl_redis_cluster_async ra;
     static ldl_redis_cluster_req rq[16];
@@ -1176,7 +1188,8 @@ static void test_cluster(void)
         d.store = &s;
         d.store_ext = &x;
         d.owner = owner;
-        ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+        irc = ldl_lock_init(&lk, &d);
+        ST_CHECK(irc == LDL_OK, "init: %s", ldl_lock_why(&lk));
         ST_CHECK(ldl_lock_acquire(&lk) == 1, "cluster owned acquire %s: %s", keys[k], ldl_redis_cluster_why(&rc));
         f = ldl_lock_fencing_token(&lk);
         ST_CHECK(ldl_store_inspect(&x, keys[k], &h) == 1 && h.token == f && strcmp(h.owner, owner) == 0,
@@ -1209,7 +1222,8 @@ static void test_cluster(void)
             d.async_store = &as;
             d.store_ext = &ax;
             d.owner = owner;
-            ST_CHECK(ldl_lock_init(&lk, &d) == LDL_OK, "init: %s", ldl_lock_why(&lk));
+            irc = ldl_lock_init(&lk, &d);
+            ST_CHECK(irc == LDL_OK, "init: %s", ldl_lock_why(&lk));
             ST_CHECK(acquire_pumped(&lk, pump_cluster, &ra, 5000), "cluster async owned acquire %s: %s", keys[k],
                      ldl_redis_cluster_async_why(&ra));
             ST_CHECK(ldl_store_inspect(&x, keys[k], &h) == 1 && h.token == ldl_lock_fencing_token(&lk) &&
