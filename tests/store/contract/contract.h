@@ -18,6 +18,8 @@
  *               checklist needs (a hostile fake, a frozen server, a foreign file ...).
  *               open answers NULL when it made the client, else the reason the item
  *               cannot apply to this adapter ("n/a: reason" is printed; never silent).
+ *               ct_fx_init(f, adapter, v, bound, count, open, close) fills what every
+ *               adapter fills alike (a 3 s TTL, the view's name as the keys' tag).
  *
  * THE CASES (the checklist of docs/adapters.md; the case name is what the doc cites)
  *   fence_rising        grants carry fences >= 1, strictly rising per key, across clients
@@ -96,6 +98,24 @@ struct ct_fx {
     int         passed, failed, na;
 };
 
+/* one view's fixture (v 0: sync, 1: async), zeroed, then what every adapter fills alike:
+   the names, a 3 s TTL, the view as the keys' tag, the adapter's bound and its callbacks */
+ST_FN void ct_fx_init(ct_fx *f, const char *adapter, int v, uint32_t frozen_bound_ms, long (*count)(ct_fx *f),
+                      const char *(*open)(ct_fx *f, int which, ct_client *out, ct_probe *p),
+                      void (*close)(ct_fx *f, int which, ct_client *c))
+{
+    memset(f, 0, sizeof *f);
+    f->adapter = adapter;
+    f->view = v ? "async" : "sync";
+    f->is_async = v;
+    f->ttl_ms = 3000;
+    f->frozen_bound_ms = frozen_bound_ms;
+    f->count = count;
+    f->open = open;
+    f->close = close;
+    snprintf(f->keys, sizeof f->keys, "%s", f->view);
+}
+
 /* ------------------------------------------------------------ a fake that writes its port */
 /* start `python3 SCRIPT PORTFILE` (a fake of a protocol); its port once it listens, or -1.
    Its pid goes to *pid and to a .pid file in $LDL_TEST_DIR (the with_*.sh trap's backstop). */
@@ -148,10 +168,12 @@ ST_FN void ct_attach(ct_client *c, const ldl_view *v, int is_async)
 }
 
 /* ------------------------------------------------------------ the async shim */
-ST_FN int ct__wait(ct_client *c, ldl_op *op)
+/* pump until op is answered: its answer (and *tok, when tok), or CT_NOANSWER */
+ST_FN int ct__wait(ct_client *c, ldl_op *op, int64_t *tok)
 {
     uint64_t end = st_now_ms() + (c->max_ms ? c->max_ms : 10000u);
-    while (op->_phase != LDL__OP_ANSWERED) {
+    int rc;
+    while (!ldl_op_result(op, &rc, tok)) {
         uint64_t t0 = st_now_ms(), d;
         if (t0 > end) {
             c->as.cancel(c->as.ctx, op);
@@ -161,14 +183,13 @@ ST_FN int ct__wait(ct_client *c, ldl_op *op)
         d = st_now_ms() - t0;
         if (d > c->pump_max_ms) c->pump_max_ms = d;
     }
-    op->_phase = LDL__OP_IDLE;
-    return op->_rc;
+    return rc;
 }
-ST_FN void ct__fly(ldl_op *op, int kind)
+/* a fresh op in flight (the header's ldl_op_begin; store_data zeroed too) */
+ST_FN void ct__fly(ldl_op *op)
 {
     memset(op, 0, sizeof *op);
-    op->_phase = LDL__OP_FLYING;
-    op->_kind = kind;
+    ldl_op_begin(op);
 }
 ST_FN int ct__acq(void *ctx, const char *key, uint32_t ttl, int64_t *tok)
 {
@@ -176,30 +197,27 @@ ST_FN int ct__acq(void *ctx, const char *key, uint32_t ttl, int64_t *tok)
     ldl_op op;
     int rc;
     *tok = 0;
-    ct__fly(&op, LDL_OP_ACQUIRE);
+    ct__fly(&op);
     rc = c->as.acquire(c->as.ctx, &op, key, ttl);
-    if (rc != LDL_OK) return rc;
-    rc = ct__wait(c, &op);
-    if (rc != CT_NOANSWER) *tok = op._token;
-    return rc;
+    return rc != LDL_OK ? rc : ct__wait(c, &op, tok);
 }
 ST_FN int ct__ren(void *ctx, const char *key, int64_t t, uint32_t ttl)
 {
     ct_client *c = (ct_client *)ctx;
     ldl_op op;
     int rc;
-    ct__fly(&op, LDL_OP_RENEW);
+    ct__fly(&op);
     rc = c->as.renew(c->as.ctx, &op, key, t, ttl);
-    return rc != LDL_OK ? rc : ct__wait(c, &op);
+    return rc != LDL_OK ? rc : ct__wait(c, &op, NULL);
 }
 ST_FN int ct__rel(void *ctx, const char *key, int64_t t)
 {
     ct_client *c = (ct_client *)ctx;
     ldl_op op;
     int rc;
-    ct__fly(&op, LDL_OP_RELEASE);
+    ct__fly(&op);
     rc = c->as.release(c->as.ctx, &op, key, t);
-    return rc != LDL_OK ? rc : ct__wait(c, &op);
+    return rc != LDL_OK ? rc : ct__wait(c, &op, NULL);
 }
 
 /* the client as a blocking ldl_store: itself (sync), or submit-then-pump (async) */

@@ -126,16 +126,8 @@ int main(void)
     snprintf(PADDED, sizeof PADDED, "http://127.0.0.1:%d", port);
     for (v = 0; v < 2; v++) {
         ct_fx *f = &fx[v];
-        memset(f, 0, sizeof *f);
-        f->adapter = "etcd";
-        f->view = v ? "async" : "sync";
-        f->is_async = v;
-        f->ttl_ms = 3000;
-        f->frozen_bound_ms = CALL_MS + 300;   /* cfg.call_ms bounds the whole call */
-        f->count = et_count;
-        f->open = et_open;
-        f->close = et_close;
-        snprintf(f->keys, sizeof f->keys, "%s", f->view);
+        /* frozen_bound_ms: cfg.call_ms bounds the whole call */
+        ct_fx_init(f, "etcd", v, CALL_MS + 300, et_count, et_open, et_close);
         ST_CHECK(et_side_open(f, &A, M.url, &f->a) == 0, "%s", "client a");
         ST_CHECK(et_side_open(f, &B, M.url, &f->b) == 0, "%s", "client b");
         ct_run_view(f);

@@ -60,15 +60,6 @@ static long pg_count(ct_fx *f)
     return (long)pgt_int(ADMIN, "SELECT count(*) FROM " TABLE, NULL);
 }
 
-static void text1(PGconn *c, const char *sql, char *out, size_t n)
-{
-    PGresult *r = PQexec(c, sql);
-    out[0] = 0;
-    if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQnfields(r) == 1)
-        snprintf(out, n, "%s", PQgetvalue(r, 0, 0));
-    PQclear(r);
-}
-
 static int ha(const char *verb)
 {
     char buf[512];
@@ -87,12 +78,12 @@ static int rl_pid;
 
 static void pg_durability_setup(ct_fx *f, ct_client *c)
 {
-    char got[64], cmd[1024];
+    char cmd[1024];
     const char *tmp = getenv("LDL_TEST_DIR") ? getenv("LDL_TEST_DIR") : "/tmp";
     uint64_t end;
+    int64_t n = 0;
     FILE *fp;
-    text1(ADMIN, "SELECT current_setting('wal_level')", got, sizeof got);
-    if (strcmp(got, "logical") != 0 || !getenv("LDL_PG_HA")) {
+    if (pgt_int(ADMIN, "SELECT (current_setting('wal_level') = 'logical')::int", NULL) != 1 || !getenv("LDL_PG_HA")) {
         fprintf(stderr, "run me through LDL_PG_WAL_LEVEL=logical tests/store/with_pg_standby.sh sync\n");
         c->open_rc = CT_NOANSWER;
         return;
@@ -109,26 +100,25 @@ static void pg_durability_setup(ct_fx *f, ct_client *c)
     if ((fp = fopen(RL_PIDFILE, "r")) != NULL) { if (fscanf(fp, "%d", &rl_pid) != 1) rl_pid = 0; fclose(fp); }
     end = st_now_ms() + 30000;
     do {
-        text1(ADMIN, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'ct_logical_rx' "
-              "AND state = 'streaming' AND sync_state IN ('sync', 'quorum')", got, sizeof got);
-        if (strcmp(got, "1") == 0) break;
+        n = pgt_int(ADMIN, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'ct_logical_rx' "
+                    "AND state = 'streaming' AND sync_state IN ('sync', 'quorum')", NULL);
+        if (n == 1) break;
         st_sleep_ms(50);
     } while (st_now_ms() < end);
-    if (strcmp(got, "1") != 0) { fprintf(stderr, "the logical walsender does not stream as sync\n"); c->open_rc = CT_NOANSWER; }
+    if (n != 1) { fprintf(stderr, "the logical walsender does not stream as sync\n"); c->open_rc = CT_NOANSWER; }
     if (c->open_rc == CT_NOANSWER) return;
     if (pg_side_open(f, &X, TABLE, c) != LDL_OK) c->open_rc = CT_NOANSWER;
 }
 
 static void pg_durability_teardown(void)
 {
-    char got[64];
     uint64_t end;
     if (!RL_PIDFILE[0]) return;
     if (rl_pid > 0) kill(rl_pid, SIGTERM);
     end = st_now_ms() + 20000;
     do {   /* the slot can be dropped once its walsender is gone */
-        text1(ADMIN, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ct_logical' AND active", got, sizeof got);
-        if (strcmp(got, "0") == 0) break;
+        if (pgt_int(ADMIN, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ct_logical' AND active",
+                    NULL) == 0) break;
         st_sleep_ms(50);
     } while (st_now_ms() < end);
     (void)pgt_exec(ADMIN, "SELECT pg_drop_replication_slot('ct_logical')");
@@ -160,17 +150,18 @@ static const char *pg_open(ct_fx *f, int which, ct_client *c, ct_probe *p)
         return NULL;
     case CT_MISSING: {
         const char *cli = getenv("LDL_CONTRACT_CLI");
-        char cmd[1200], got[32];
+        char cmd[1200];
+        int64_t n;
         int rc;
         if (!cli || !*cli)
             return "the adapter's init creates its table by design; set LDL_CONTRACT_CLI to check ldl-run --status";
         snprintf(cmd, sizeof cmd, "'%s' --pg \"$LDL_PG_CONNINFO\" --table ct_typo --status K >/dev/null 2>&1", cli);
         rc = system(cmd);
         rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-        text1(ADMIN, "SELECT count(*) FROM pg_class WHERE relname LIKE 'ct_typo%'", got, sizeof got);
-        p->created = strcmp(got, "0") != 0;
-        snprintf(p->why, sizeof p->why, "ldl-run --status --pg --table ct_typo exited %d; relations named ct_typo*: %s",
-                 rc, got);
+        n = pgt_int(ADMIN, "SELECT count(*) FROM pg_class WHERE relname LIKE 'ct_typo%'", NULL);
+        p->created = n != 0;
+        snprintf(p->why, sizeof p->why, "ldl-run --status --pg --table ct_typo exited %d; relations named ct_typo*: %lld",
+                 rc, (long long)n);
         printf("       %s\n", p->why);
         c->open_rc = rc == 69 ? LDL_ESTORE : (rc == 0 ? LDL_OK : CT_NOANSWER);
         return NULL;
@@ -222,16 +213,7 @@ int main(void)
     (void)pgt_exec(ADMIN, "DROP TABLE IF EXISTS " TABLE);
     for (v = 0; v < 2; v++) {
         ct_fx *f = &fx[v];
-        memset(f, 0, sizeof *f);
-        f->adapter = "pg";
-        f->view = v ? "async" : "sync";
-        f->is_async = v;
-        f->ttl_ms = 3000;
-        f->frozen_bound_ms = 0;
-        f->count = pg_count;
-        f->open = pg_open;
-        f->close = pg_close;
-        snprintf(f->keys, sizeof f->keys, "%s", f->view);
+        ct_fx_init(f, "pg", v, 0, pg_count, pg_open, pg_close);
         ST_CHECK(pg_side_open(f, &A, TABLE, &f->a) == LDL_OK, "%s", "client a");
         ST_CHECK(pg_side_open(f, &B, TABLE, &f->b) == LDL_OK, "%s", "client b");
         ct_run_view(f);

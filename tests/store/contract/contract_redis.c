@@ -138,16 +138,8 @@ int main(void)
     ST_CHECK(R.tree_port > 0, "%s", "the reply-tree fake");
     for (v = 0; v < 2; v++) {
         ct_fx *f = &fx[v];
-        memset(f, 0, sizeof *f);
-        f->adapter = "redis";
-        f->view = v ? "async" : "sync";
-        f->is_async = v;
-        f->ttl_ms = 3000;
-        f->frozen_bound_ms = 3 * TIMEOUT_MS + 200;   /* a read timeout per reply, the call's wall clock */
-        f->count = rd_count;
-        f->open = rd_open;
-        f->close = rd_close;
-        snprintf(f->keys, sizeof f->keys, "%s", f->view);
+        /* frozen_bound_ms: a read timeout per reply, the call's wall clock */
+        ct_fx_init(f, "redis", v, 3 * TIMEOUT_MS + 200, rd_count, rd_open, rd_close);
         ST_CHECK(rd_side_open(f, &R.a, R.srv.port, &f->a) == 0, "%s", "client a");
         ST_CHECK(rd_side_open(f, &R.b, R.srv.port, &f->b) == 0, "%s", "client b");
         ct_run_view(f);

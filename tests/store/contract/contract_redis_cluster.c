@@ -149,16 +149,8 @@ int main(void)
     ST_CHECK(tree_port > 0, "%s", "the reply-tree fake");
     for (v = 0; v < 2; v++) {
         ct_fx *f = &fx[v];
-        memset(f, 0, sizeof *f);
-        f->adapter = "redis_cluster";
-        f->view = v ? "async" : "sync";
-        f->is_async = v;
-        f->ttl_ms = 3000;
-        f->frozen_bound_ms = 4 * TIMEOUT_MS + 300;   /* the exchange's bound (decision 0107) */
-        f->count = cl_count;
-        f->open = cl_open;
-        f->close = cl_close;
-        snprintf(f->keys, sizeof f->keys, "%s", f->view);
+        /* frozen_bound_ms: the exchange's bound (decision 0107) */
+        ct_fx_init(f, "redis_cluster", v, 4 * TIMEOUT_MS + 300, cl_count, cl_open, cl_close);
         ST_CHECK(cl_side_open(f, &A, g_seeds, &f->a) == 0, "%s", "client a");
         ST_CHECK(cl_side_open(f, &B, g_seeds, &f->b) == 0, "%s", "client b");
         ct_run_view(f);

@@ -134,17 +134,9 @@ int main(int argc, char **argv)
     sqt_path(q.path, sizeof q.path, "lease.db");
     for (v = 0; v < 2; v++) {
         ct_fx *f = &fx[v];
-        memset(f, 0, sizeof *f);
-        f->adapter = "sqlite";
-        f->view = v ? "async" : "sync";
-        f->is_async = v;
-        f->ttl_ms = 3000;
-        f->frozen_bound_ms = 1000;   /* busy_ms 200 by default, and the rest of the call */
-        f->count = sq_count;
-        f->open = sq_open;
-        f->close = sq_close;
+        /* frozen_bound_ms: busy_ms 200 by default, and the rest of the call */
+        ct_fx_init(f, "sqlite", v, 1000, sq_count, sq_open, sq_close);
         f->user = &q;
-        snprintf(f->keys, sizeof f->keys, "%s", f->view);
         ST_CHECK(ldl_sqlite_open(&q.sa, q.path, NULL, LDL_SQLITE_CREATE) == LDL_OK, "open a: %s", ldl_sqlite_why(&q.sa));
         ST_CHECK(ldl_sqlite_open(&q.sb, q.path, NULL, 0) == LDL_OK, "open b: %s", ldl_sqlite_why(&q.sb));
         sq_client(f, &f->a, &q.sa);
