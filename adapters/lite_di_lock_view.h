@@ -185,15 +185,21 @@ LDL__INLINE int  ldl__view_nodur(void *s, char *why, size_t n, const char *text)
 LDL__INLINE void ldl__view_say(char *why, size_t n, const char *text) {
     if (why && n) { size_t k = strlen(text); if (k >= n) k = n - 1; memcpy(why, text, k); why[k] = 0; }
 }
+/* the ops table of a synchronous view: no I/O of its own (pump, fds, timeout,
+   wait, drop, rebind answer "nothing") and no stats; what differs is named */
+#define LDL__VIEW_SYNC_OPS(name, why, durability, fenced, close)                   \
+    { name, 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait, \
+      ldl__view_zero, ldl__view_norebind, why, ldl__view_nostats, durability, fenced, close }
 /* wait on a view's own fds and timeout with poll(2); answers ready fds (>= 0) */
-LDL__INLINE int ldl__view_poll(const ldl_view_ops *ops, void *self, int max_ms) {
+LDL__INLINE int ldl__view_poll(int (*fds)(void *, ldl_view_fd *, int), long (*timeout_ms)(void *),
+                               void *self, int max_ms) {
     ldl_view_fd f[16];
     struct pollfd p[16];
     int n, i, rc;
     long t;
     if (max_ms < 0) return LDL_EINVAL;
-    n = ops->fds(self, f, 16);
-    t = ops->timeout_ms(self);
+    n = fds(self, f, 16);
+    t = timeout_ms(self);
     if (t >= 0 && t < max_ms) max_ms = (int)t;
     if (n < 0) n = 0;
     for (i = 0; i < n; i++) {
@@ -220,10 +226,8 @@ LDL__INLINE int ldl__view_ms_dur(void *s, char *why, size_t n) {
     (void)s; return 0;
 }
 LDL__INLINE int ldl_view_memstore(ldl_view *v, ldl_memstore *ms) {
-    static const ldl_view_ops ops = {
-        "memory", 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait,
-        ldl__view_zero, ldl__view_norebind, ldl__view_ms_why, ldl__view_nostats,
-        ldl__view_ms_dur, ldl__view_nofence, ldl__view_noclose };
+    static const ldl_view_ops ops =
+        LDL__VIEW_SYNC_OPS("memory", ldl__view_ms_why, ldl__view_ms_dur, ldl__view_nofence, ldl__view_noclose);
     if (!v || !ms) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = ms;
@@ -252,10 +256,8 @@ LDL__INLINE int ldl__vr_fenced(void *s, const ldl_fenced *w) {
                            w->argc, w->argv, w->argvlen, (redisReply **)w->reply);
 }
 LDL__INLINE int ldl_view_redis(ldl_view *v, ldl_redis *r) {
-    static const ldl_view_ops ops = {
-        "redis", 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait,
-        ldl__view_zero, ldl__view_norebind, ldl__vr_why, ldl__view_nostats,
-        ldl__vr_dur, ldl__vr_fenced, ldl__view_noclose };
+    static const ldl_view_ops ops =
+        LDL__VIEW_SYNC_OPS("redis", ldl__vr_why, ldl__vr_dur, ldl__vr_fenced, ldl__view_noclose);
     if (!v || !r) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = r;
@@ -299,7 +301,9 @@ LDL__INLINE int ldl__vra_fenced(void *s, const ldl_fenced *w) {
     return ldl_redis_async_fence((ldl_redis_async *)s, w->resource, w->fence, w->nkeys, w->keyidx,
                                  w->argc, w->argv, w->argvlen, ldl__vra_done, (void *)w);
 }
-LDL__INLINE int ldl__vra_wait(void *s, int max_ms);
+LDL__INLINE int ldl__vra_wait(void *s, int max_ms) {
+    return ldl__view_poll(ldl__vra_fds, ldl__vra_timeout, s, max_ms);
+}
 LDL__INLINE int ldl_view_redis_async(ldl_view *v, ldl_redis_async *ra) {
     static const ldl_view_ops ops = {
         "redis-async", 1, ldl__vra_pump, ldl__vra_fds, ldl__vra_timeout, ldl__vra_wait,
@@ -311,11 +315,6 @@ LDL__INLINE int ldl_view_redis_async(ldl_view *v, ldl_redis_async *ra) {
     v->async = ldl_redis_async_store(ra);
     v->ext = ldl_redis_async_ext(ra);
     return LDL_OK;
-}
-LDL__INLINE int ldl__vra_wait(void *s, int max_ms) {
-    static const ldl_view_ops o = { "redis-async", 1, ldl__vra_pump, ldl__vra_fds, ldl__vra_timeout,
-        ldl__view_nowait, 0, 0, 0, 0, 0, 0, 0 };
-    return ldl__view_poll(&o, s, max_ms);
 }
 #endif
 
@@ -333,10 +332,8 @@ LDL__INLINE int ldl__vc_fenced(void *s, const ldl_fenced *w) {
 }
 LDL__INLINE void ldl__vc_close(void *s) { ldl_redis_cluster_free((ldl_redis_cluster *)s); }
 LDL__INLINE int ldl_view_redis_cluster(ldl_view *v, ldl_redis_cluster *rc) {
-    static const ldl_view_ops ops = {
-        "redis-cluster", 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait,
-        ldl__view_zero, ldl__view_norebind, ldl__vc_why, ldl__view_nostats,
-        ldl__vc_dur, ldl__vc_fenced, ldl__vc_close };
+    static const ldl_view_ops ops =
+        LDL__VIEW_SYNC_OPS("redis-cluster", ldl__vc_why, ldl__vc_dur, ldl__vc_fenced, ldl__vc_close);
     if (!v || !rc) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = rc;
@@ -378,9 +375,7 @@ LDL__INLINE int ldl__vca_dur(void *s, char *why, size_t n) {
 }
 LDL__INLINE void ldl__vca_close(void *s) { ldl_redis_cluster_async_free((ldl_redis_cluster_async *)s); }
 LDL__INLINE int ldl__vca_wait(void *s, int max_ms) {
-    static const ldl_view_ops o = { "redis-cluster-async", 1, ldl__vca_pump, ldl__vca_fds,
-        ldl__vca_timeout, ldl__view_nowait, 0, 0, 0, 0, 0, 0, 0 };
-    return ldl__view_poll(&o, s, max_ms);
+    return ldl__view_poll(ldl__vca_fds, ldl__vca_timeout, s, max_ms);
 }
 LDL__INLINE int ldl_view_redis_cluster_async(ldl_view *v, ldl_redis_cluster_async *ra) {
     static const ldl_view_ops ops = {
@@ -410,10 +405,8 @@ LDL__INLINE int ldl__vp_fenced(void *s, const ldl_fenced *w) {
     return ldl_pg_fence((ldl_pg *)s, w->resource, w->fence);
 }
 LDL__INLINE int ldl_view_pg(ldl_view *v, ldl_pg *p) {
-    static const ldl_view_ops ops = {
-        "pg", 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait,
-        ldl__view_zero, ldl__view_norebind, ldl__vp_why, ldl__view_nostats,
-        ldl__vp_dur, ldl__vp_fenced, ldl__view_noclose };
+    static const ldl_view_ops ops =
+        LDL__VIEW_SYNC_OPS("pg", ldl__vp_why, ldl__vp_dur, ldl__vp_fenced, ldl__view_noclose);
     if (!v || !p) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = p;
@@ -442,9 +435,7 @@ LDL__INLINE int ldl__vpa_dur(void *s, char *why, size_t n) {
     return ldl__view_nodur(s, why, n, "ask a synchronous view (the non-blocking connection is in pipeline mode)");
 }
 LDL__INLINE int ldl__vpa_wait(void *s, int max_ms) {
-    static const ldl_view_ops o = { "pg-async", 1, ldl__vpa_pump, ldl__vpa_fds, ldl__view_never,
-        ldl__view_nowait, 0, 0, 0, 0, 0, 0, 0 };
-    return ldl__view_poll(&o, s, max_ms);
+    return ldl__view_poll(ldl__vpa_fds, ldl__view_never, s, max_ms);
 }
 LDL__INLINE int ldl_view_pg_async(ldl_view *v, ldl_pg_async *pa) {
     static const ldl_view_ops ops = {
@@ -481,10 +472,8 @@ LDL__INLINE int ldl__ve_fenced(void *s, const ldl_fenced *w) {
 }
 LDL__INLINE void ldl__ve_close(void *s) { ldl_etcd_close((ldl_etcd *)s); }
 LDL__INLINE int ldl_view_etcd(ldl_view *v, ldl_etcd *e) {
-    static const ldl_view_ops ops = {
-        "etcd", 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait,
-        ldl__view_zero, ldl__view_norebind, ldl__ve_why, ldl__view_nostats,
-        ldl__ve_dur, ldl__ve_fenced, ldl__ve_close };
+    static const ldl_view_ops ops =
+        LDL__VIEW_SYNC_OPS("etcd", ldl__ve_why, ldl__ve_dur, ldl__ve_fenced, ldl__ve_close);
     if (!v || !e) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = e;
@@ -552,10 +541,8 @@ LDL__INLINE void ldl__vs_close(void *s) { ldl_sqlite_close((ldl_sqlite *)s); }
 /* SQLite answers inside every call: the non-blocking face completes inside
    each submit, so both faces are filled and pump has nothing to do */
 LDL__INLINE int ldl_view_sqlite(ldl_view *v, ldl_sqlite *s) {
-    static const ldl_view_ops ops = {
-        "sqlite", 0, ldl__view_zero, ldl__view_nofds, ldl__view_never, ldl__view_nowait,
-        ldl__view_zero, ldl__view_norebind, ldl__vs_why, ldl__view_nostats,
-        ldl__vs_dur, ldl__vs_fenced, ldl__vs_close };
+    static const ldl_view_ops ops =
+        LDL__VIEW_SYNC_OPS("sqlite", ldl__vs_why, ldl__vs_dur, ldl__vs_fenced, ldl__vs_close);
     if (!v || !s) return LDL_EINVAL;
     memset(v, 0, sizeof *v);
     v->ops = &ops; v->self = s;
