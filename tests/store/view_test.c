@@ -49,27 +49,33 @@ static int lock_init(ldl_lock *l, ldl_view *v, int async_face, const char *key, 
     return ldl_lock_init(l, &d);
 }
 
-/* one turn of an event loop made of the view's ops only: wait for readiness (the view's
-   fds and timeout in our own poll(2), or the view's wait), pump, poll the lock, pump */
+/* a caller's own poll(2) on the view's fds and timeout (at most max_ms), noting the events
+   they asked for. Written here on purpose rather than calling the header's ldl__view_poll:
+   it shows that fds + timeout_ms alone drive a loop, and a fault in the header's loop (which
+   the views' wait uses) turns the use_wait turns red without hiding behind this one. */
+static void own_poll(ldl_view *v, int max_ms)
+{
+    ldl_view_fd f[16];
+    struct pollfd p[16];
+    int n = v->ops->fds(v->self, f, 16), i;
+    long t = v->ops->timeout_ms(v->self);
+    if (n < 0) n = 0;
+    for (i = 0; i < n; i++) {
+        p[i].fd = f[i].fd;
+        p[i].events = (short)(((f[i].events & LDL_WANT_READ) ? POLLIN : 0) |
+                              ((f[i].events & LDL_WANT_WRITE) ? POLLOUT : 0));
+        p[i].revents = 0;
+        g_seen_events |= f[i].events;
+    }
+    (void)poll(p, (nfds_t)n, t < 0 || t > max_ms ? max_ms : (int)t);
+}
+
+/* one turn of an event loop made of the view's ops only: wait for readiness (own_poll, or
+   the view's wait), pump, poll the lock, pump */
 static void turn(ldl_view *v, ldl_lock *l, int use_wait)
 {
-    if (use_wait) {
-        (void)v->ops->wait(v->self, 20);
-    } else {
-        ldl_view_fd f[16];
-        struct pollfd p[16];
-        int n = v->ops->fds(v->self, f, 16), i;
-        long t = v->ops->timeout_ms(v->self);
-        if (n < 0) n = 0;
-        for (i = 0; i < n; i++) {
-            p[i].fd = f[i].fd;
-            p[i].events = (short)(((f[i].events & LDL_WANT_READ) ? POLLIN : 0) |
-                                  ((f[i].events & LDL_WANT_WRITE) ? POLLOUT : 0));
-            p[i].revents = 0;
-            g_seen_events |= f[i].events;
-        }
-        (void)poll(p, (nfds_t)n, t < 0 || t > 20 ? 20 : (int)t);
-    }
+    if (use_wait) (void)v->ops->wait(v->self, 20);
+    else own_poll(v, 20);
     (void)v->ops->pump(v->self);
     if (l) (void)ldl_lock_poll(l);
     (void)v->ops->pump(v->self);
