@@ -132,7 +132,10 @@ static int64_t lifecycle(ldl_view *v, int async_face, int use_wait, const char *
     static ldl_lock l;
     int rc;
     int64_t tok = 0;
-    if (!ST_CHECK(lock_init(&l, v, async_face, key, NULL) == LDL_OK, "%s: lock_init: %s", name, ldl_lock_why(&l)))
+    /* init first, then check: ST_CHECK's other arguments (the why) read the object, and the
+       order a call evaluates its arguments in is unspecified (so in every check below) */
+    rc = lock_init(&l, v, async_face, key, NULL);
+    if (!ST_CHECK(rc == LDL_OK, "%s: lock_init: %s", name, ldl_lock_why(&l)))
         return 0;
     g_seen_events = 0;
     rc = ldl_lock_acquire(&l);
@@ -237,6 +240,7 @@ static int first_fd(ldl_view *v)
 /* ------------------------------------------------------------ memory */
 static void run_memory(void)
 {
+    int irc;
     static ldl_memstore_slot slots[16];
     ldl_memstore ms;
     ldl_view v;
@@ -252,7 +256,8 @@ static void run_memory(void)
     check_ops(&v, "memory");
     lifecycle(&v, 0, 0, "memory", "m1");
     lifecycle(&v, 1, 0, "memory (async face)", "m2");
-    ST_CHECK(lock_init(&l, &v, 1, "m3", "me") == LDL_OK, "memory: an owned lock on the async face: %s", ldl_lock_why(&l));
+    irc = lock_init(&l, &v, 1, "m3", "me");
+    ST_CHECK(irc == LDL_OK, "memory: an owned lock on the async face: %s", ldl_lock_why(&l));
     ldl_lock_dispose(&l);
     ST_CHECK(v.ops->durability(v.self, why, sizeof why) == 0 && why[0], "memory: durability 0 with a why");
     ST_CHECK(v.ops->rebind(v.self, &ms) == LDL_EUNSUPPORTED, "memory: no rebind");
@@ -385,6 +390,7 @@ static void run_redis(void)
 /* ------------------------------------------------------------ redis cluster */
 static void run_cluster(void)
 {
+    int irc;
     static ldl_redis_cluster rc;
     static ldl_redis_cluster_async ra;
     static ldl_redis_cluster_req reqs[64];
@@ -395,7 +401,8 @@ static void run_cluster(void)
     if (!ST_CHECK(start_cluster() == 0, "the cluster starts")) { stop_cluster(); return; }
 
     st_case("cluster: synchronous view", CASE_S);
-    ST_CHECK(ldl_redis_cluster_init(&rc, g_seeds, "view", 2000) == LDL_OK, "redis-cluster: init (%s)",
+    irc = ldl_redis_cluster_init(&rc, g_seeds, "view", 2000);
+    ST_CHECK(irc == LDL_OK, "redis-cluster: init (%s)",
              ldl_redis_cluster_why(&rc));
     ST_CHECK(ldl_view_redis_cluster(NULL, &rc) == LDL_EINVAL && ldl_view_redis_cluster(&v, NULL) == LDL_EINVAL,
              "redis-cluster: NULL arguments answer EINVAL");
@@ -410,8 +417,8 @@ static void run_cluster(void)
     v.ops->close(v.self);                              /* idempotent */
 
     st_case("cluster: non-blocking view", CASE_S);
-    ST_CHECK(ldl_redis_cluster_async_init(&ra, g_seeds, "view", 2000, reqs, 64) == LDL_OK,
-             "redis-cluster-async: init (%s)", ldl_redis_cluster_async_why(&ra));
+    irc = ldl_redis_cluster_async_init(&ra, g_seeds, "view", 2000, reqs, 64);
+    ST_CHECK(irc == LDL_OK, "redis-cluster-async: init (%s)", ldl_redis_cluster_async_why(&ra));
     ST_CHECK(ldl_view_redis_cluster_async(NULL, &ra) == LDL_EINVAL &&
              ldl_view_redis_cluster_async(&v, NULL) == LDL_EINVAL, "redis-cluster-async: NULL arguments answer EINVAL");
     ST_CHECK(ldl_view_redis_cluster_async(&v, &ra) == LDL_OK, "redis-cluster-async: attach");
@@ -457,6 +464,7 @@ static int pg_fenced(ldl_view *v, PGconn *c, int64_t fence, const char *commit)
 
 static void run_pg(void)
 {
+    int irc;
     PGconn *c, *cf, *ca, *cb;
     ldl_pg pg, fp, pga;
     static ldl_pg_req reqs[64];
@@ -469,7 +477,8 @@ static void run_pg(void)
 
     st_case("pg: synchronous view", CASE_S);
     c = pgt_connect("");
-    ST_CHECK(ldl_pg_init(&pg, c, "view_lease") == LDL_OK, "pg: init (%s)", ldl_pg_why(&pg));
+    irc = ldl_pg_init(&pg, c, "view_lease");
+    ST_CHECK(irc == LDL_OK, "pg: init (%s)", ldl_pg_why(&pg));
     ST_CHECK(ldl_view_pg(NULL, &pg) == LDL_EINVAL && ldl_view_pg(&v, NULL) == LDL_EINVAL,
              "pg: NULL arguments answer EINVAL");
     ST_CHECK(ldl_view_pg(&v, &pg) == LDL_OK, "pg: attach");
@@ -496,8 +505,9 @@ static void run_pg(void)
 
     st_case("pg: non-blocking view", CASE_S);
     ca = pgt_connect("");
-    ST_CHECK(ldl_pg_init(&pga, ca, "view_lease") == LDL_OK && ldl_pg_async_init(&pa, &pga, reqs, 64) == LDL_OK,
-             "pg-async: init (%s)", ldl_pg_why(&pga));
+    irc = ldl_pg_init(&pga, ca, "view_lease");
+    if (irc == LDL_OK) irc = ldl_pg_async_init(&pa, &pga, reqs, 64);
+    ST_CHECK(irc == LDL_OK, "pg-async: init (%s)", ldl_pg_why(&pga));
     ST_CHECK(ldl_view_pg_async(NULL, &pa) == LDL_EINVAL && ldl_view_pg_async(&v, NULL) == LDL_EINVAL,
              "pg-async: NULL arguments answer EINVAL");
     ST_CHECK(ldl_view_pg_async(&v, &pa) == LDL_OK, "pg-async: attach");
@@ -532,6 +542,7 @@ static void run_pg(void)
 /* ------------------------------------------------------------ etcd */
 static void run_etcd(void)
 {
+    int irc;
     etcdt_member m;
     ldl_etcd_config cfg;
     ldl_etcd e, e2, e3;
@@ -551,7 +562,8 @@ static void run_etcd(void)
     etcdt_cfg(&cfg, m.url, "view/");
 
     st_case("etcd: synchronous view", CASE_S);
-    ST_CHECK(ldl_etcd_init(&e, &cfg) == LDL_OK, "etcd: init (%s)", ldl_etcd_why(&e));
+    irc = ldl_etcd_init(&e, &cfg);
+    ST_CHECK(irc == LDL_OK, "etcd: init (%s)", ldl_etcd_why(&e));
     ST_CHECK(ldl_view_etcd(NULL, &e) == LDL_EINVAL && ldl_view_etcd(&v, NULL) == LDL_EINVAL,
              "etcd: NULL arguments answer EINVAL");
     ST_CHECK(ldl_view_etcd(&v, &e) == LDL_OK, "etcd: attach");
@@ -584,8 +596,9 @@ static void run_etcd(void)
     v.ops->close(v.self);
 
     st_case("etcd: non-blocking view", CASE_S);
-    ST_CHECK(ldl_etcd_init(&e2, &cfg) == LDL_OK && ldl_etcd_async_init(&ea, &e2, reqs, 16) == LDL_OK,
-             "etcd-async: init (%s)", ldl_etcd_why(&e2));
+    irc = ldl_etcd_init(&e2, &cfg);
+    if (irc == LDL_OK) irc = ldl_etcd_async_init(&ea, &e2, reqs, 16);
+    ST_CHECK(irc == LDL_OK, "etcd-async: init (%s)", ldl_etcd_why(&e2));
     ST_CHECK(ldl_view_etcd_async(NULL, &ea) == LDL_EINVAL && ldl_view_etcd_async(&v, NULL) == LDL_EINVAL,
              "etcd-async: NULL arguments answer EINVAL");
     ST_CHECK(ldl_view_etcd_async(&v, &ea) == LDL_OK, "etcd-async: attach");
@@ -627,6 +640,7 @@ static int sq_fenced(ldl_view *v, sqlite3 *db, int64_t fence)
 
 static void run_sqlite(int argc, char **argv)
 {
+    int irc;
     char path[600], why[300];
     ldl_sqlite s;
     ldl_view v;
@@ -642,10 +656,12 @@ static void run_sqlite(int argc, char **argv)
     check_ops(&v, "sqlite");
     lifecycle(&v, 0, 0, "sqlite", "s1");
     lifecycle(&v, 1, 0, "sqlite (async face)", "s2");
-    ST_CHECK(lock_init(&l, &v, 1, "s3", "me") == LDL_OK,
+    irc = lock_init(&l, &v, 1, "s3", "me");
+    ST_CHECK(irc == LDL_OK,
              "sqlite: an owned lock on the async face (ext has submit_owned): %s", ldl_lock_why(&l));
     ldl_lock_dispose(&l);
-    ST_CHECK(lock_init(&l, &v, 0, "s4", "me") == LDL_OK, "sqlite: an owned lock on the store: %s", ldl_lock_why(&l));
+    irc = lock_init(&l, &v, 0, "s4", "me");
+    ST_CHECK(irc == LDL_OK, "sqlite: an owned lock on the store: %s", ldl_lock_why(&l));
     ldl_lock_dispose(&l);
     d = v.ops->durability(v.self, why, sizeof why);
     if (argc > 1 && strcmp(argv[1], "/dev/shm") == 0)
