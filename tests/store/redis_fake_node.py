@@ -30,16 +30,14 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True                   # no __pycache__ in the source tree
+from resp_wire import bulk, read_command   # noqa: E402 (tests/store/resp_wire.py, beside this script)
+
 PORT = int(sys.argv[1])
 MODE = sys.argv[2]
 ARG = sys.argv[3] if len(sys.argv) > 3 else ""
 LOCK = threading.Lock()
 STATE = {"maps": 0, "scripts": 0, "first": None, "churn": 0}
-
-
-def bulk(s):
-    b = s.encode() if isinstance(s, str) else s
-    return b"$%d\r\n%s\r\n" % (len(b), b)
 
 
 def node(host, port):
@@ -102,20 +100,6 @@ def answer_script(args):
     if MODE == "othernonce":
         return bulk(b"0123456789abcdef 77")
     return b"-MOVED 1 127.0.0.1:%d\r\n" % PORT
-
-
-def read_command(f):
-    line = f.readline()
-    if not line:
-        return None
-    if not line.startswith(b"*"):
-        return line.split()
-    args = []
-    for _ in range(int(line[1:])):
-        hdr = f.readline()
-        n = int(hdr[1:])
-        args.append(f.read(n + 2)[:n])
-    return args
 
 
 def serve(conn):

@@ -8,9 +8,14 @@
 # tree 5 levels deep whose leaves are :1 -- a million objects, about 4.5 MB -- which a real
 # redis-server never sends in answer to a lock script. The adapter must refuse it without
 # parsing it whole.
+import os
 import socket
 import sys
 import threading
+
+sys.dont_write_bytecode = True                   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from resp_wire import bulk, read_command   # noqa: E402 (tests/store/resp_wire.py)
 
 
 def tree(depth):
@@ -21,23 +26,6 @@ def tree(depth):
 
 
 TREE = tree(5)
-
-
-def bulk(s):
-    return b"$%d\r\n%s\r\n" % (len(s), s)
-
-
-def read_command(f):
-    line = f.readline()
-    if not line:
-        return None
-    if not line.startswith(b"*"):
-        return [line.strip()]
-    args = []
-    for _ in range(int(line[1:])):
-        n = int(f.readline()[1:])
-        args.append(f.read(n + 2)[:-2])
-    return args
 
 
 def serve(conn, port):
@@ -68,7 +56,6 @@ def main():
     port = s.getsockname()[1]
     with open(sys.argv[1] + ".tmp", "w") as pf:
         pf.write("%d\n" % port)
-    import os
     os.rename(sys.argv[1] + ".tmp", sys.argv[1])
     while True:
         c, _ = s.accept()
