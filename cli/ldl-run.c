@@ -1402,7 +1402,9 @@ static int job_ended(run *r, const opts *o, int *code, int *lost, int doomed, in
         return 1;
     }
     *code = child_code(r->child_status);
-    if (ldl_lock_state(&r->lock) == LDL_HELD && ldl_lock_poll(&r->lock) != 1) {
+    /* not HELD any more is lost too: ldl_lock_valid_ms (loop_watch) ends a lease whose
+       deadline passed without r->lost, and may be the first to see it after a stop */
+    if (ldl_lock_state(&r->lock) != LDL_HELD || ldl_lock_poll(&r->lock) != 1) {
         say("lease '%s' expired as the command ended: its work may not have been exclusive%s",
             o->key, NULL);
         *code = EXIT_LOST;
