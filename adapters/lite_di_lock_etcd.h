@@ -282,7 +282,15 @@
    when one does not fit (decision 1010) */
 #define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX - 1 + LDL_KEY_MAX - 1 + 2) / 3 * 4 + 1)
 #define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX - 1 + 2) / 3 * 4 + 1)
-#define LDL__ETCD_BODY_MAX (4 * LDL__ETCD_K64_MAX + LDL__ETCD_O64_MAX + 2 * 20 + 400)
+/* a SESSION key's value (decision 1013, "The acquire with a shared lease"): the owner,
+   one separator byte no owner holds (owners are printable ASCII), then the acquire
+   call's nonce in LDL__ETCD_NONCE_LEN lowercase hex digits; a per-lock key's value is
+   the owner alone. V64: the largest such value in base64 */
+#define LDL__ETCD_NONCE_SEP 0x1F
+#define LDL__ETCD_NONCE_LEN 16
+#define LDL__ETCD_VAL_MAX (LDL_OWNER_MAX - 1 + 1 + LDL__ETCD_NONCE_LEN)
+#define LDL__ETCD_V64_MAX ((LDL__ETCD_VAL_MAX + 2) / 3 * 4 + 1)
+#define LDL__ETCD_BODY_MAX (4 * LDL__ETCD_K64_MAX + LDL__ETCD_V64_MAX + 2 * 20 + 400)
 #define LDL__ETCD_ERR_MAX 320
 
 #ifdef __cplusplus
@@ -325,6 +333,7 @@ typedef struct ldl_etcd {            /* caller-owned; fields are private */
     uint32_t    _session_ms;         /* cfg.session_ms */
     int64_t     _s_lease, _s_rev;    /* the synchronous view's session lease (0 = none yet)
                                         and the header revision of its grant */
+    uint64_t    _s_nonce;            /* session acquire calls so far: each call's nonce */
     char        _reply[LDL_ETCD_REPLY_MAX];
     char        _body[LDL__ETCD_BODY_MAX];
     char        _err[LDL__ETCD_ERR_MAX];
@@ -384,6 +393,8 @@ struct ldl_etcd_req {                /* one request; caller-owned storage, priva
     int             _sgrant;         /* this acquire grants the view's session lease */
     int             _ska;            /* the view's session keepalive */
     int             _fresh;          /* this session acquire granted the lease itself */
+    uint64_t        _nonce;          /* a session acquire: this call's nonce (per call,
+                                        the same in every attempt) */
     int64_t         _token;          /* ACQUIRE: the granted fence; else the caller's */
     int64_t         _lease;
     uint32_t        _ttl;
@@ -429,6 +440,7 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
     ldl_op         *_s_ride;         /* session renews the keepalive in flight answers */
     ldl_etcd_req   *_s_ka;           /* that keepalive (NULL = none in flight) */
     uint64_t        _s_sent;         /* session keepalives started so far */
+    uint64_t        _s_nonce;        /* session acquire calls so far: each call's nonce */
     ldl_etcd_stats  _stats;
     char            _err[LDL__ETCD_ERR_MAX];
 };
@@ -646,11 +658,23 @@ static int ldl__etcd_body_quorum(char *b, size_t cap, const char *p64) {
 }
 
 /* acquire: create_revision == 0 -> put with the lease, then range the key (in the same
-   txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range */
+   txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range.
+   nonce 0: the value is the owner (a per-lock lease, byte for byte as before sessions);
+   else a session put: owner, LDL__ETCD_NONCE_SEP, the nonce in fixed-width hex */
 static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
-                              int64_t lease) {
-    char o64[LDL__ETCD_O64_MAX];
-    if (ldl__etcd_b64enc((const unsigned char *)owner, strlen(owner), o64, sizeof o64) != 0) return -1;
+                              uint64_t nonce, int64_t lease) {
+    char o64[LDL__ETCD_V64_MAX];
+    unsigned char raw[LDL__ETCD_VAL_MAX + 1];
+    size_t n = strlen(owner);
+    if (n >= LDL_OWNER_MAX) return -1;
+    memcpy(raw, owner, n);
+    if (nonce) {
+        raw[n++] = LDL__ETCD_NONCE_SEP;
+        if (snprintf((char *)raw + n, sizeof raw - n, "%016llx", (unsigned long long)nonce) != LDL__ETCD_NONCE_LEN)
+            return -1;
+        n += LDL__ETCD_NONCE_LEN;
+    }
+    if (ldl__etcd_b64enc(raw, n, o64, sizeof o64) != 0) return -1;
     return ldl__etcd_fit(snprintf(b, cap,
         "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
         "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}},"
@@ -777,6 +801,46 @@ static int ldl__etcd_range_kv(cJSON *r, const char *k64, ldl__etcd_kv *kv, const
     }
     kv->found = 1;
     return 0;
+}
+
+/* a value the adapter put (decoded from value64 into raw, cap bytes): *olen = the
+   owner's length, *nonce = a session value's nonce (0: a per-lock value, the owner
+   alone). 0, or -1 (why set) when it is not a value the adapter writes: not base64, an
+   owner too long or not printable ASCII, or LDL__ETCD_NONCE_SEP not followed by exactly
+   LDL__ETCD_NONCE_LEN lowercase hex digits (a nonce >= 1) */
+static int ldl__etcd_value(const char *value64, unsigned char *raw, size_t cap, long *olen,
+                           uint64_t *nonce, const char **why) {
+    long n = ldl__etcd_b64dec(value64, raw, cap), i, o;
+    *olen = 0;
+    *nonce = 0;
+    if (n < 0) { *why = "the value is not an owner (not base64, or too long)"; return -1; }
+    for (o = 0; o < n && raw[o] != LDL__ETCD_NONCE_SEP; o++)
+        if (raw[o] < 0x20 || raw[o] > 0x7E) { *why = "the owner is not printable ASCII"; return -1; }
+    if (o >= LDL_OWNER_MAX) { *why = "the value is not an owner (too long)"; return -1; }
+    *olen = o;
+    if (o == n) return 0;                                   /* a per-lock value */
+    if (n - o - 1 != LDL__ETCD_NONCE_LEN) { *why = "a session value with a malformed nonce"; return -1; }
+    for (i = o + 1; i < n; i++) {
+        int d = raw[i] >= '0' && raw[i] <= '9' ? raw[i] - '0' : raw[i] >= 'a' && raw[i] <= 'f' ? raw[i] - 'a' + 10 : -1;
+        if (d < 0) { *why = "a session value with a malformed nonce"; return -1; }
+        *nonce = (*nonce << 4) | (uint64_t)d;
+    }
+    if (*nonce == 0) { *why = "a session value with a malformed nonce"; return -1; }
+    return 0;
+}
+
+/* a session acquire's compare failed on a key that carries the session lease, after an
+   attempt that may have committed: 1 when the key's value carries THIS call's nonce (an
+   earlier attempt of this call put it: the grant), 0 when it carries another call's
+   (a sibling lock, or an earlier call, holds it: the answer is 0), -1 when the value is
+   not one the adapter writes on a session key (why set) */
+static int ldl__etcd_mine(const char *value64, uint64_t nonce, const char **why) {
+    unsigned char raw[LDL__ETCD_VAL_MAX + 4];
+    long olen;
+    uint64_t got;
+    if (ldl__etcd_value(value64, raw, sizeof raw, &olen, &got, why) != 0) return -1;
+    if (!got) { *why = "a key on the session lease without a nonce"; return -1; }
+    return got == nonce ? 1 : 0;
 }
 
 /* the first response of a txn, of the kind `name` ("response_put", ...) */
@@ -1015,7 +1079,9 @@ static const char *ldl__etcd_fits(ldl_etcd *e) {
     memset(owner, 0x7E, sizeof owner - 1);
     owner[sizeof owner - 1] = '\0';
     if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) return "prefix + key in base64";
-    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, INT64_MAX) != 0) return "the acquire txn";
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, 0, INT64_MAX) != 0) return "the acquire txn";
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, UINT64_MAX, INT64_MAX) != 0)
+        return "the session acquire txn (owner and nonce)";
     if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, INT64_MAX) != 0) return "the release txn";
     if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return "the range";
     if (ldl__etcd_body_grant(e->_body, sizeof e->_body, UINT32_MAX) != 0) return "the lease grant";
@@ -1293,7 +1359,7 @@ static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, co
         e->_s_lease = lease;
         e->_s_rev = grev;
     }
-    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", e->_s_lease) != 0)
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", ++e->_s_nonce, e->_s_lease) != 0)
         return ldl__etcd_nobody(e, "put");
     if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) {
         if (strstr(e->_err, "lease not found")) e->_s_lease = 0;   /* the session ended */
@@ -1309,9 +1375,9 @@ static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, co
             if (!why) why = "txn reply: no range response";
             ok = -1;
         } else if (kv.found && kv.lease == e->_s_lease && e->_ambig) {
-            why = "the key carries the session lease after an attempt that may have committed: "
-                  "not provably ours (left to the session)";
-            ok = -1;
+            /* an attempt may have committed: this call's nonce on the key proves it did */
+            ok = ldl__etcd_mine(kv.value64, e->_s_nonce, &why);
+            rev = kv.create;
         }
     } else why = "txn reply: succeeded is not a boolean";
     cJSON_Delete(root);
@@ -1372,7 +1438,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     }
     cJSON_Delete(root);
     /* 2. the transaction */
-    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", lease) != 0) {
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", 0, lease) != 0) {
         LDL__ETCD_ERR(e, "acquire", "request too long");
         ldl__etcd_revoke(e, lease, deadline);
         return LDL_EINVAL;
@@ -1651,13 +1717,14 @@ LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
 
 static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     ldl_etcd *e = (ldl_etcd *)ctx;
-    char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_O64_MAX + 8];
-    unsigned char raw[LDL__ETCD_O64_MAX];
+    char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_V64_MAX + 8];
+    unsigned char raw[LDL__ETCD_V64_MAX];
+    const char *why = NULL;
     ldl__etcd_kv kv;
     cJSON *root;
     int64_t ttl = 0, id = 0;
-    uint64_t deadline;
-    long n, i;
+    uint64_t deadline, nonce;
+    long n;
     if (out) memset(out, 0, sizeof *out);
     if (!e || !out) return LDL_EINVAL;
     if (!e->_ok) { LDL__ETCD_ERR(e, "inspect", "ldl_etcd not initialised"); return LDL_EINVAL; }
@@ -1669,10 +1736,8 @@ static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (ldl__etcd_get(e, k64, deadline, &kv, v64, sizeof v64) != LDL_OK) return LDL_ESTORE;
     if (!kv.found) { e->_err[0] = '\0'; return 0; }
     if (kv.lease < 1) { LDL__ETCD_ERR(e, "inspect", "the key carries no lease: not the adapter's"); return LDL_ESTORE; }
-    n = ldl__etcd_b64dec(v64, raw, sizeof raw);
-    if (n < 0 || n >= LDL_OWNER_MAX) { LDL__ETCD_ERR(e, "inspect", "the value is not an owner"); return LDL_ESTORE; }
-    for (i = 0; i < n; i++)
-        if (raw[i] < 0x20 || raw[i] > 0x7E) { LDL__ETCD_ERR(e, "inspect", "the owner is not printable ASCII"); return LDL_ESTORE; }
+    /* the owner alone: a session key's value also carries its acquire's nonce */
+    if (ldl__etcd_value(v64, raw, sizeof raw, &n, &nonce, &why) != 0) { LDL__ETCD_ERR(e, "inspect", why); return LDL_ESTORE; }
     if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
         return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_TTL, deadline, &root) != 0) return LDL_ESTORE;
@@ -1806,7 +1871,7 @@ static int ldl__etcd_start(ldl_etcd_async *ea, ldl_etcd_req *r) {
     if (ldl__etcd_key64(e->_prefix, r->_key, k64, sizeof k64) != 0) return -1;
     switch (r->_step) {
     case LDL__ETCD_S_GRANT: b = ldl__etcd_body_grant(r->_body, sizeof r->_body, r->_ttl); break;
-    case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_lease); break;
+    case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_nonce, r->_lease); break;
     case LDL__ETCD_S_RANGE: b = ldl__etcd_body_range(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_QUORUM: b = ldl__etcd_body_quorum(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_DEL: b = ldl__etcd_body_del(r->_body, sizeof r->_body, k64, r->_token); break;
@@ -2003,9 +2068,9 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
                 cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
                 if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
                 else if (kv.found && kv.lease == r->_lease && r->_ambig) {
-                    ok = -1;
-                    why = "the key carries the session lease after an attempt that may have "
-                          "committed: not provably ours (left to the session)";
+                    /* an attempt may have committed: this call's nonce on the key proves it did */
+                    ok = ldl__etcd_mine(kv.value64, r->_nonce, &why);
+                    fence = kv.create;
                 }
             } else why = "txn reply: succeeded is not a boolean";
             cJSON_Delete(root);
@@ -2183,6 +2248,7 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     r->_tries = 0;
     r->_ambig = 0;
     r->_sess = r->_sgrant = r->_ska = r->_fresh = 0;
+    r->_nonce = 0;
     r->_member = ea->_e->_cur;
     r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     memcpy(r->_key, key, strlen(key) + 1);
@@ -2195,8 +2261,10 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     ea->_stats.live++;
     if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
     if (ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms && kind == LDL_OP_ACQUIRE) {
-        /* a session acquire (decision 1013): the key goes on the view's lease */
+        /* a session acquire (decision 1013): the key goes on the view's lease, its value
+           carries this call's nonce (every attempt the same) */
         r->_sess = 1;
+        r->_nonce = ++ea->_s_nonce;
         if (ea->_s_lease) {
             r->_lease = ea->_s_lease;
             r->_step = LDL__ETCD_S_PUT;
@@ -2281,6 +2349,7 @@ static void ldl__etcd_s_kick(ldl_etcd_async *ea) {
     k->_sgrant = 0;
     k->_ska = 1;
     k->_fresh = 0;
+    k->_nonce = 0;
     k->_member = ea->_e->_cur;
     k->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     k->_key[0] = '\0';

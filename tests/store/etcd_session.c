@@ -21,6 +21,13 @@
  *   sync        the synchronous view: keys of two locks on one lease, renew per call
  *               (keepalive and quorum read, no range), release keeps the session, a
  *               release through another ldl_etcd revokes it, close revokes it.
+ *   retry       an acquire whose txn committed but whose reply was lost (a forwarding
+ *               proxy in front of the real member drops it: tests/store/etcd_holdproxy.py)
+ *               is GRANTED on the retry, proved by this call's nonce in the key's value,
+ *               fence = the key's create revision (non-blocking view on an older lease and
+ *               on a lease the call granted itself; synchronous view); a sibling lock of
+ *               the same view whose ambiguous acquire meets the holder's key is answered 0;
+ *               inspect reports the owner alone and refuses a malformed nonce.
  *
  * Every case runs under its own time bound (etcdt_case). Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -530,6 +537,252 @@ static void sync_view(void)
     etcdt_case_end();
 }
 
+/* ------------------------------------------------------------------ retry */
+/* the hold proxy (tests/store/etcd_holdproxy.py): a forwarder in front of M that drops the
+   reply of the next acquire txn naming one key, after the server decided it */
+static pid_t PX_PID;
+static char PX_DIR[512], PX_URL[80];
+
+static int px_file(const char *name, char *buf, size_t cap)
+{
+    char path[600];
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", PX_DIR, name);
+    f = fopen(path, "r");
+    if (!f) return -1;
+    n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return 0;
+}
+
+static int px_start(void)
+{
+    char port[16], pidfile[600], log[600], buf[32];
+    const char *base = getenv("LDL_TEST_DIR");
+    uint64_t end;
+    char *argv[] = { (char *)"python3", (char *)"tests/store/etcd_holdproxy.py", port, PX_DIR, NULL };
+    if (st_tmpdir(PX_DIR, sizeof PX_DIR, "holdproxy") != 0) return 0;
+    snprintf(port, sizeof port, "%d", M.cport);
+    snprintf(pidfile, sizeof pidfile, "%s/holdproxy.pid", base && *base ? base : PX_DIR);
+    snprintf(log, sizeof log, "%s/proxy.log", PX_DIR);
+    PX_PID = st_spawn(argv, log, pidfile);
+    if (PX_PID <= 0) return 0;
+    for (end = st_now_ms() + 10000; st_now_ms() < end; st_sleep_ms(50))
+        if (px_file("port", buf, sizeof buf) == 0 && atoi(buf) > 0) {
+            snprintf(PX_URL, sizeof PX_URL, "http://127.0.0.1:%d", atoi(buf));
+            return st_wait_port(atoi(buf), 5000);
+        }
+    return 0;
+}
+
+/* arm: the next acquire txn of etcd key `ekey` loses its reply */
+static void px_hold(const char *ekey)
+{
+    char k64[256], tmp[600], path[600];
+    FILE *f;
+    snprintf(tmp, sizeof tmp, "%s/hold.tmp", PX_DIR);
+    snprintf(path, sizeof path, "%s/hold", PX_DIR);
+    if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0) return;
+    f = fopen(tmp, "w");
+    if (!f) return;
+    fputs(k64, f);
+    fclose(f);
+    rename(tmp, path);
+}
+
+/* replies dropped so far (the server's answer arrived and was withheld) */
+static long px_held(void)
+{
+    char buf[32];
+    return px_file("held", buf, sizeof buf) == 0 ? atol(buf) : -1;
+}
+
+/* the key as the member has it: 1 with create revision, lease and the raw value, 0 absent,
+   -1 error */
+static int key_get(const char *ekey, int64_t *create, int64_t *lease, unsigned char *val, size_t cap, long *vlen)
+{
+    char k64[256], body[400], out[4096];
+    int rc = -1;
+    cJSON *j;
+    if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0) return -1;
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", k64);
+    if (etcdt_post(M.url, "/v3/kv/range", body, out, sizeof out) != 200 || !(j = cJSON_Parse(out))) return -1;
+    {
+        cJSON *kvs = cJSON_GetObjectItemCaseSensitive(j, "kvs"), *one, *cr, *ls, *v;
+        if (!kvs || cJSON_GetArraySize(kvs) == 0) rc = 0;
+        else {
+            one = cJSON_GetArrayItem(kvs, 0);
+            cr = cJSON_GetObjectItemCaseSensitive(one, "create_revision");
+            ls = cJSON_GetObjectItemCaseSensitive(one, "lease");
+            v = cJSON_GetObjectItemCaseSensitive(one, "value");
+            if (cJSON_IsString(cr) && cJSON_IsString(ls)) {
+                *create = (int64_t)atoll(cr->valuestring);
+                *lease = (int64_t)atoll(ls->valuestring);
+                *vlen = cJSON_IsString(v) ? ldl__etcd_b64dec(v->valuestring, val, cap) : 0;
+                rc = *vlen >= 0 ? 1 : -1;
+            }
+        }
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* the key's value is `owner`, the separator, 16 lowercase hex digits */
+static int session_value(const char *ekey, const char *owner, int64_t *create, int64_t *lease)
+{
+    unsigned char v[256];
+    long n = 0, i, o = (long)strlen(owner);
+    if (key_get(ekey, create, lease, v, sizeof v, &n) != 1 || n != o + 1 + 16) return 0;
+    if (memcmp(v, owner, (size_t)o) != 0 || v[o] != 0x1F) return 0;
+    for (i = o + 1; i < n; i++)
+        if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f'))) return 0;
+    return 1;
+}
+
+/* put `raw` (n bytes) at etcd key `ekey` with `lease`, as a hand would */
+static int put_raw(const char *ekey, const unsigned char *raw, size_t n, int64_t lease)
+{
+    char k64[256], v64[256], body[700], out[2048];
+    if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0 ||
+        ldl__etcd_b64enc(raw, n, v64, sizeof v64) != 0) return -1;
+    snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}", k64, v64, (long long)lease);
+    return etcdt_post(M.url, "/v3/kv/put", body, out, sizeof out) == 200 ? 0 : -1;
+}
+
+/* one async lock through the proxy: acquire with its txn reply dropped */
+static int held_acquire(ldl_etcd_async *ea, ldl_lock *l, const char *ekey)
+{
+    px_hold(ekey);
+    ldl_lock_acquire(l);
+    return settle_locks(ea, l, 1, 15000);
+}
+
+static void retry(void)
+{
+    static ldl_etcd_req reqs[16];
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_etcd_async ea;
+    ldl_async_store as;
+    ldl_store_ext x;
+    ldl_store s;
+    ldl_lock w, k, sib, f;
+    ldl_lock_desc d;
+    ldl_holder h;
+    int64_t create = 0, lease = 0, t1 = 0, t2 = 0;
+    long held;
+    uint64_t fo;
+
+    etcdt_case("retry", 120);
+    if (!ST_CHECK(px_start(), "[retry] the hold proxy listens in front of the member")) { etcdt_case_end(); return; }
+    etcdt_cfg(&c, PX_URL, "rt/");
+    c.session_ms = 3000;
+    c.attempt_ms = 500;                 /* the dropped reply: the attempt ends after 0.5 s */
+    c.call_ms = 6000;
+    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[retry] init");
+    as = ldl_etcd_async_store(&ea);
+    x = ldl_etcd_async_ext(&ea);
+    memset(LOST, 0, sizeof LOST);
+
+    /* the non-blocking view, on a lease older than the call (w granted it) */
+    lock_desc(&d, "w", 3000, 1000, &as, 0, 0);
+    ldl_lock_init(&w, &d);
+    ldl_lock_acquire(&w);
+    settle_locks(&ea, &w, 1, 10000);
+    ST_CHECK(ldl_lock_held(&w), "[retry] async: w holds the session lease");
+    lock_desc(&d, "k", 3000, 1000, &as, 0, 1);
+    d.owner = "owner-k";
+    d.store_ext = &x;
+    ldl_lock_init(&k, &d);
+    held = px_held();
+    fo = ldl_etcd_async_stats(&ea)->failovers;
+    held_acquire(&ea, &k, "rt/k");
+    ST_CHECK(px_held() == held + 1 && ldl_etcd_async_stats(&ea)->failovers > fo,
+             "[retry] async: the first attempt's reply was dropped after the server answered, and retried");
+    ST_CHECK(ldl_lock_held(&k), "[retry] async: the retry proved its own committed attempt: GRANTED (state %d answer %d: %s)",
+             (int)ldl_lock_state(&k), ldl_lock_answer(&k), ldl_etcd_async_why(&ea));
+    ST_CHECK(session_value("rt/k", "owner-k", &create, &lease) && lease == ea._s_lease &&
+             ldl_lock_fencing_token(&k) == create,
+             "[retry] async: fence %lld == the key's create revision %lld; the value is owner, separator, nonce",
+             (long long)ldl_lock_fencing_token(&k), (long long)create);
+    ST_CHECK(x.inspect(x.ctx, "k", &h) == 1 && !strcmp(h.owner, "owner-k") && h.token == create,
+             "[retry] async: inspect reports the owner alone (%s) and the fence", h.owner);
+
+    /* a sibling lock of the same view contends k, its attempt ambiguous too: 0, never a grant */
+    lock_desc(&d, "k", 3000, 1000, &as, 0, 2);
+    ldl_lock_init(&sib, &d);
+    held = px_held();
+    held_acquire(&ea, &sib, "rt/k");
+    ST_CHECK(px_held() == held + 1, "[retry] async: the sibling's reply was dropped too");
+    ST_CHECK(!ldl_lock_held(&sib) && ldl_lock_answer(&sib) == 0,
+             "[retry] async: the sibling's retry finds another call's nonce: answered 0 (state %d answer %d: %s)",
+             (int)ldl_lock_state(&sib), ldl_lock_answer(&sib), ldl_etcd_async_why(&ea));
+    ST_CHECK(session_value("rt/k", "owner-k", &t1, &lease) && t1 == create, "[retry] async: k's key untouched");
+    ldl_lock_release(&k);
+    ldl_lock_release(&w);
+    settle_locks(&ea, &k, 1, 10000);
+    settle_locks(&ea, &w, 1, 10000);
+    ldl_lock_dispose(&k);
+    ldl_lock_dispose(&w);
+    ldl_lock_dispose(&sib);
+    ldl_etcd_async_close(&ea);
+
+    /* the non-blocking view, the call granting the lease itself (no keepalive after) */
+    ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[retry] async: a second view");
+    as = ldl_etcd_async_store(&ea);
+    lock_desc(&d, "f", 3000, 1000, &as, 0, 3);
+    ldl_lock_init(&f, &d);
+    held = px_held();
+    held_acquire(&ea, &f, "rt/f");
+    ST_CHECK(px_held() == held + 1 && ldl_lock_held(&f) && ldl_etcd_async_stats(&ea)->session_grants == 1 &&
+             session_value("rt/f", "", &create, &lease) && ldl_lock_fencing_token(&f) == create,
+             "[retry] async, fresh lease: dropped reply, the retry GRANTED, fence = create revision (%s)",
+             ldl_etcd_async_why(&ea));
+    ldl_lock_release(&f);
+    settle_locks(&ea, &f, 1, 10000);
+    ldl_lock_dispose(&f);
+    ldl_etcd_async_close(&ea);
+    ldl_etcd_close(&e);
+
+    /* the synchronous view: an older lease (a granted it), then a sibling acquire */
+    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK, "[retry] sync init");
+    s = ldl_etcd_store(&e);
+    x = ldl_etcd_ext(&e);
+    ST_CHECK(s.acquire(s.ctx, "a", 3000, &t1) == 1, "[retry] sync: a holds the session lease");
+    held = px_held();
+    px_hold("rt/s");
+    ST_CHECK(x.acquire_owned(x.ctx, "s", 3000, "owner-s", &t2) == 1 && px_held() == held + 1,
+             "[retry] sync: dropped reply, the retry GRANTED (%s)", ldl_etcd_why(&e));
+    ST_CHECK(session_value("rt/s", "owner-s", &create, &lease) && t2 == create && lease == e._s_lease,
+             "[retry] sync: fence %lld == create revision %lld", (long long)t2, (long long)create);
+    ST_CHECK(x.inspect(x.ctx, "s", &h) == 1 && !strcmp(h.owner, "owner-s") && h.token == t2,
+             "[retry] sync: inspect reports the owner alone (%s)", h.owner);
+    held = px_held();
+    px_hold("rt/s");
+    ST_CHECK(s.acquire(s.ctx, "s", 3000, &t1) == 0 && px_held() == held + 1,
+             "[retry] sync: a sibling's ambiguous acquire of s: 0 (%s)", ldl_etcd_why(&e));
+    /* values the adapter never writes, put by hand on a live lease: refused; a well-formed
+       one reports its owner alone */
+    {
+        static const unsigned char good[] = "me\x1f" "00000000000000ff", shortn[] = "me\x1f" "00ff",
+                                    upper[] = "me\x1f" "00000000000000FF", zero[] = "me\x1f" "0000000000000000";
+        ST_CHECK(put_raw("rt/v", good, sizeof good - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == 1 &&
+                 !strcmp(h.owner, "me"), "[retry] inspect: owner, separator, nonce -> the owner alone");
+        ST_CHECK(put_raw("rt/v", shortn, sizeof shortn - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
+                 "[retry] inspect: a short nonce is refused (%s)", ldl_etcd_why(&e));
+        ST_CHECK(put_raw("rt/v", upper, sizeof upper - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
+                 "[retry] inspect: a nonce not in lowercase hex is refused");
+        ST_CHECK(put_raw("rt/v", zero, sizeof zero - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
+                 "[retry] inspect: nonce 0 is refused");
+    }
+    ldl_etcd_close(&e);
+    ST_CHECK(etcdt_count(M.url, "rt/") == 0 && etcdt_leases(M.url) == 0, "[retry] close revoked the sessions, nothing left");
+    st_stop(PX_PID, SIGTERM, 5000);
+    etcdt_case_end();
+}
+
 /* ------------------------------------------------------------------ stale */
 /* an acquire on a session lease granted earlier and not kept alive since (its expiry
    close) must make the lease's expiry later than the new lock's deadline: the key is
@@ -596,6 +849,7 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "oldlease")) oldlease();
     if (!*only || !strcmp(only, "mixed")) mixed();
     if (!*only || !strcmp(only, "sync")) sync_view();
+    if (!*only || !strcmp(only, "retry")) retry();
     if (!*only || !strcmp(only, "thousand")) thousand();
     if (!*only || !strcmp(only, "stale")) stale();
     etcdt_stop(&M);
