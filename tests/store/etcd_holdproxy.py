@@ -50,6 +50,15 @@ def take_hold(window):
         return True
 
 
+def shut(*socks):
+    """one side ended: end both directions of both sockets (the other pump wakes up)"""
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 def client_to_server(c, u, st):
     tail = b""
     try:
@@ -65,11 +74,7 @@ def client_to_server(c, u, st):
             u.sendall(data)
     except OSError:
         pass
-    for s in (u, c):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+    shut(u, c)
 
 
 def server_to_client(c, u, st):
@@ -88,11 +93,7 @@ def server_to_client(c, u, st):
             c.sendall(data)
     except OSError:
         pass
-    for s in (c, u):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+    shut(c, u)
 
 
 def serve(c):

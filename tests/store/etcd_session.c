@@ -98,6 +98,27 @@ static void lock_desc(ldl_lock_desc *d, const char *key, uint32_t ttl, uint32_t 
     d->user = (void *)(intptr_t)idx;
 }
 
+/* lock l on `key` (on_lost user idx) of the view, the session's TTL: its init's answer */
+static int add_lock(ldl_lock *l, const char *key, const ldl_async_store *as, int scripted, int idx)
+{
+    ldl_lock_desc d;
+    lock_desc(&d, key, 3000, 1000, as, scripted, idx);
+    return ldl_lock_init(l, &d);
+}
+
+/* a session view (session_ms 3000, the other bounds the defaults) on `endpoints` with
+   `prefix`, its request storage reqs[n]: 1 when both inits answered LDL_OK */
+static int open_view(ldl_etcd *e, ldl_etcd_async *ea, ldl_etcd_req *reqs, size_t n, ldl_async_store *as,
+                     const char *endpoints, const char *prefix)
+{
+    ldl_etcd_config c;
+    etcdt_cfg(&c, endpoints, prefix);
+    c.session_ms = 3000;
+    if (ldl_etcd_init(e, &c) != LDL_OK || ldl_etcd_async_init(ea, e, reqs, n) != LDL_OK) return 0;
+    *as = ldl_etcd_async_store(ea);
+    return 1;
+}
+
 static void pump(ldl_etcd_async *ea)
 {
     ldl_etcd_async_wait(ea, 2);
@@ -384,24 +405,17 @@ static void oldlease(void)
 {
     static ldl_etcd_req reqs[16];
     ldl_etcd e;
-    ldl_etcd_config c;
     ldl_etcd_async ea;
     ldl_async_store as;
     ldl_lock a, b;
-    ldl_lock_desc d;
     int tries;
 
     etcdt_case("oldlease", 60);
-    etcdt_cfg(&c, M.url, "ol/");
-    c.session_ms = 3000;
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[oldlease] init");
-    as = ldl_etcd_async_store(&ea);
+    ST_CHECK(open_view(&e, &ea, reqs, 16, &as, M.url, "ol/"), "[oldlease] init");
     memset(LOST, 0, sizeof LOST);
     NOW = 9000000;
-    lock_desc(&d, "a", 3000, 1000, &as, 1, 0);
-    ldl_lock_init(&a, &d);
-    lock_desc(&d, "b", 3000, 1000, &as, 1, 1);
-    ldl_lock_init(&b, &d);
+    add_lock(&a, "a", &as, 1, 0);
+    add_lock(&b, "b", &as, 1, 1);
     ldl_lock_acquire(&a);
     settle_locks(&ea, &a, 1, 10000);
     ST_CHECK(ldl_lock_held(&a), "[oldlease] A held on session lease 1");
@@ -433,7 +447,6 @@ static void mixed(void)
 {
     static ldl_etcd_req reqs[16];
     ldl_etcd e;
-    ldl_etcd_config c;
     ldl_etcd_async ea;
     ldl_async_store as;
     ldl_lock l[3];
@@ -443,15 +456,10 @@ static void mixed(void)
     int ok = 1;
 
     etcdt_case("mixed", 60);
-    etcdt_cfg(&c, M.url, "mx/");
-    c.session_ms = 3000;
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[mixed] init");
-    as = ldl_etcd_async_store(&ea);
+    ST_CHECK(open_view(&e, &ea, reqs, 16, &as, M.url, "mx/"), "[mixed] init");
     memset(LOST, 0, sizeof LOST);
-    lock_desc(&d, "s", 3000, 1000, &as, 0, 0);     /* the session's TTL: joins it */
-    ldl_lock_init(&l[0], &d);
-    lock_desc(&d, "s2", 3000, 1000, &as, 0, 2);
-    ldl_lock_init(&l[2], &d);
+    add_lock(&l[0], "s", &as, 0, 0);                /* the session's TTL: joins it */
+    add_lock(&l[2], "s2", &as, 0, 2);
     lock_desc(&d, "p", 4000, 1000, &as, 0, 1);     /* another TTL: a lease of its own */
     ldl_lock_init(&l[1], &d);
     ldl_lock_acquire(&l[0]);
@@ -687,8 +695,7 @@ static void retry(void)
     memset(LOST, 0, sizeof LOST);
 
     /* the non-blocking view, on a lease older than the call (w granted it) */
-    lock_desc(&d, "w", 3000, 1000, &as, 0, 0);
-    ldl_lock_init(&w, &d);
+    add_lock(&w, "w", &as, 0, 0);
     ldl_lock_acquire(&w);
     settle_locks(&ea, &w, 1, 10000);
     ST_CHECK(ldl_lock_held(&w), "[retry] async: w holds the session lease");
@@ -711,8 +718,7 @@ static void retry(void)
              "[retry] async: inspect reports the owner alone (%s) and the fence", h.owner);
 
     /* a sibling lock of the same view contends k, its attempt ambiguous too: 0, never a grant */
-    lock_desc(&d, "k", 3000, 1000, &as, 0, 2);
-    ldl_lock_init(&sib, &d);
+    add_lock(&sib, "k", &as, 0, 2);
     held = px_held();
     held_acquire(&ea, &sib, "rt/k");
     ST_CHECK(px_held() == held + 1, "[retry] async: the sibling's reply was dropped too");
@@ -732,8 +738,7 @@ static void retry(void)
     /* the non-blocking view, the call granting the lease itself (no keepalive after) */
     ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[retry] async: a second view");
     as = ldl_etcd_async_store(&ea);
-    lock_desc(&d, "f", 3000, 1000, &as, 0, 3);
-    ldl_lock_init(&f, &d);
+    add_lock(&f, "f", &as, 0, 3);
     held = px_held();
     held_acquire(&ea, &f, "rt/f");
     ST_CHECK(px_held() == held + 1 && ldl_lock_held(&f) && ldl_etcd_async_stats(&ea)->session_grants == 1 &&
@@ -797,7 +802,6 @@ static void stale(void)
     ldl_async_store as;
     ldl_store s;
     ldl_lock x, y;
-    ldl_lock_desc d;
     int64_t t1 = 0, t2 = 0;
     uint64_t end;
 
@@ -813,14 +817,9 @@ static void stale(void)
     ST_CHECK(key_lease("st/b") > 0, "[stale] sync: b's key still there 2 s after its acquire (the lease was kept alive by it)");
     ldl_etcd_close(&e);
 
-    etcdt_cfg(&c, M.url, "st2/");
-    c.session_ms = 3000;
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[stale] async init");
-    as = ldl_etcd_async_store(&ea);
-    lock_desc(&d, "x", 3000, 1000, &as, 0, 0);
-    ldl_lock_init(&x, &d);
-    lock_desc(&d, "y", 3000, 1000, &as, 0, 1);
-    ldl_lock_init(&y, &d);
+    ST_CHECK(open_view(&e, &ea, reqs, 16, &as, M.url, "st2/"), "[stale] async init");
+    add_lock(&x, "x", &as, 0, 0);
+    add_lock(&y, "y", &as, 0, 1);
     ldl_lock_acquire(&x);
     settle_locks(&ea, &x, 1, 10000);
     ST_CHECK(ldl_lock_held(&x), "[stale] async: x on a new session lease");
