@@ -28,6 +28,10 @@
  *               on a lease the call granted itself; synchronous view); a sibling lock of
  *               the same view whose ambiguous acquire meets the holder's key is answered 0;
  *               inspect reports the owner alone and refuses a malformed nonce.
+ *   maxima      the documented maxima (prefix 63, key 127, owner 63 bytes) on a session:
+ *               the value (owner, separator, nonce) fits the body init checked; both views
+ *               acquire, inspect (the owner alone), release; a per-lock key's value on the
+ *               same ldl_etcd is the owner, byte for byte.
  *
  * Every case runs under its own time bound (etcdt_case). Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -621,7 +625,7 @@ static long px_held(void)
    -1 error */
 static int key_get(const char *ekey, int64_t *create, int64_t *lease, unsigned char *val, size_t cap, long *vlen)
 {
-    char k64[256], body[400], out[4096];
+    char k64[512], body[600], out[4096];
     int rc = -1;
     cJSON *j;
     if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0) return -1;
@@ -798,6 +802,73 @@ static void retry(void)
     etcdt_case_end();
 }
 
+/* ------------------------------------------------------------------ maxima */
+static void maxima(void)
+{
+    static ldl_etcd_req reqs[8];
+    char prefix[64], key[LDL_KEY_MAX], owner[LDL_OWNER_MAX], ek[64 + LDL_KEY_MAX];
+    unsigned char v[256];
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_etcd_async ea;
+    ldl_async_store as;
+    ldl_store_ext x, ax;
+    ldl_store s;
+    ldl_lock l;
+    ldl_lock_desc d;
+    ldl_holder h;
+    int64_t t = 0, create = 0, lease = 0;
+    long n = 0;
+    int rc;
+
+    etcdt_case("maxima", 60);
+    memset(prefix, 'p', 62);
+    prefix[62] = '/';
+    prefix[63] = '\0';
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    memset(owner, 'o', sizeof owner - 1);
+    owner[sizeof owner - 1] = '\0';
+    snprintf(ek, sizeof ek, "%s%s", prefix, key);
+    etcdt_cfg(&c, M.url, prefix);
+    c.session_ms = 3000;
+    rc = ldl_etcd_init(&e, &c);
+    ST_CHECK(rc == LDL_OK, "[maxima] init with a 63-byte prefix and a session: %s", ldl_etcd_why(&e));
+    s = ldl_etcd_store(&e);
+    x = ldl_etcd_ext(&e);
+    rc = x.acquire_owned(x.ctx, key, 3000, owner, &t);
+    ST_CHECK(rc == 1 && session_value(ek, owner, &create, &lease) && t == create,
+             "[maxima] sync: a session acquire of a 127-byte key, 63-byte owner = %d (%s)", rc, ldl_etcd_why(&e));
+    rc = x.inspect(x.ctx, key, &h);
+    ST_CHECK(rc == 1 && !strcmp(h.owner, owner) && h.token == t, "[maxima] sync: inspect = %d, the owner alone", rc);
+    ST_CHECK(s.release(s.ctx, key, t) == 1, "[maxima] sync: release");
+    rc = x.acquire_owned(x.ctx, key, 4000, owner, &t);   /* not the session's TTL: a lease of its own */
+    ST_CHECK(rc == 1 && key_get(ek, &create, &lease, v, sizeof v, &n) == 1 && n == (long)strlen(owner) &&
+             !memcmp(v, owner, (size_t)n) && lease != e._s_lease,
+             "[maxima] a per-lock key's value is the owner, byte for byte (%ld bytes)", n);
+    ST_CHECK(s.release(s.ctx, key, t) == 1, "[maxima] per-lock release");
+    ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, 8) == LDL_OK, "[maxima] async init");
+    as = ldl_etcd_async_store(&ea);
+    ax = ldl_etcd_async_ext(&ea);
+    lock_desc(&d, key, 3000, 1000, &as, 0, 0);
+    d.owner = owner;
+    d.store_ext = &ax;
+    ldl_lock_init(&l, &d);
+    ldl_lock_acquire(&l);
+    settle_locks(&ea, &l, 1, 10000);
+    ST_CHECK(ldl_lock_held(&l) && session_value(ek, owner, &create, &lease) && ldl_lock_fencing_token(&l) == create,
+             "[maxima] async: a session acquire at the maxima (%s)", ldl_etcd_async_why(&ea));
+    rc = ax.inspect(ax.ctx, key, &h);
+    ST_CHECK(rc == 1 && !strcmp(h.owner, owner), "[maxima] async: inspect = %d, the owner alone", rc);
+    ldl_lock_release(&l);
+    settle_locks(&ea, &l, 1, 10000);
+    ldl_lock_dispose(&l);
+    ldl_etcd_async_close(&ea);
+    ldl_etcd_close(&e);
+    ST_CHECK(etcdt_count(M.url, prefix) == 0 && etcdt_leases(M.url) == 0, "[maxima] nothing left");
+    etcdt_case_end();
+}
+
 /* ------------------------------------------------------------------ stale */
 /* an acquire on a session lease granted earlier and not kept alive since (its expiry
    close) must make the lease's expiry later than the new lock's deadline: the key is
@@ -859,6 +930,7 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "mixed")) mixed();
     if (!*only || !strcmp(only, "sync")) sync_view();
     if (!*only || !strcmp(only, "retry")) retry();
+    if (!*only || !strcmp(only, "maxima")) maxima();
     if (!*only || !strcmp(only, "thousand")) thousand();
     if (!*only || !strcmp(only, "stale")) stale();
     etcdt_stop(&M);
