@@ -661,9 +661,7 @@ static int ldl__etcd_body_quorum(char *b, size_t cap, const char *p64) {
    txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range.
    nonce 0: the value is the owner (a per-lock lease, byte for byte as before sessions);
    else a session put: owner, LDL__ETCD_NONCE_SEP, the nonce in fixed-width hex */
-static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
-                              uint64_t nonce, int64_t lease) {
-    char o64[LDL__ETCD_V64_MAX];
+static int ldl__etcd_value64(const char *owner, uint64_t nonce, char *o64, size_t cap) {
     unsigned char raw[LDL__ETCD_VAL_MAX + 1];
     size_t n = strlen(owner);
     if (n >= LDL_OWNER_MAX) return -1;
@@ -674,13 +672,33 @@ static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *
             return -1;
         n += LDL__ETCD_NONCE_LEN;
     }
-    if (ldl__etcd_b64enc(raw, n, o64, sizeof o64) != 0) return -1;
+    return ldl__etcd_b64enc(raw, n, o64, cap);
+}
+
+static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
+                              uint64_t nonce, int64_t lease) {
+    char o64[LDL__ETCD_V64_MAX];
+    if (ldl__etcd_value64(owner, nonce, o64, sizeof o64) != 0) return -1;
     return ldl__etcd_fit(snprintf(b, cap,
         "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
         "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}},"
         "{\"request_range\":{\"key\":\"%s\"}}],"
         "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
         k64, k64, o64, (long long)lease, k64, k64), cap);
+}
+
+/* a session acquire that failed after its txn was sent (it may have committed): delete
+   the key only if it carries this call's value (owner, separator, nonce) AND lease -- a
+   key of this very call, never a sibling's */
+static int ldl__etcd_body_unput(char *b, size_t cap, const char *k64, const char *owner,
+                                uint64_t nonce, int64_t lease) {
+    char o64[LDL__ETCD_V64_MAX];
+    if (ldl__etcd_value64(owner, nonce, o64, sizeof o64) != 0) return -1;
+    return ldl__etcd_fit(snprintf(b, cap,
+        "{\"compare\":[{\"target\":\"VALUE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"value\":\"%s\"},"
+        "{\"target\":\"LEASE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"lease\":\"%lld\"}],"
+        "\"success\":[{\"request_delete_range\":{\"key\":\"%s\"}}]}",
+        k64, o64, k64, (long long)lease, k64), cap);
 }
 
 /* release: create_revision == fence -> range, delete; else range (to tell "gone" from
@@ -1099,6 +1117,8 @@ static const char *ldl__etcd_fits(ldl_etcd *e) {
     if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, 0, INT64_MAX) != 0) return "the acquire txn";
     if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, UINT64_MAX, INT64_MAX) != 0)
         return "the session acquire txn (owner and nonce)";
+    if (ldl__etcd_body_unput(e->_body, sizeof e->_body, k64, owner, UINT64_MAX, INT64_MAX) != 0)
+        return "the session acquire's clean-up txn";
     if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, INT64_MAX) != 0) return "the release txn";
     if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return "the range";
     if (ldl__etcd_body_grant(e->_body, sizeof e->_body, UINT32_MAX) != 0) return "the lease grant";
@@ -1348,6 +1368,18 @@ static int ldl__etcd_revoke(ldl_etcd *e, int64_t lease, uint64_t deadline) {
 static int ldl__etcd_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms);
 static int ldl__etcd_release(void *ctx, const char *key, int64_t token);
 
+/* no attempt of this session acquire answered (it may have committed): its key, if there,
+   goes back -- only a key carrying this call's value and lease. The why is kept */
+static void ldl__etcd_unput(ldl_etcd *e, const char *k64, const char *owner, uint64_t deadline) {
+    char keep[LDL__ETCD_ERR_MAX];
+    cJSON *root;
+    memcpy(keep, e->_err, sizeof keep);
+    if (ldl__etcd_body_unput(e->_body, sizeof e->_body, k64, owner, e->_s_nonce, e->_s_lease) == 0 &&
+        ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) == 0)
+        cJSON_Delete(root);
+    memcpy(e->_err, keep, sizeof keep);
+}
+
 static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, const char *owner,
                                int64_t *token_out, uint64_t deadline) {
     cJSON *root;
@@ -1381,6 +1413,7 @@ static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, co
         return ldl__etcd_nobody(e, "put");
     if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) {
         if (strstr(e->_err, "lease not found")) e->_s_lease = 0;   /* the session ended */
+        else ldl__etcd_unput(e, k64, owner ? owner : "", deadline + e->_attempt_ms);
         return LDL_ESTORE;
     }
     ok = ldl__etcd_put_reply(root, k64, e->_s_lease, &rev, &kv, &why);
@@ -1801,6 +1834,7 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
 #define LDL__ETCD_S_QUORUM 7    /* the session keepalive's linearizable read */
 #define LDL__ETCD_S_DEL 5
 #define LDL__ETCD_S_REVOKE 6
+#define LDL__ETCD_S_UNPUT 8     /* a failed session acquire's key back, if it is this call's */
 /* a session renew's op in a wait list: store_data = the next op | 1 (an ldl_etcd_req
    pointer never has the low bit set) */
 #define LDL__ETCD_SLINK(next) ((uintptr_t)(next) | (uintptr_t)1u)
@@ -1809,7 +1843,7 @@ LDL_ETCD_API ldl_store_ext ldl_etcd_ext(ldl_etcd *e) {
 static int ldl__etcd_step_x(int step) {
     switch (step) {
     case LDL__ETCD_S_GRANT: return LDL__ETCD_GRANT;
-    case LDL__ETCD_S_PUT: case LDL__ETCD_S_DEL: return LDL__ETCD_TXN;
+    case LDL__ETCD_S_PUT: case LDL__ETCD_S_DEL: case LDL__ETCD_S_UNPUT: return LDL__ETCD_TXN;
     case LDL__ETCD_S_RANGE: case LDL__ETCD_S_QUORUM: return LDL__ETCD_RANGE;
     case LDL__ETCD_S_KEEPALIVE: return LDL__ETCD_KEEPALIVE;
     default: return LDL__ETCD_REVOKE;
@@ -1889,6 +1923,7 @@ static int ldl__etcd_start(ldl_etcd_async *ea, ldl_etcd_req *r) {
     case LDL__ETCD_S_RANGE: b = ldl__etcd_body_range(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_QUORUM: b = ldl__etcd_body_quorum(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_DEL: b = ldl__etcd_body_del(r->_body, sizeof r->_body, k64, r->_token); break;
+    case LDL__ETCD_S_UNPUT: b = ldl__etcd_body_unput(r->_body, sizeof r->_body, k64, r->_owner, r->_nonce, r->_lease); break;
     default: b = ldl__etcd_body_lease(r->_body, sizeof r->_body, r->_lease); break;
     }
     if (b != 0) { ldl__etcd_aerr(ea, "request", "body too long"); return -1; }
@@ -1979,6 +2014,16 @@ static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what
         r->_rc = LDL_ESTORE;
         r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
         ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+        return;
+    }
+    if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT && r->_sess && r->_lease == ea->_s_lease) {
+        /* no attempt answered, one may have committed: the key goes back if it is this
+           call's (its value and lease); the answer does not wait for that */
+        ldl__etcd_answer(r, LDL_ESTORE);
+        r->_kind = LDL_OP_RELEASE;
+        r->_rc = LDL_ESTORE;
+        r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_UNPUT);
         return;
     }
     if (r->_kind == LDL_OP_ACQUIRE && r->_step == LDL__ETCD_S_PUT && !r->_sess) {
@@ -2228,6 +2273,10 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         ldl__etcd_finish(ea, r, 1, r->_token, 1);
         return;
     case LDL__ETCD_S_DEL: ldl__etcd_on_del(ea, r, root, k64, what); return;
+    case LDL__ETCD_S_UNPUT:                   /* deleted, or not this call's: done either way */
+        cJSON_Delete(root);
+        ldl__etcd_finish(ea, r, r->_rc, 0, 1);
+        return;
     default:                                              /* the revoke answered */
         cJSON_Delete(root);
         ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);

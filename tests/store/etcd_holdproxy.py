@@ -12,6 +12,8 @@ the proxy only ever withholds a reply:
             bytes the file holds (the base64 etcd key of one lock) consumes the file: the
             request is forwarded, and every byte the server answers on that connection is
             dropped (never sent), until the client gives up and closes it (attempt_ms).
+  DIR/holdall  the same for EVERY such request while the file exists (not consumed): no
+            attempt of an acquire of that key gets its answer.
   DIR/held  the number of replies dropped so far (written once the server's answer to a
             held request has arrived, i.e. the server did decide it).
 
@@ -25,6 +27,7 @@ import threading
 UP = int(sys.argv[1])
 DIR = sys.argv[2]
 HOLD = os.path.join(DIR, "hold")
+HOLDALL = os.path.join(DIR, "holdall")
 LOCK = threading.Lock()
 HELD = [0]
 
@@ -36,15 +39,22 @@ def write_atomic(name, text):
     os.replace(tmp, os.path.join(DIR, name))
 
 
+def armed(path, window):
+    """True when the file at path names a key this acquire request window carries."""
+    try:
+        with open(path, "rb") as f:
+            mark = f.read().strip()
+    except OSError:
+        return False
+    return bool(mark) and mark in window and b"request_put" in window
+
+
 def take_hold(window):
-    """True when a hold is armed and this request window names its key (consumes it)."""
+    """True when this request's reply is to be dropped (a one-shot hold is consumed)."""
     with LOCK:
-        try:
-            with open(HOLD, "rb") as f:
-                mark = f.read().strip()
-        except OSError:
-            return False
-        if not mark or mark not in window or b"request_put" not in window:
+        if armed(HOLDALL, window):
+            return True
+        if not armed(HOLD, window):
             return False
         os.unlink(HOLD)
         return True

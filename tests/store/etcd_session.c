@@ -599,19 +599,27 @@ static int px_start(void)
     return 0;
 }
 
-/* arm: the next acquire txn of etcd key `ekey` loses its reply */
-static void px_hold(const char *ekey)
+/* arm: the next acquire txn of etcd key `ekey` loses its reply (file "hold"), or every one
+   (file "holdall", until px_unhold) */
+static void px_arm(const char *file, const char *ekey)
 {
     char k64[256], tmp[600], path[600];
     FILE *f;
-    snprintf(tmp, sizeof tmp, "%s/hold.tmp", PX_DIR);
-    snprintf(path, sizeof path, "%s/hold", PX_DIR);
+    snprintf(tmp, sizeof tmp, "%s/%s.tmp", PX_DIR, file);
+    snprintf(path, sizeof path, "%s/%s", PX_DIR, file);
     if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0) return;
     f = fopen(tmp, "w");
     if (!f) return;
     fputs(k64, f);
     fclose(f);
     rename(tmp, path);
+}
+static void px_hold(const char *ekey) { px_arm("hold", ekey); }
+static void px_unhold(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/holdall", PX_DIR);
+    unlink(path);
 }
 
 /* replies dropped so far (the server's answer arrived and was withheld) */
@@ -690,12 +698,12 @@ static void retry(void)
     ldl_async_store as;
     ldl_store_ext x;
     ldl_store s;
-    ldl_lock w, k, sib, f;
+    ldl_lock w, k, sib, f, g;
     ldl_lock_desc d;
     ldl_holder h;
     int64_t create = 0, lease = 0, t1 = 0, t2 = 0;
     long held;
-    uint64_t fo;
+    uint64_t fo, end;
 
     etcdt_case("retry", 120);
     if (!ST_CHECK(px_start(), "[retry] the hold proxy listens in front of the member")) { etcdt_case_end(); return; }
@@ -740,6 +748,35 @@ static void retry(void)
              "[retry] async: the sibling's retry finds another call's nonce: answered 0 (state %d answer %d: %s)",
              (int)ldl_lock_state(&sib), ldl_lock_answer(&sib), ldl_etcd_async_why(&ea));
     ST_CHECK(session_value("rt/k", "owner-k", &t1, &lease) && t1 == create, "[retry] async: k's key untouched");
+    /* every attempt's reply dropped: LDL_ESTORE, and the key this call may have put goes back
+       (the session lease kept alive by hand first, so that only the clean-up can free it) */
+    {
+        char a[80];
+        snprintf(a, sizeof a, "lease keep-alive --once %llx", (unsigned long long)ea._s_lease);
+        ST_CHECK(ectl(a) == 0, "[retry] async: the session lease kept alive by etcdctl");
+    }
+    add_lock(&g, "g", &as, 0, 4);
+    held = px_held();
+    px_arm("holdall", "rt/g");
+    ldl_lock_acquire(&g);
+    settle_locks(&ea, &g, 1, 15000);
+    px_unhold();
+    for (end = st_now_ms() + 10000; ldl_etcd_async_stats(&ea)->live > 0 && st_now_ms() < end;) pump(&ea);
+    ST_CHECK(!ldl_lock_held(&g) && ldl_lock_raw_answer(&g) == LDL_ESTORE && px_held() >= held + 2,
+             "[retry] async: no attempt answered: LDL_ESTORE (store answer %d, %ld replies dropped)",
+             ldl_lock_raw_answer(&g), px_held() - held);
+    ST_CHECK(key_lease("rt/g") == 0, "[retry] async: ... and its committed key went back (this call's value and lease)");
+    ldl_lock_dispose(&g);
+    /* the same for a sibling of k: its clean-up must not delete k's key */
+    add_lock(&g, "k", &as, 0, 5);
+    px_arm("holdall", "rt/k");
+    ldl_lock_acquire(&g);
+    settle_locks(&ea, &g, 1, 15000);
+    px_unhold();
+    for (end = st_now_ms() + 10000; ldl_etcd_async_stats(&ea)->live > 0 && st_now_ms() < end;) pump(&ea);
+    ST_CHECK(!ldl_lock_held(&g) && session_value("rt/k", "owner-k", &t1, &lease) && t1 == create,
+             "[retry] async: a sibling whose attempts all went unanswered leaves k's key alone");
+    ldl_lock_dispose(&g);
     ldl_lock_release(&k);
     ldl_lock_release(&w);
     settle_locks(&ea, &k, 1, 10000);
@@ -796,6 +833,18 @@ static void retry(void)
         ST_CHECK(put_raw("rt/v", zero, sizeof zero - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
                  "[retry] inspect: nonce 0 is refused");
     }
+    ST_CHECK(s.renew(s.ctx, "s", t2, 3000) == 1, "[retry] sync: s renewed (the session lease kept alive)");
+    held = px_held();
+    px_arm("holdall", "rt/h");
+    ST_CHECK(s.acquire(s.ctx, "h", 3000, &t1) == LDL_ESTORE && px_held() >= held + 2,
+             "[retry] sync: no attempt answered: LDL_ESTORE (%ld replies dropped)", px_held() - held);
+    px_unhold();
+    ST_CHECK(key_lease("rt/h") == 0 && session_value("rt/s", "owner-s", &create, &lease) && create == t2,
+             "[retry] sync: ... its committed key went back, s's key untouched");
+    px_arm("holdall", "rt/s");
+    ST_CHECK(s.acquire(s.ctx, "s", 3000, &t1) == LDL_ESTORE, "[retry] sync: a sibling of s, no attempt answered: LDL_ESTORE");
+    px_unhold();
+    ST_CHECK(session_value("rt/s", "owner-s", &create, &lease) && create == t2, "[retry] sync: ... s's key left alone");
     ldl_etcd_close(&e);
     ST_CHECK(etcdt_count(M.url, "rt/") == 0 && etcdt_leases(M.url) == 0, "[retry] close revoked the sessions, nothing left");
     st_stop(PX_PID, SIGTERM, 5000);
