@@ -302,7 +302,7 @@ static int acquire_all(ldl_etcd_async *ea, ldl_lock *l, int n, const char *what,
                          ldl_etcd_async_why(ea));
     }
     printf("figure: thousand (%s, waves of %d, attempt_ms %u): %llu attempt(s) retried, %d key(s) left to the "
-           "session (an acquire whose every answer was lost until call_ms)\n", what, wave, ea->_e->_attempt_ms,
+           "session (no attempt of its acquire answered, nor its clean-up)\n", what, wave, ea->_e->_attempt_ms,
            (unsigned long long)(ldl_etcd_async_stats(ea)->failovers - fo), orphans);
     return orphans;
 }
