@@ -84,6 +84,10 @@ def client_to_server(c, u, st):
             u.sendall(data)
     except OSError:
         pass
+    if st["drop"]:
+        # the client gave up (attempt_ms); on a loaded machine the member may not have
+        # answered yet: wait for its answer (counted in DIR/held) before closing upstream
+        st["answered"].wait(10)
     shut(u, c)
 
 
@@ -94,11 +98,11 @@ def server_to_client(c, u, st):
             if not data:
                 break
             if st["drop"]:
-                if not st["counted"]:
-                    st["counted"] = True
+                if not st["answered"].is_set():
                     with LOCK:
                         HELD[0] += 1
                         write_atomic("held", "%d\n" % HELD[0])
+                    st["answered"].set()
                 continue
             c.sendall(data)
     except OSError:
@@ -115,7 +119,7 @@ def serve(c):
         return
     for s in (c, u):
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    st = {"drop": False, "counted": False}
+    st = {"drop": False, "answered": threading.Event()}
     t = threading.Thread(target=server_to_client, args=(c, u, st), daemon=True)
     t.start()
     client_to_server(c, u, st)

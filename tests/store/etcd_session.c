@@ -681,6 +681,15 @@ static int put_raw(const char *ekey, const unsigned char *raw, size_t n, int64_t
     return etcdt_post(M.url, "/v3/kv/put", body, out, sizeof out) == 200 ? 0 : -1;
 }
 
+/* a keepalive of `lease` sent by hand (the test keeps a session lease alive across the
+   parts where nothing of the view renews it): etcdctl's exit status */
+static int keep_alive(int64_t lease)
+{
+    char a[80];
+    snprintf(a, sizeof a, "lease keep-alive --once %llx", (unsigned long long)lease);
+    return ectl(a);
+}
+
 /* one async lock through the proxy: acquire with its txn reply dropped */
 static int held_acquire(ldl_etcd_async *ea, ldl_lock *l, const char *ekey)
 {
@@ -750,11 +759,7 @@ static void retry(void)
     ST_CHECK(session_value("rt/k", "owner-k", &t1, &lease) && t1 == create, "[retry] async: k's key untouched");
     /* every attempt's reply dropped: LDL_ESTORE, and the key this call may have put goes back
        (the session lease kept alive by hand first, so that only the clean-up can free it) */
-    {
-        char a[80];
-        snprintf(a, sizeof a, "lease keep-alive --once %llx", (unsigned long long)ea._s_lease);
-        ST_CHECK(ectl(a) == 0, "[retry] async: the session lease kept alive by etcdctl");
-    }
+    ST_CHECK(keep_alive(ea._s_lease) == 0, "[retry] async: the session lease kept alive by etcdctl");
     add_lock(&g, "g", &as, 0, 4);
     held = px_held();
     px_arm("holdall", "rt/g");
@@ -768,6 +773,7 @@ static void retry(void)
     ST_CHECK(key_lease("rt/g") == 0, "[retry] async: ... and its committed key went back (this call's value and lease)");
     ldl_lock_dispose(&g);
     /* the same for a sibling of k: its clean-up must not delete k's key */
+    ST_CHECK(keep_alive(ea._s_lease) == 0, "[retry] async: the session lease kept alive again");
     add_lock(&g, "k", &as, 0, 5);
     px_arm("holdall", "rt/k");
     ldl_lock_acquire(&g);
@@ -841,6 +847,7 @@ static void retry(void)
     px_unhold();
     ST_CHECK(key_lease("rt/h") == 0 && session_value("rt/s", "owner-s", &create, &lease) && create == t2,
              "[retry] sync: ... its committed key went back, s's key untouched");
+    ST_CHECK(s.renew(s.ctx, "s", t2, 3000) == 1, "[retry] sync: s renewed again");
     px_arm("holdall", "rt/s");
     ST_CHECK(s.acquire(s.ctx, "s", 3000, &t1) == LDL_ESTORE, "[retry] sync: a sibling of s, no attempt answered: LDL_ESTORE");
     px_unhold();
