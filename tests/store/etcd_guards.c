@@ -171,13 +171,7 @@ static void longkey(void)
     ldl_store s, o;
     ldl_store_ext x;
     int rc;
-    memset(prefix, 'p', 62);
-    prefix[62] = '/';
-    prefix[63] = '\0';
-    memset(key, 'k', sizeof key - 1);
-    key[sizeof key - 1] = '\0';
-    memset(owner, 'o', sizeof owner - 1);
-    owner[sizeof owner - 1] = '\0';
+    etcdt_maxima(prefix, key, owner);
     ST_CHECK(strlen(prefix) == 63 && strlen(key) == 127 && strlen(owner) == 63, "the maxima: 63 + 127, owner 63");
     etcdt_cfg(&c, M.url, prefix);
     rc = ldl_etcd_init(&e, &c);            /* first: the why below reads what init wrote */

@@ -878,13 +878,7 @@ static void maxima(void)
     int rc;
 
     etcdt_case("maxima", 60);
-    memset(prefix, 'p', 62);
-    prefix[62] = '/';
-    prefix[63] = '\0';
-    memset(key, 'k', sizeof key - 1);
-    key[sizeof key - 1] = '\0';
-    memset(owner, 'o', sizeof owner - 1);
-    owner[sizeof owner - 1] = '\0';
+    etcdt_maxima(prefix, key, owner);
     snprintf(ek, sizeof ek, "%s%s", prefix, key);
     etcdt_cfg(&c, M.url, prefix);
     c.session_ms = 3000;
