@@ -17,6 +17,9 @@
  *                    over fenced.h's st_case): a case still running after secs seconds
  *                    fails naming itself, with the summary line, exit 124.
  *                    etcdt_case_end() disarms it.
+ *   etcdt_maxima(prefix, key, owner)  fill the documented maxima: a 63-byte prefix
+ *                    (char[64], ending in '/'), a LDL_KEY_MAX-1 byte key, a LDL_OWNER_MAX-1
+ *                    byte owner.
  *   etcdt_shim       an ldl_store made of an ldl_etcd_async: every call submits, then pumps
  *                    until its op is answered (so the conformance body runs through the
  *                    non-blocking view: its bodies, steps and completions).
@@ -274,6 +277,17 @@ static ST__UNUSED ldl_store etcdt_shim_store(etcdt_shim *s)
     return st;
 }
 #endif
+
+static ST__UNUSED void etcdt_maxima(char prefix[64], char key[LDL_KEY_MAX], char owner[LDL_OWNER_MAX])
+{
+    memset(prefix, 'p', 62);
+    prefix[62] = '/';
+    prefix[63] = '\0';
+    memset(key, 'k', LDL_KEY_MAX - 1);
+    key[LDL_KEY_MAX - 1] = '\0';
+    memset(owner, 'o', LDL_OWNER_MAX - 1);
+    owner[LDL_OWNER_MAX - 1] = '\0';
+}
 
 static ST__UNUSED void etcdt_cfg(ldl_etcd_config *c, const char *endpoints, const char *prefix)
 {

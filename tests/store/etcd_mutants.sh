@@ -6,7 +6,10 @@
 # No sanitizers and -O0 (speed); the most targeted programs run first and the first
 # failure ends the run (exit 1). A program that does not build prints BUILD-ERROR and
 # exits 3 (a runner error, never a kill). Each program bounds its own cases (etcdt_case).
-# etcd_session (sessions, issue 34) runs last: only the session-* mutants get that far.
+# etcd_session (sessions, issue 34) runs last, EVERY case of it (no case argument): the
+# session-* mutants are killed there -- "stale" kills session-acquire-stale and
+# session-sync-acquire-stale, "retry" (python3 tests/store/etcd_holdproxy.py in front of the
+# member) the nonce and clean-up mutants, "maxima" the value's width. Run from the repo root.
 set -u
 : "${MUT_DIR:?run me through tests/mutants/adapters.sh}"
 CC=${CC:-cc}
