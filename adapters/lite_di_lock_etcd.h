@@ -282,7 +282,15 @@
    when one does not fit (decision 1010) */
 #define LDL__ETCD_K64_MAX ((LDL__ETCD_PREFIX_MAX - 1 + LDL_KEY_MAX - 1 + 2) / 3 * 4 + 1)
 #define LDL__ETCD_O64_MAX ((LDL_OWNER_MAX - 1 + 2) / 3 * 4 + 1)
-#define LDL__ETCD_BODY_MAX (4 * LDL__ETCD_K64_MAX + LDL__ETCD_O64_MAX + 2 * 20 + 400)
+/* a SESSION key's value (decision 1013, "The acquire with a shared lease"): the owner,
+   one separator byte no owner holds (owners are printable ASCII), then the acquire
+   call's nonce in LDL__ETCD_NONCE_LEN lowercase hex digits; a per-lock key's value is
+   the owner alone. V64: the largest such value in base64 */
+#define LDL__ETCD_NONCE_SEP 0x1F
+#define LDL__ETCD_NONCE_LEN 16
+#define LDL__ETCD_VAL_MAX (LDL_OWNER_MAX - 1 + 1 + LDL__ETCD_NONCE_LEN)
+#define LDL__ETCD_V64_MAX ((LDL__ETCD_VAL_MAX + 2) / 3 * 4 + 1)
+#define LDL__ETCD_BODY_MAX (4 * LDL__ETCD_K64_MAX + LDL__ETCD_V64_MAX + 2 * 20 + 400)
 #define LDL__ETCD_ERR_MAX 320
 
 #ifdef __cplusplus
@@ -325,6 +333,7 @@ typedef struct ldl_etcd {            /* caller-owned; fields are private */
     uint32_t    _session_ms;         /* cfg.session_ms */
     int64_t     _s_lease, _s_rev;    /* the synchronous view's session lease (0 = none yet)
                                         and the header revision of its grant */
+    uint64_t    _s_nonce;            /* session acquire calls so far: each call's nonce */
     char        _reply[LDL_ETCD_REPLY_MAX];
     char        _body[LDL__ETCD_BODY_MAX];
     char        _err[LDL__ETCD_ERR_MAX];
@@ -384,6 +393,8 @@ struct ldl_etcd_req {                /* one request; caller-owned storage, priva
     int             _sgrant;         /* this acquire grants the view's session lease */
     int             _ska;            /* the view's session keepalive */
     int             _fresh;          /* this session acquire granted the lease itself */
+    uint64_t        _nonce;          /* a session acquire: this call's nonce (per call,
+                                        the same in every attempt) */
     int64_t         _token;          /* ACQUIRE: the granted fence; else the caller's */
     int64_t         _lease;
     uint32_t        _ttl;
@@ -429,6 +440,7 @@ struct ldl_etcd_async {              /* caller-owned; fields are private */
     ldl_op         *_s_ride;         /* session renews the keepalive in flight answers */
     ldl_etcd_req   *_s_ka;           /* that keepalive (NULL = none in flight) */
     uint64_t        _s_sent;         /* session keepalives started so far */
+    uint64_t        _s_nonce;        /* session acquire calls so far: each call's nonce */
     ldl_etcd_stats  _stats;
     char            _err[LDL__ETCD_ERR_MAX];
 };
@@ -646,11 +658,23 @@ static int ldl__etcd_body_quorum(char *b, size_t cap, const char *p64) {
 }
 
 /* acquire: create_revision == 0 -> put with the lease, then range the key (in the same
-   txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range */
+   txn, so at the put's revision: the reply's proof, ldl__etcd_put_proof); else range.
+   nonce 0: the value is the owner (a per-lock lease, byte for byte as before sessions);
+   else a session put: owner, LDL__ETCD_NONCE_SEP, the nonce in fixed-width hex */
 static int ldl__etcd_body_put(char *b, size_t cap, const char *k64, const char *owner,
-                              int64_t lease) {
-    char o64[LDL__ETCD_O64_MAX];
-    if (ldl__etcd_b64enc((const unsigned char *)owner, strlen(owner), o64, sizeof o64) != 0) return -1;
+                              uint64_t nonce, int64_t lease) {
+    char o64[LDL__ETCD_V64_MAX];
+    unsigned char raw[LDL__ETCD_VAL_MAX + 1];
+    size_t n = strlen(owner);
+    if (n >= LDL_OWNER_MAX) return -1;
+    memcpy(raw, owner, n);
+    if (nonce) {
+        raw[n++] = LDL__ETCD_NONCE_SEP;
+        if (snprintf((char *)raw + n, sizeof raw - n, "%016llx", (unsigned long long)nonce) != LDL__ETCD_NONCE_LEN)
+            return -1;
+        n += LDL__ETCD_NONCE_LEN;
+    }
+    if (ldl__etcd_b64enc(raw, n, o64, sizeof o64) != 0) return -1;
     return ldl__etcd_fit(snprintf(b, cap,
         "{\"compare\":[{\"target\":\"CREATE\",\"result\":\"EQUAL\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
         "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}},"
@@ -779,6 +803,46 @@ static int ldl__etcd_range_kv(cJSON *r, const char *k64, ldl__etcd_kv *kv, const
     return 0;
 }
 
+/* a value the adapter put (decoded from value64 into raw, cap bytes): *olen = the
+   owner's length, *nonce = a session value's nonce (0: a per-lock value, the owner
+   alone). 0, or -1 (why set) when it is not a value the adapter writes: not base64, an
+   owner too long or not printable ASCII, or LDL__ETCD_NONCE_SEP not followed by exactly
+   LDL__ETCD_NONCE_LEN lowercase hex digits (a nonce >= 1) */
+static int ldl__etcd_value(const char *value64, unsigned char *raw, size_t cap, long *olen,
+                           uint64_t *nonce, const char **why) {
+    long n = ldl__etcd_b64dec(value64, raw, cap), i, o;
+    *olen = 0;
+    *nonce = 0;
+    if (n < 0) { *why = "the value is not an owner (not base64, or too long)"; return -1; }
+    for (o = 0; o < n && raw[o] != LDL__ETCD_NONCE_SEP; o++)
+        if (raw[o] < 0x20 || raw[o] > 0x7E) { *why = "the owner is not printable ASCII"; return -1; }
+    if (o >= LDL_OWNER_MAX) { *why = "the value is not an owner (too long)"; return -1; }
+    *olen = o;
+    if (o == n) return 0;                                   /* a per-lock value */
+    if (n - o - 1 != LDL__ETCD_NONCE_LEN) { *why = "a session value with a malformed nonce"; return -1; }
+    for (i = o + 1; i < n; i++) {
+        int d = raw[i] >= '0' && raw[i] <= '9' ? raw[i] - '0' : raw[i] >= 'a' && raw[i] <= 'f' ? raw[i] - 'a' + 10 : -1;
+        if (d < 0) { *why = "a session value with a malformed nonce"; return -1; }
+        *nonce = (*nonce << 4) | (uint64_t)d;
+    }
+    if (*nonce == 0) { *why = "a session value with a malformed nonce"; return -1; }
+    return 0;
+}
+
+/* a session acquire's compare failed on a key that carries the session lease, after an
+   attempt that may have committed: 1 when the key's value carries THIS call's nonce (an
+   earlier attempt of this call put it: the grant), 0 when it carries another call's
+   (a sibling lock, or an earlier call, holds it: the answer is 0), -1 when the value is
+   not one the adapter writes on a session key (why set) */
+static int ldl__etcd_mine(const char *value64, uint64_t nonce, const char **why) {
+    unsigned char raw[LDL__ETCD_VAL_MAX + 4];
+    long olen;
+    uint64_t got;
+    if (ldl__etcd_value(value64, raw, sizeof raw, &olen, &got, why) != 0) return -1;
+    if (!got) { *why = "a key on the session lease without a nonce"; return -1; }
+    return got == nonce ? 1 : 0;
+}
+
 /* the first response of a txn, of the kind `name` ("response_put", ...) */
 static cJSON *ldl__etcd_txn_resp(cJSON *root, int i, const char *name) {
     cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "responses"), *r;
@@ -830,6 +894,23 @@ static int ldl__etcd_put_proof(cJSON *root, const char *k64, int64_t lease, int6
     }
     *fence = kv.create;
     return 0;
+}
+
+/* an acquire txn's reply (both views): 1 the grant, proved (*fence); 0 the compare
+   failed (*kv: the key as the txn saw it; its value64 lives in root); -1 (why set) */
+static int ldl__etcd_put_reply(cJSON *root, const char *k64, int64_t lease, int64_t *fence, ldl__etcd_kv *kv,
+                               const char **why) {
+    int ok = ldl__etcd_succeeded(root);
+    cJSON *rr;
+    memset(kv, 0, sizeof *kv);
+    kv->value64 = "";
+    if (ok == 1) {
+        if (ldl__etcd_put_proof(root, k64, lease, fence, why) != 0) ok = -1;
+    } else if (ok == 0) {
+        rr = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!rr || ldl__etcd_range_kv(rr, k64, kv, why) != 0) { ok = -1; if (!*why) *why = "txn reply: no range response"; }
+    } else *why = "txn reply: succeeded is not a boolean";
+    return ok;
 }
 
 /* no object in the tree holds a name twice (cJSON keeps both; the first would be read),
@@ -1015,7 +1096,9 @@ static const char *ldl__etcd_fits(ldl_etcd *e) {
     memset(owner, 0x7E, sizeof owner - 1);
     owner[sizeof owner - 1] = '\0';
     if (ldl__etcd_key64(e->_prefix, key, k64, sizeof k64) != 0) return "prefix + key in base64";
-    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, INT64_MAX) != 0) return "the acquire txn";
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, 0, INT64_MAX) != 0) return "the acquire txn";
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner, UINT64_MAX, INT64_MAX) != 0)
+        return "the session acquire txn (owner and nonce)";
     if (ldl__etcd_body_del(e->_body, sizeof e->_body, k64, INT64_MAX) != 0) return "the release txn";
     if (ldl__etcd_body_range(e->_body, sizeof e->_body, k64) != 0) return "the range";
     if (ldl__etcd_body_grant(e->_body, sizeof e->_body, UINT32_MAX) != 0) return "the lease grant";
@@ -1269,6 +1352,7 @@ static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, co
                                int64_t *token_out, uint64_t deadline) {
     cJSON *root;
     const char *why = NULL;
+    ldl__etcd_kv kv;
     int64_t rev = 0;
     int ok, fresh = 0;
     if (!e->_s_lease) {
@@ -1293,27 +1377,18 @@ static int ldl__etcd_s_acquire(ldl_etcd *e, const char *key, const char *k64, co
         e->_s_lease = lease;
         e->_s_rev = grev;
     }
-    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", e->_s_lease) != 0)
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", ++e->_s_nonce, e->_s_lease) != 0)
         return ldl__etcd_nobody(e, "put");
     if (ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root) != 0) {
         if (strstr(e->_err, "lease not found")) e->_s_lease = 0;   /* the session ended */
         return LDL_ESTORE;
     }
-    ok = ldl__etcd_succeeded(root);
-    if (ok == 1) {
-        if (ldl__etcd_put_proof(root, k64, e->_s_lease, &rev, &why) != 0) ok = -1;
-    } else if (ok == 0) {
-        ldl__etcd_kv kv;
-        cJSON *r = ldl__etcd_txn_resp(root, 0, "response_range");
-        if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0) {
-            if (!why) why = "txn reply: no range response";
-            ok = -1;
-        } else if (kv.found && kv.lease == e->_s_lease && e->_ambig) {
-            why = "the key carries the session lease after an attempt that may have committed: "
-                  "not provably ours (left to the session)";
-            ok = -1;
-        }
-    } else why = "txn reply: succeeded is not a boolean";
+    ok = ldl__etcd_put_reply(root, k64, e->_s_lease, &rev, &kv, &why);
+    if (ok == 0 && kv.found && kv.lease == e->_s_lease && e->_ambig) {
+        /* an attempt may have committed: this call's nonce on the key proves it did */
+        ok = ldl__etcd_mine(kv.value64, e->_s_nonce, &why);
+        rev = kv.create;
+    }
     cJSON_Delete(root);
     if (ok < 0) { LDL__ETCD_ERR(e, "acquire (session)", why); return LDL_ESTORE; }
     e->_err[0] = '\0';
@@ -1342,6 +1417,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     char k64[LDL__ETCD_K64_MAX];
     cJSON *root;
     const char *why = NULL;
+    ldl__etcd_kv kv;
     int64_t lease = 0, ttl = 0, rev = 0;
     uint64_t deadline;
     int ok;
@@ -1372,7 +1448,7 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
     }
     cJSON_Delete(root);
     /* 2. the transaction */
-    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", lease) != 0) {
+    if (ldl__etcd_body_put(e->_body, sizeof e->_body, k64, owner ? owner : "", 0, lease) != 0) {
         LDL__ETCD_ERR(e, "acquire", "request too long");
         ldl__etcd_revoke(e, lease, deadline);
         return LDL_EINVAL;
@@ -1384,20 +1460,11 @@ static int ldl__etcd_acquire_owned(void *ctx, const char *key, uint32_t ttl_ms, 
         memcpy(e->_err, keep, sizeof keep);
         return LDL_ESTORE;
     }
-    ok = ldl__etcd_succeeded(root);
-    if (ok == 1) {
-        if (ldl__etcd_put_proof(root, k64, lease, &rev, &why) != 0) ok = -1;
-    } else if (ok == 0) {
-        ldl__etcd_kv kv;
-        cJSON *r = ldl__etcd_txn_resp(root, 0, "response_range");
-        if (!r || ldl__etcd_range_kv(r, k64, &kv, &why) != 0) {
-            if (!why) why = "txn reply: no range response";
-            ok = -1;
-        } else if (kv.found && kv.lease == lease) {
-            ok = 1;                             /* an earlier attempt of this call committed */
-            rev = kv.create;
-        }
-    } else why = "txn reply: succeeded is not a boolean";
+    ok = ldl__etcd_put_reply(root, k64, lease, &rev, &kv, &why);
+    if (ok == 0 && kv.found && kv.lease == lease) {
+        ok = 1;                                 /* an earlier attempt of this call committed */
+        rev = kv.create;
+    }
     cJSON_Delete(root);
     if (ok == 1) {
         *token_out = rev;
@@ -1565,36 +1632,25 @@ static int ldl__etcd_release(void *ctx, const char *key, int64_t token) {
     return 1;
 }
 
-/* the fenced write: compare the lock key's create_revision with the fence; if equal,
-   range the lock key (the reply's proof) and put/delete the target; else range it */
-LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
-    char k64[LDL__ETCD_K64_MAX];
+/* the fenced write's txn body, in a buffer of its own (malloc: the target and value are
+   up to LDL_ETCD_WRITE_MAX bytes each, past LDL__ETCD_BODY_MAX): compare the lock key's
+   create_revision with the fence; if equal, range the lock key (the reply's proof) and
+   put/delete the target; else range it. The body (free it), or NULL (why set) */
+static char *ldl__etcd_fenced_body(ldl_etcd *e, const ldl_etcd_write *w, const char *k64, size_t k64cap,
+                                   size_t tn) {
     char *body, *scratch, *t64, *v64;
-    size_t tn = 0, cap, t64n, v64n;
-    cJSON *root;
-    ldl__etcd_kv kv;
-    const char *why = NULL;
-    uint64_t deadline;
-    int ok, n;
-    if (!e) return LDL_EINVAL;
-    if (!e->_ok) { LDL__ETCD_ERR(e, "fenced", "ldl_etcd not initialised"); return LDL_EINVAL; }
-    if (!w || !ldl__etcd_key_ok(w->key) || w->fence < 1 || !w->target || !w->target[0] ||
-        (tn = strlen(w->target)) > LDL_ETCD_WRITE_MAX || w->value_len > LDL_ETCD_WRITE_MAX ||
-        (w->value_len && !w->value) || ldl__etcd_key64(e->_prefix, w->key, k64, sizeof k64) != 0) {
-        LDL__ETCD_ERR(e, "fenced", "want a lock key, a fence >= 1, a target and at most "
-                                   "LDL_ETCD_WRITE_MAX bytes of target and value");
-        return LDL_EINVAL;
-    }
+    size_t cap, t64n, v64n;
+    int n;
     t64n = (tn + 2) / 3 * 4 + 1;
     v64n = (w->value_len + 2) / 3 * 4 + 1;
-    cap = 3 * sizeof k64 + t64n + v64n + 400;
+    cap = 3 * k64cap + t64n + v64n + 400;
     scratch = (char *)malloc(t64n + v64n);
     body = (char *)malloc(cap);
     if (!scratch || !body) {
         free(scratch);
         free(body);
         LDL__ETCD_ERR(e, "fenced", "out of memory (request body)");
-        return LDL_ESTORE;
+        return NULL;
     }
     t64 = scratch;
     v64 = scratch + t64n;
@@ -1617,8 +1673,32 @@ LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
     if (ldl__etcd_fit(n, cap) != 0) {
         free(body);
         LDL__ETCD_ERR(e, "fenced", "request body does not fit");
-        return LDL_ESTORE;
+        return NULL;
     }
+    return body;
+}
+
+/* the fenced write: one txn (ldl__etcd_fenced_body); its reply must prove what it answers */
+LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
+    char k64[LDL__ETCD_K64_MAX];
+    char *body;
+    size_t tn = 0;
+    cJSON *root;
+    ldl__etcd_kv kv;
+    const char *why = NULL;
+    uint64_t deadline;
+    int ok;
+    if (!e) return LDL_EINVAL;
+    if (!e->_ok) { LDL__ETCD_ERR(e, "fenced", "ldl_etcd not initialised"); return LDL_EINVAL; }
+    if (!w || !ldl__etcd_key_ok(w->key) || w->fence < 1 || !w->target || !w->target[0] ||
+        (tn = strlen(w->target)) > LDL_ETCD_WRITE_MAX || w->value_len > LDL_ETCD_WRITE_MAX ||
+        (w->value_len && !w->value) || ldl__etcd_key64(e->_prefix, w->key, k64, sizeof k64) != 0) {
+        LDL__ETCD_ERR(e, "fenced", "want a lock key, a fence >= 1, a target and at most "
+                                   "LDL_ETCD_WRITE_MAX bytes of target and value");
+        return LDL_EINVAL;
+    }
+    body = ldl__etcd_fenced_body(e, w, k64, sizeof k64, tn);
+    if (!body) return LDL_ESTORE;
     deadline = ldl__etcd_now() + e->_call_ms;
     e->_post = body;
     ok = ldl__etcd_x(e, LDL__ETCD_TXN, deadline, &root);
@@ -1651,13 +1731,14 @@ LDL_ETCD_API int ldl_etcd_fenced(ldl_etcd *e, const ldl_etcd_write *w) {
 
 static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     ldl_etcd *e = (ldl_etcd *)ctx;
-    char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_O64_MAX + 8];
-    unsigned char raw[LDL__ETCD_O64_MAX];
+    char k64[LDL__ETCD_K64_MAX], v64[LDL__ETCD_V64_MAX + 8];
+    unsigned char raw[LDL__ETCD_V64_MAX];
+    const char *why = NULL;
     ldl__etcd_kv kv;
     cJSON *root;
     int64_t ttl = 0, id = 0;
-    uint64_t deadline;
-    long n, i;
+    uint64_t deadline, nonce;
+    long n;
     if (out) memset(out, 0, sizeof *out);
     if (!e || !out) return LDL_EINVAL;
     if (!e->_ok) { LDL__ETCD_ERR(e, "inspect", "ldl_etcd not initialised"); return LDL_EINVAL; }
@@ -1669,10 +1750,8 @@ static int ldl__etcd_inspect(void *ctx, const char *key, ldl_holder *out) {
     if (ldl__etcd_get(e, k64, deadline, &kv, v64, sizeof v64) != LDL_OK) return LDL_ESTORE;
     if (!kv.found) { e->_err[0] = '\0'; return 0; }
     if (kv.lease < 1) { LDL__ETCD_ERR(e, "inspect", "the key carries no lease: not the adapter's"); return LDL_ESTORE; }
-    n = ldl__etcd_b64dec(v64, raw, sizeof raw);
-    if (n < 0 || n >= LDL_OWNER_MAX) { LDL__ETCD_ERR(e, "inspect", "the value is not an owner"); return LDL_ESTORE; }
-    for (i = 0; i < n; i++)
-        if (raw[i] < 0x20 || raw[i] > 0x7E) { LDL__ETCD_ERR(e, "inspect", "the owner is not printable ASCII"); return LDL_ESTORE; }
+    /* the owner alone: a session key's value also carries its acquire's nonce */
+    if (ldl__etcd_value(v64, raw, sizeof raw, &n, &nonce, &why) != 0) { LDL__ETCD_ERR(e, "inspect", why); return LDL_ESTORE; }
     if (ldl__etcd_body_lease(e->_body, sizeof e->_body, kv.lease) != 0)
         return ldl__etcd_nobody(e, "lease");
     if (ldl__etcd_x(e, LDL__ETCD_TTL, deadline, &root) != 0) return LDL_ESTORE;
@@ -1806,7 +1885,7 @@ static int ldl__etcd_start(ldl_etcd_async *ea, ldl_etcd_req *r) {
     if (ldl__etcd_key64(e->_prefix, r->_key, k64, sizeof k64) != 0) return -1;
     switch (r->_step) {
     case LDL__ETCD_S_GRANT: b = ldl__etcd_body_grant(r->_body, sizeof r->_body, r->_ttl); break;
-    case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_lease); break;
+    case LDL__ETCD_S_PUT: b = ldl__etcd_body_put(r->_body, sizeof r->_body, k64, r->_owner, r->_nonce, r->_lease); break;
     case LDL__ETCD_S_RANGE: b = ldl__etcd_body_range(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_QUORUM: b = ldl__etcd_body_quorum(r->_body, sizeof r->_body, k64); break;
     case LDL__ETCD_S_DEL: b = ldl__etcd_body_del(r->_body, sizeof r->_body, k64, r->_token); break;
@@ -1876,6 +1955,16 @@ static void ldl__etcd_next(ldl_etcd_async *ea, ldl_etcd_req *r, int step) {
     (void)ldl__etcd_launch(ea, r);
 }
 
+/* answer r's op now, if it is still attached, and detach it: the request itself goes on
+   (a clean-up: the revoke of a lease, the delete of a key) */
+static void ldl__etcd_answer(ldl_etcd_req *r, int rc) {
+    ldl_op *op = r->_op;
+    if (!op) return;
+    op->store_data = 0;
+    r->_op = NULL;
+    ldl_op_complete(op, rc, 0);
+}
+
 /* the request failed for good at its current step */
 static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what, const char *why) {
     if (why != ea->_err) ldl__etcd_aerr(ea, what, why);
@@ -1885,12 +1974,7 @@ static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what
     if (r->_sess && r->_kind == LDL_OP_ACQUIRE && r->_token > 0 &&
         (r->_step == LDL__ETCD_S_KEEPALIVE || r->_step == LDL__ETCD_S_QUORUM)) {
         /* the key was put but its lease could not be proved fresh: no grant; delete it */
-        if (r->_op) {
-            ldl_op *op = r->_op;
-            op->store_data = 0;
-            r->_op = NULL;
-            ldl_op_complete(op, LDL_ESTORE, 0);
-        }
+        ldl__etcd_answer(r, LDL_ESTORE);
         r->_kind = LDL_OP_RELEASE;
         r->_rc = LDL_ESTORE;
         r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
@@ -1907,155 +1991,223 @@ static void ldl__etcd_fail(ldl_etcd_async *ea, ldl_etcd_req *r, const char *what
     ldl__etcd_finish(ea, r, LDL_ESTORE, 0, 0);
 }
 
-/* one exchange of r finished: judge it, then step on, retry elsewhere or finish */
-static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
-    ldl_etcd *e = ea->_e;
-    char tmp[LDL__ETCD_ERR_MAX], k64[LDL__ETCD_K64_MAX];
-    const char *why = NULL, *what = ldl__etcd_path(ldl__etcd_step_x(r->_step));
-    cJSON *root = NULL, *hdr;
+/* judge r's finished exchange, its reply header included: LDL__ETCD_X_OK with *root
+   (decref it) and the header's *rev, else the verdict with *why */
+static int ldl__etcd_judge_r(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc, cJSON **root, int64_t *rev,
+                             const char **why, char *tmp, size_t tmpcap) {
+    cJSON *hdr;
     long http = 0;
-    int64_t rev = 0;
     int v;
     curl_easy_getinfo(r->_easy, CURLINFO_RESPONSE_CODE, &http);
     ea->_stats.exchanges++;
-    v = ldl__etcd_judge(cc, http, r->_reply, r->_rlen, r->_over, &root, &why, tmp, sizeof tmp);
+    v = ldl__etcd_judge(cc, http, r->_reply, r->_rlen, r->_over, root, why, tmp, tmpcap);
     if (v == LDL__ETCD_X_OK) {
-        hdr = r->_step == LDL__ETCD_S_KEEPALIVE ? cJSON_GetObjectItemCaseSensitive(root, "result") : root;
-        if (!cJSON_IsObject(hdr)) { why = "keepalive reply without a result"; v = LDL__ETCD_X_NEXT; }
-        else if (ldl__etcd_header(hdr, &e->_cluster, &rev, &why) != 0)
-            v = strstr(why, "another cluster") ? LDL__ETCD_X_FATAL : LDL__ETCD_X_NEXT;
-        if (v != LDL__ETCD_X_OK) { cJSON_Delete(root); root = NULL; }
+        hdr = r->_step == LDL__ETCD_S_KEEPALIVE ? cJSON_GetObjectItemCaseSensitive(*root, "result") : *root;
+        if (!cJSON_IsObject(hdr)) { *why = "keepalive reply without a result"; v = LDL__ETCD_X_NEXT; }
+        else if (ldl__etcd_header(hdr, &ea->_e->_cluster, rev, why) != 0)
+            v = strstr(*why, "another cluster") ? LDL__ETCD_X_FATAL : LDL__ETCD_X_NEXT;
+        if (v != LDL__ETCD_X_OK) { cJSON_Delete(*root); *root = NULL; }
     }
+    return v;
+}
+
+/* r's exchange got no usable answer (verdict v): the same step again on the next member
+   while its bound allows (the attempt may have been applied: _ambig), else it fails */
+static void ldl__etcd_retry(ldl_etcd_async *ea, ldl_etcd_req *r, int v, const char *what, const char *why) {
+    ldl_etcd *e = ea->_e;
     if (v == LDL__ETCD_X_FATAL && r->_step == LDL__ETCD_S_REVOKE) {
         /* "lease not found": already gone, which is what the revoke wanted */
         ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
         return;
     }
-    if (v != LDL__ETCD_X_OK) {
-        if (v == LDL__ETCD_X_NEXT && ldl__etcd_now() < r->_deadline && r->_tries < 2 * e->_n) {
-            r->_tries++;
-            r->_ambig = 1;
-            r->_member = (r->_member + 1) % e->_n;
-            /* a quorum read proves only the member it went to: on the next member the
-               keepalive goes first again */
-            if (r->_step == LDL__ETCD_S_QUORUM) r->_step = LDL__ETCD_S_KEEPALIVE;
-            ea->_stats.failovers++;
-            if (ldl__etcd_launch(ea, r) == 0) return;
-        }
-        ldl__etcd_fail(ea, r, what, why);
+    if (v == LDL__ETCD_X_NEXT && ldl__etcd_now() < r->_deadline && r->_tries < 2 * e->_n) {
+        r->_tries++;
+        r->_ambig = 1;
+        r->_member = (r->_member + 1) % e->_n;
+        /* a quorum read proves only the member it went to: on the next member the
+           keepalive goes first again */
+        if (r->_step == LDL__ETCD_S_QUORUM) r->_step = LDL__ETCD_S_KEEPALIVE;
+        ea->_stats.failovers++;
+        if (ldl__etcd_launch(ea, r) == 0) return;
+    }
+    ldl__etcd_fail(ea, r, what, why);
+}
+
+/* S_GRANT answered: a lease of at least the TTL asked for goes on to the put (the
+   view's session lease unparks the acquires waiting for it); a shorter one goes back */
+static void ldl__etcd_on_grant(ldl_etcd_async *ea, ldl_etcd_req *r, cJSON *root, int64_t rev, const char *what) {
+    int64_t id = 0, ttl = 0;
+    if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1) {
+        cJSON_Delete(root);
+        ldl__etcd_fail(ea, r, what, "reply without a lease ID");
         return;
     }
-    e->_cur = r->_member;
-    if (ldl__etcd_key64(e->_prefix, r->_key, k64, sizeof k64) != 0) k64[0] = '\0';
-    switch (r->_step) {
-    case LDL__ETCD_S_GRANT: {
-        int64_t id = 0, ttl = 0;
-        if (ldl__etcd_i64(root, "ID", 0, &id) != 0 || id < 1) {
-            cJSON_Delete(root);
-            ldl__etcd_fail(ea, r, what, "reply without a lease ID");
-            return;
-        }
-        if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
-            /* shorter than asked: never a grant; the lease goes back */
-            cJSON_Delete(root);
-            ldl__etcd_aerr(ea, what, "the granted TTL is below the one asked for (or malformed)");
-            if (r->_op) {
-                ldl_op *op = r->_op;
-                op->store_data = 0;
-                r->_op = NULL;
-                ldl_op_complete(op, LDL_ESTORE, 0);
-            }
-            r->_lease = id;
-            r->_rc = LDL_ESTORE;
-            r->_token = 0;
-            ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
-            return;
-        }
+    if (ldl__etcd_i64(root, "TTL", 0, &ttl) != 0 || ttl < (int64_t)(((uint64_t)r->_ttl + 999u) / 1000u)) {
+        /* shorter than asked: never a grant; the lease goes back */
         cJSON_Delete(root);
+        ldl__etcd_aerr(ea, what, "the granted TTL is below the one asked for (or malformed)");
+        ldl__etcd_answer(r, LDL_ESTORE);
         r->_lease = id;
-        if (r->_sgrant) {
-            /* the view's session lease: every parked session acquire goes on with it */
-            r->_sgrant = 0;
-            r->_fresh = 1;                    /* granted after this acquire's start' */
-            ea->_s_granting = 0;
-            ea->_s_lease = id;
-            ea->_s_rev = rev;
-            ea->_stats.session_grants++;
-            ldl__etcd_s_unpark(ea, id);
-            if (!r->_op) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }          /* cancelled */
-            ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
-            return;
-        }
-        if (!r->_op) { r->_rc = 0; ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE); return; }  /* cancelled */
-        ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
-        return;
-    }
-    case LDL__ETCD_S_PUT: {
-        int ok = ldl__etcd_succeeded(root);
-        int64_t fence = 0;
-        if (r->_sess) {
-            /* a session acquire (decision 1013): the proof is the per-lock one with the
-               session lease; nothing is ever revoked (the lease is shared) */
-            if (ok == 1) {
-                if (ldl__etcd_put_proof(root, k64, r->_lease, &fence, &why) != 0) ok = -1;
-            } else if (ok == 0) {
-                ldl__etcd_kv kv;
-                cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
-                if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
-                else if (kv.found && kv.lease == r->_lease && r->_ambig) {
-                    ok = -1;
-                    why = "the key carries the session lease after an attempt that may have "
-                          "committed: not provably ours (left to the session)";
-                }
-            } else why = "txn reply: succeeded is not a boolean";
-            cJSON_Delete(root);
-            if (ok == 1 && r->_op && !r->_fresh) {
-                /* the lease is older than this acquire: its expiry may be close. Only a
-                   keepalive sent now (after start') and its quorum read make the server's
-                   expiry later than the lock's deadline (chaos found it: keys put on a
-                   lease about to expire were taken by another client 90 ms later) */
-                r->_token = fence;
-                ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
-                return;
-            }
-            if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
-            if (ok == 1) {                    /* cancelled: hand the key back (fenced delete) */
-                ea->_stats.handed_back++;
-                r->_kind = LDL_OP_RELEASE;
-                r->_token = fence;
-                ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
-                return;
-            }
-            if (ok < 0) ldl__etcd_aerr(ea, what, why);
-            ldl__etcd_finish(ea, r, ok < 0 ? LDL_ESTORE : 0, 0, 1);
-            return;
-        }
-        if (ok == 1) {
-            if (ldl__etcd_put_proof(root, k64, r->_lease, &fence, &why) != 0) ok = -1;
-        } else if (ok == 0) {
-            ldl__etcd_kv kv;
-            cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
-            if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
-            else if (kv.found && kv.lease == r->_lease) { ok = 1; fence = kv.create; }
-        } else why = "txn reply: succeeded is not a boolean";
-        cJSON_Delete(root);
-        if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
-        if (ok == 1) ea->_stats.handed_back++;            /* cancelled: the revoke hands it back */
-        if (ok == 0 && r->_op) {
-            /* lost the race: answer now, revoke the fresh lease detached (a contender
-               does not wait for the clean-up) */
-            ldl_op *op = r->_op;
-            op->store_data = 0;
-            r->_op = NULL;
-            ldl_op_complete(op, 0, 0);
-        }
-        if (ok < 0) ldl__etcd_aerr(ea, what, why);
-        r->_rc = ok < 0 ? LDL_ESTORE : 0;
+        r->_rc = LDL_ESTORE;
         r->_token = 0;
         ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
         return;
     }
-    case LDL__ETCD_S_RANGE: {
+    cJSON_Delete(root);
+    r->_lease = id;
+    if (r->_sgrant) {
+        /* the view's session lease: every parked session acquire goes on with it */
+        r->_sgrant = 0;
+        r->_fresh = 1;                    /* granted after this acquire's start' */
+        ea->_s_granting = 0;
+        ea->_s_lease = id;
+        ea->_s_rev = rev;
+        ea->_stats.session_grants++;
+        ldl__etcd_s_unpark(ea, id);
+        if (!r->_op) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }          /* cancelled */
+        ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
+        return;
+    }
+    if (!r->_op) { r->_rc = 0; ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE); return; }  /* cancelled */
+    ldl__etcd_next(ea, r, LDL__ETCD_S_PUT);
+}
+
+/* S_PUT of a session acquire answered (decision 1013): the proof is the per-lock one with
+   the session lease; a compare failure after an ambiguous attempt is this call's grant
+   only if the key carries this call's nonce; nothing is ever revoked (the lease is shared) */
+static void ldl__etcd_on_sput(ldl_etcd_async *ea, ldl_etcd_req *r, cJSON *root, const char *k64, const char *what) {
+    const char *why = NULL;
+    ldl__etcd_kv kv;
+    int64_t fence = 0;
+    int ok = ldl__etcd_put_reply(root, k64, r->_lease, &fence, &kv, &why);
+    if (ok == 0 && kv.found && kv.lease == r->_lease && r->_ambig) {
+        /* an attempt may have committed: this call's nonce on the key proves it did */
+        ok = ldl__etcd_mine(kv.value64, r->_nonce, &why);
+        fence = kv.create;
+    }
+    cJSON_Delete(root);
+    if (ok == 1 && r->_op && !r->_fresh) {
+        /* the lease is older than this acquire: its expiry may be close. Only a
+           keepalive sent now (after start') and its quorum read make the server's
+           expiry later than the lock's deadline (chaos found it: keys put on a
+           lease about to expire were taken by another client 90 ms later) */
+        r->_token = fence;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
+        return;
+    }
+    if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
+    if (ok == 1) {                        /* cancelled: hand the key back (fenced delete) */
+        ea->_stats.handed_back++;
+        r->_kind = LDL_OP_RELEASE;
+        r->_token = fence;
+        ldl__etcd_next(ea, r, LDL__ETCD_S_DEL);
+        return;
+    }
+    if (ok < 0) ldl__etcd_aerr(ea, what, why);
+    ldl__etcd_finish(ea, r, ok < 0 ? LDL_ESTORE : 0, 0, 1);
+}
+
+/* S_PUT of a per-lock acquire answered: the grant; else the fresh lease goes back */
+static void ldl__etcd_on_put(ldl_etcd_async *ea, ldl_etcd_req *r, cJSON *root, const char *k64, const char *what) {
+    const char *why = NULL;
+    ldl__etcd_kv kv;
+    int64_t fence = 0;
+    int ok = ldl__etcd_put_reply(root, k64, r->_lease, &fence, &kv, &why);
+    if (ok == 0 && kv.found && kv.lease == r->_lease) { ok = 1; fence = kv.create; }  /* an earlier attempt committed */
+    cJSON_Delete(root);
+    if (ok == 1 && r->_op) { ldl__etcd_finish(ea, r, 1, fence, 1); return; }
+    if (ok == 1) ea->_stats.handed_back++;            /* cancelled: the revoke hands it back */
+    /* lost the race: answer now, revoke the fresh lease detached (a contender does not
+       wait for the clean-up) */
+    if (ok == 0) ldl__etcd_answer(r, 0);
+    if (ok < 0) ldl__etcd_aerr(ea, what, why);
+    r->_rc = ok < 0 ? LDL_ESTORE : 0;
+    r->_token = 0;
+    ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
+}
+
+/* S_KEEPALIVE answered: the session keepalive goes on to its quorum read; a session
+   acquire's (the lease older than the call) too when the TTL covers the lock's; a
+   per-lock renew is answered here */
+static void ldl__etcd_on_keepalive(ldl_etcd_async *ea, ldl_etcd_req *r, cJSON *root, const char *what) {
+    cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "result");
+    int64_t id = 0, ttl = 0;
+    if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != r->_lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
+        cJSON_Delete(root);
+        ldl__etcd_fail(ea, r, what, "reply names another lease or has a malformed TTL");
+        return;
+    }
+    cJSON_Delete(root);
+    if (r->_ska && ttl > 0) {             /* alive: the quorum read on this member next */
+        r->_token = ttl;
+        r->_step = LDL__ETCD_S_QUORUM;
+        (void)ldl__etcd_launch(ea, r);
+        return;
+    }
+    if (r->_ska) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
+    if (r->_sess && r->_kind == LDL_OP_ACQUIRE) {
+        /* a session acquire's keepalive: alive and covering -> the quorum read; else the
+           lease is gone (and the key with it): no grant */
+        if (ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl) {
+            r->_step = LDL__ETCD_S_QUORUM;
+            (void)ldl__etcd_launch(ea, r);
+            return;
+        }
+        if (ttl <= 0 && r->_lease == ea->_s_lease) ldl__etcd_s_gone(ea);
+        r->_token = 0;
+        ldl__etcd_finish(ea, r, 0, 0, 1);
+        return;
+    }
+    ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
+}
+
+/* S_DEL (a release, or a hand-back) answered: a per-lock key's lease is revoked next; the
+   session lease never is */
+static void ldl__etcd_on_del(ldl_etcd_async *ea, ldl_etcd_req *r, cJSON *root, const char *k64, const char *what) {
+    const char *why = NULL;
+    int ok = ldl__etcd_succeeded(root);
+    ldl__etcd_kv kv;
+    memset(&kv, 0, sizeof kv);
+    if (ok == 1) {
+        cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0 || !kv.found || kv.create != r->_token ||
+            !ldl__etcd_txn_resp(root, 1, "response_delete_range")) {
+            ok = -1;
+            if (!why) why = "txn reply: the range does not show this fence, or no delete response";
+        }
+    } else if (ok == 0) {
+        cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
+        if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
+        else if (!kv.found && r->_ambig) ok = 1;   /* deleted by an earlier attempt, or
+                                                      expired and not retaken */
+        kv.lease = 0;
+    } else why = "txn reply: succeeded is not a boolean";
+    cJSON_Delete(root);
+    if (ok < 0) { ldl__etcd_fail(ea, r, what, why); return; }
+    if (ok == 0 || kv.lease < 1 || kv.lease == ea->_s_lease) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
+    r->_rc = 1;
+    r->_lease = kv.lease;
+    ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
+}
+
+/* one exchange of r finished: judge it, then step on, retry elsewhere or finish */
+static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
+    ldl_etcd *e = ea->_e;
+    char tmp[LDL__ETCD_ERR_MAX], k64[LDL__ETCD_K64_MAX];
+    const char *why = NULL, *what = ldl__etcd_path(ldl__etcd_step_x(r->_step));
+    cJSON *root = NULL;
+    int64_t rev = 0;
+    int v = ldl__etcd_judge_r(ea, r, cc, &root, &rev, &why, tmp, sizeof tmp);
+    if (v != LDL__ETCD_X_OK) { ldl__etcd_retry(ea, r, v, what, why); return; }
+    e->_cur = r->_member;
+    if (ldl__etcd_key64(e->_prefix, r->_key, k64, sizeof k64) != 0) k64[0] = '\0';
+    switch (r->_step) {
+    case LDL__ETCD_S_GRANT: ldl__etcd_on_grant(ea, r, root, rev, what); return;
+    case LDL__ETCD_S_PUT:
+        if (r->_sess) ldl__etcd_on_sput(ea, r, root, k64, what);
+        else ldl__etcd_on_put(ea, r, root, k64, what);
+        return;
+    case LDL__ETCD_S_RANGE: {                 /* a per-lock renew: the key is still ours? */
         ldl__etcd_kv kv;
         if (ldl__etcd_range_kv(root, k64, &kv, &why) != 0) { cJSON_Delete(root); ldl__etcd_fail(ea, r, what, why); return; }
         cJSON_Delete(root);
@@ -2064,38 +2216,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         ldl__etcd_next(ea, r, LDL__ETCD_S_KEEPALIVE);
         return;
     }
-    case LDL__ETCD_S_KEEPALIVE: {
-        cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "result");
-        int64_t id = 0, ttl = 0;
-        if (ldl__etcd_i64(res, "ID", 0, &id) != 0 || id != r->_lease || ldl__etcd_i64(res, "TTL", 1, &ttl) != 0) {
-            cJSON_Delete(root);
-            ldl__etcd_fail(ea, r, what, "reply names another lease or has a malformed TTL");
-            return;
-        }
-        cJSON_Delete(root);
-        if (r->_ska && ttl > 0) {             /* alive: the quorum read on this member next */
-            r->_token = ttl;
-            r->_step = LDL__ETCD_S_QUORUM;
-            (void)ldl__etcd_launch(ea, r);
-            return;
-        }
-        if (r->_ska) { ldl__etcd_finish(ea, r, 0, 0, 1); return; }
-        if (r->_sess && r->_kind == LDL_OP_ACQUIRE) {
-            /* a session acquire's keepalive: alive and covering -> the quorum read; else the
-               lease is gone (and the key with it): no grant */
-            if (ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl) {
-                r->_step = LDL__ETCD_S_QUORUM;
-                (void)ldl__etcd_launch(ea, r);
-                return;
-            }
-            if (ttl <= 0 && r->_lease == ea->_s_lease) ldl__etcd_s_gone(ea);
-            r->_token = 0;
-            ldl__etcd_finish(ea, r, 0, 0, 1);
-            return;
-        }
-        ldl__etcd_finish(ea, r, ttl > 0 && (uint64_t)ttl * 1000u >= (uint64_t)r->_ttl ? 1 : 0, 0, 1);
-        return;
-    }
+    case LDL__ETCD_S_KEEPALIVE: ldl__etcd_on_keepalive(ea, r, root, what); return;
     case LDL__ETCD_S_QUORUM:                  /* the member had a quorum after the keepalive */
         cJSON_Delete(root);
         if (!r->_ska && !r->_op) {            /* a cancelled session acquire: hand it back */
@@ -2106,32 +2227,7 @@ static void ldl__etcd_done(ldl_etcd_async *ea, ldl_etcd_req *r, CURLcode cc) {
         }
         ldl__etcd_finish(ea, r, 1, r->_token, 1);
         return;
-    case LDL__ETCD_S_DEL: {
-        int ok = ldl__etcd_succeeded(root);
-        ldl__etcd_kv kv;
-        memset(&kv, 0, sizeof kv);
-        if (ok == 1) {
-            cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
-            if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0 || !kv.found || kv.create != r->_token ||
-                !ldl__etcd_txn_resp(root, 1, "response_delete_range")) {
-                ok = -1;
-                if (!why) why = "txn reply: the range does not show this fence, or no delete response";
-            }
-        } else if (ok == 0) {
-            cJSON *rr = ldl__etcd_txn_resp(root, 0, "response_range");
-            if (!rr || ldl__etcd_range_kv(rr, k64, &kv, &why) != 0) { ok = -1; if (!why) why = "txn reply: no range response"; }
-            else if (!kv.found && r->_ambig) ok = 1;   /* deleted by an earlier attempt, or
-                                                          expired and not retaken */
-            kv.lease = 0;
-        } else why = "txn reply: succeeded is not a boolean";
-        cJSON_Delete(root);
-        if (ok < 0) { ldl__etcd_fail(ea, r, what, why); return; }
-        if (ok == 0 || kv.lease < 1 || kv.lease == ea->_s_lease) { ldl__etcd_finish(ea, r, ok, 0, 1); return; }
-        r->_rc = 1;
-        r->_lease = kv.lease;
-        ldl__etcd_next(ea, r, LDL__ETCD_S_REVOKE);
-        return;
-    }
+    case LDL__ETCD_S_DEL: ldl__etcd_on_del(ea, r, root, k64, what); return;
     default:                                              /* the revoke answered */
         cJSON_Delete(root);
         ldl__etcd_finish(ea, r, r->_rc, r->_token, 1);
@@ -2183,6 +2279,7 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     r->_tries = 0;
     r->_ambig = 0;
     r->_sess = r->_sgrant = r->_ska = r->_fresh = 0;
+    r->_nonce = 0;
     r->_member = ea->_e->_cur;
     r->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     memcpy(r->_key, key, strlen(key) + 1);
@@ -2195,8 +2292,10 @@ static int ldl__etcd_submit(ldl_etcd_async *ea, ldl_op *op, int kind, const char
     ea->_stats.live++;
     if (ea->_stats.live > ea->_stats.max_live) ea->_stats.max_live = ea->_stats.live;
     if (ea->_e->_session_ms && ttl_ms == ea->_e->_session_ms && kind == LDL_OP_ACQUIRE) {
-        /* a session acquire (decision 1013): the key goes on the view's lease */
+        /* a session acquire (decision 1013): the key goes on the view's lease, its value
+           carries this call's nonce (every attempt the same) */
         r->_sess = 1;
+        r->_nonce = ++ea->_s_nonce;
         if (ea->_s_lease) {
             r->_lease = ea->_s_lease;
             r->_step = LDL__ETCD_S_PUT;
@@ -2281,6 +2380,7 @@ static void ldl__etcd_s_kick(ldl_etcd_async *ea) {
     k->_sgrant = 0;
     k->_ska = 1;
     k->_fresh = 0;
+    k->_nonce = 0;
     k->_member = ea->_e->_cur;
     k->_deadline = ldl__etcd_now() + ea->_e->_call_ms;
     k->_key[0] = '\0';

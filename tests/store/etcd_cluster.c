@@ -167,6 +167,7 @@ static int client_init2(client *c, const char *name, int key, const char *keystr
     ldl_etcd_config cfg;
     ldl_lock_desc d;
     ldl_store s;
+    int rc;
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "%s", name);
     c->key = key;
@@ -176,8 +177,8 @@ static int client_init2(client *c, const char *name, int key, const char *keystr
        renew (due ttl/3 after the last) always answers inside a 4 s TTL's window */
     cfg.attempt_ms = 500;
     cfg.call_ms = call_ms ? call_ms : 2000;
-    if (!ST_CHECK(ldl_etcd_init(&c->e, &cfg) == LDL_OK, "%s: ldl_etcd_init(%s): %s", name, endpoints,
-                  ldl_etcd_why(&c->e)))
+    rc = ldl_etcd_init(&c->e, &cfg);       /* first: the why below reads what init wrote */
+    if (!ST_CHECK(rc == LDL_OK, "%s: ldl_etcd_init(%s): %s", name, endpoints, ldl_etcd_why(&c->e)))
         return 0;
     s = ldl_etcd_store(&c->e);
     if (lying) {
@@ -194,7 +195,8 @@ static int client_init2(client *c, const char *name, int key, const char *keystr
     d.key = keystr ? keystr : g_keys[key];
     d.ttl_ms = ttl;
     d.store = &s;
-    if (!ST_CHECK(ldl_lock_init(&c->lk, &d) == LDL_OK, "%s: ldl_lock_init: %s", name, ldl_lock_why(&c->lk))) {
+    rc = ldl_lock_init(&c->lk, &d);        /* first: the why below reads what init wrote */
+    if (!ST_CHECK(rc == LDL_OK, "%s: ldl_lock_init: %s", name, ldl_lock_why(&c->lk))) {
         ldl_etcd_close(&c->e);
         return 0;
     }

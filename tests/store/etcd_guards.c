@@ -170,6 +170,7 @@ static void longkey(void)
     ldl_etcd_config c;
     ldl_store s, o;
     ldl_store_ext x;
+    int rc;
     memset(prefix, 'p', 62);
     prefix[62] = '/';
     prefix[63] = '\0';
@@ -179,7 +180,8 @@ static void longkey(void)
     owner[sizeof owner - 1] = '\0';
     ST_CHECK(strlen(prefix) == 63 && strlen(key) == 127 && strlen(owner) == 63, "the maxima: 63 + 127, owner 63");
     etcdt_cfg(&c, M.url, prefix);
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK, "[longkey] init with a 63-byte prefix: %s", ldl_etcd_why(&e));
+    rc = ldl_etcd_init(&e, &c);            /* first: the why below reads what init wrote */
+    ST_CHECK(rc == LDL_OK, "[longkey] init with a 63-byte prefix: %s", ldl_etcd_why(&e));
     ST_CHECK(ldl_etcd_init(&e2, &c) == LDL_OK, "[longkey] init (other client)");
     s = ldl_etcd_store(&e);
     x = ldl_etcd_ext(&e);

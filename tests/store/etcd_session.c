@@ -21,6 +21,17 @@
  *   sync        the synchronous view: keys of two locks on one lease, renew per call
  *               (keepalive and quorum read, no range), release keeps the session, a
  *               release through another ldl_etcd revokes it, close revokes it.
+ *   retry       an acquire whose txn committed but whose reply was lost (a forwarding
+ *               proxy in front of the real member drops it: tests/store/etcd_holdproxy.py)
+ *               is GRANTED on the retry, proved by this call's nonce in the key's value,
+ *               fence = the key's create revision (non-blocking view on an older lease and
+ *               on a lease the call granted itself; synchronous view); a sibling lock of
+ *               the same view whose ambiguous acquire meets the holder's key is answered 0;
+ *               inspect reports the owner alone and refuses a malformed nonce.
+ *   maxima      the documented maxima (prefix 63, key 127, owner 63 bytes) on a session:
+ *               the value (owner, separator, nonce) fits the body init checked; both views
+ *               acquire, inspect (the owner alone), release; a per-lock key's value on the
+ *               same ldl_etcd is the owner, byte for byte.
  *
  * Every case runs under its own time bound (etcdt_case). Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
@@ -89,6 +100,27 @@ static void lock_desc(ldl_lock_desc *d, const char *key, uint32_t ttl, uint32_t 
     if (scripted) { d->clock.now_ms = sclock; d->clock.ctx = NULL; }
     d->on_lost = on_lost;
     d->user = (void *)(intptr_t)idx;
+}
+
+/* lock l on `key` (on_lost user idx) of the view, the session's TTL: its init's answer */
+static int add_lock(ldl_lock *l, const char *key, const ldl_async_store *as, int scripted, int idx)
+{
+    ldl_lock_desc d;
+    lock_desc(&d, key, 3000, 1000, as, scripted, idx);
+    return ldl_lock_init(l, &d);
+}
+
+/* a session view (session_ms 3000, the other bounds the defaults) on `endpoints` with
+   `prefix`, its request storage reqs[n]: 1 when both inits answered LDL_OK */
+static int open_view(ldl_etcd *e, ldl_etcd_async *ea, ldl_etcd_req *reqs, size_t n, ldl_async_store *as,
+                     const char *endpoints, const char *prefix)
+{
+    ldl_etcd_config c;
+    etcdt_cfg(&c, endpoints, prefix);
+    c.session_ms = 3000;
+    if (ldl_etcd_init(e, &c) != LDL_OK || ldl_etcd_async_init(ea, e, reqs, n) != LDL_OK) return 0;
+    *as = ldl_etcd_async_store(ea);
+    return 1;
 }
 
 static void pump(ldl_etcd_async *ea)
@@ -229,21 +261,30 @@ static void coalesce(void)
 /* acquire every lock not held, as a program would: 1,000 acquires submitted in one frame
    start 32 per pump (LDL_ETCD_BATCH) and each has call_ms; on this shared machine a few
    can pass their bound (an answer LDL_ESTORE: the lock is IDLE) and are asked again */
-/* a lock not held whose key carries the view's session lease: an acquire whose txn may
-   have committed but whose answer was lost (under load: an attempt timed out) cannot prove
-   the key is its own and answers LDL_ESTORE; the key stays until the session ends
-   (decision 1013, documented). Such locks are counted, not failed. */
+/* a lock not held whose key carries the view's session lease: an acquire whose txn
+   committed but whose answers were all lost until its call bound passed (call_ms) answers
+   LDL_ESTORE; the key stays until the session ends (decision 1013). An attempt that timed
+   out and was retried within the bound proves its key by its nonce and is granted. Such
+   locks are counted, not failed; so are the retried attempts (failovers).
+   ETCD_SESSION_WAVE (default 250) and ETCD_SESSION_ATTEMPT_MS (default 3000) re-create
+   the measurement of decision 1013: 1000 and 1000 (every acquire at once, 1 s attempts) */
 #define NT_MAX 1000
 static int ORPHAN[NT_MAX];
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && atoi(v) > 0 ? atoi(v) : dflt;
+}
 static int acquire_all(ldl_etcd_async *ea, ldl_lock *l, int n, const char *what, const char *prefix)
 {
-    int i, round, left = n, orphans = 0;
+    int i, round, left = n, orphans = 0, wave = env_int("ETCD_SESSION_WAVE", 250);
+    uint64_t fo = ldl_etcd_async_stats(ea)->failovers;
     char ek[256];
     memset(ORPHAN, 0, sizeof ORPHAN);
     for (round = 0; round < 5 && left; round++) {
         int w;
-        for (w = 0; w < n; w += 250) {     /* in waves of 250, as a program starting up would */
-            for (i = w; i < n && i < w + 250; i++)
+        for (w = 0; w < n; w += wave) {    /* in waves, as a program starting up would */
+            for (i = w; i < n && i < w + wave; i++)
                 if (!ldl_lock_held(&l[i]) && !ORPHAN[i]) ldl_lock_acquire(&l[i]);
             settle_locks(ea, l, n, 60000);
         }
@@ -260,8 +301,9 @@ static int acquire_all(ldl_etcd_async *ea, ldl_lock *l, int n, const char *what,
         if (left) printf("figure: thousand (%s): %d acquire(s) not granted in round %d (%s)\n", what, left, round,
                          ldl_etcd_async_why(ea));
     }
-    if (orphans) printf("figure: thousand (%s): %d key(s) left to the session after an ambiguous acquire "
-                        "(an attempt timed out under load)\n", what, orphans);
+    printf("figure: thousand (%s, waves of %d, attempt_ms %u): %llu attempt(s) retried, %d key(s) left to the "
+           "session (an acquire whose every answer was lost until call_ms)\n", what, wave, ea->_e->_attempt_ms,
+           (unsigned long long)(ldl_etcd_async_stats(ea)->failovers - fo), orphans);
     return orphans;
 }
 
@@ -285,7 +327,7 @@ static void thousand(void)
     etcdt_case("thousand", 240);
     etcdt_cfg(&c, M.url, "th/");
     c.session_ms = 4000;
-    c.attempt_ms = 3000;      /* a loaded machine's fsyncs: fewer retried (ambiguous) txns */
+    c.attempt_ms = (uint32_t)env_int("ETCD_SESSION_ATTEMPT_MS", 3000);  /* a loaded machine's fsyncs */
     c.call_ms = 6000;
     ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK, "[thousand] init");
     ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, sizeof reqs / sizeof reqs[0]) == LDL_OK, "[thousand] async init");
@@ -377,24 +419,17 @@ static void oldlease(void)
 {
     static ldl_etcd_req reqs[16];
     ldl_etcd e;
-    ldl_etcd_config c;
     ldl_etcd_async ea;
     ldl_async_store as;
     ldl_lock a, b;
-    ldl_lock_desc d;
     int tries;
 
     etcdt_case("oldlease", 60);
-    etcdt_cfg(&c, M.url, "ol/");
-    c.session_ms = 3000;
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[oldlease] init");
-    as = ldl_etcd_async_store(&ea);
+    ST_CHECK(open_view(&e, &ea, reqs, 16, &as, M.url, "ol/"), "[oldlease] init");
     memset(LOST, 0, sizeof LOST);
     NOW = 9000000;
-    lock_desc(&d, "a", 3000, 1000, &as, 1, 0);
-    ldl_lock_init(&a, &d);
-    lock_desc(&d, "b", 3000, 1000, &as, 1, 1);
-    ldl_lock_init(&b, &d);
+    add_lock(&a, "a", &as, 1, 0);
+    add_lock(&b, "b", &as, 1, 1);
     ldl_lock_acquire(&a);
     settle_locks(&ea, &a, 1, 10000);
     ST_CHECK(ldl_lock_held(&a), "[oldlease] A held on session lease 1");
@@ -426,7 +461,6 @@ static void mixed(void)
 {
     static ldl_etcd_req reqs[16];
     ldl_etcd e;
-    ldl_etcd_config c;
     ldl_etcd_async ea;
     ldl_async_store as;
     ldl_lock l[3];
@@ -436,15 +470,10 @@ static void mixed(void)
     int ok = 1;
 
     etcdt_case("mixed", 60);
-    etcdt_cfg(&c, M.url, "mx/");
-    c.session_ms = 3000;
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[mixed] init");
-    as = ldl_etcd_async_store(&ea);
+    ST_CHECK(open_view(&e, &ea, reqs, 16, &as, M.url, "mx/"), "[mixed] init");
     memset(LOST, 0, sizeof LOST);
-    lock_desc(&d, "s", 3000, 1000, &as, 0, 0);     /* the session's TTL: joins it */
-    ldl_lock_init(&l[0], &d);
-    lock_desc(&d, "s2", 3000, 1000, &as, 0, 2);
-    ldl_lock_init(&l[2], &d);
+    add_lock(&l[0], "s", &as, 0, 0);                /* the session's TTL: joins it */
+    add_lock(&l[2], "s2", &as, 0, 2);
     lock_desc(&d, "p", 4000, 1000, &as, 0, 1);     /* another TTL: a lease of its own */
     ldl_lock_init(&l[1], &d);
     ldl_lock_acquire(&l[0]);
@@ -530,6 +559,316 @@ static void sync_view(void)
     etcdt_case_end();
 }
 
+/* ------------------------------------------------------------------ retry */
+/* the hold proxy (tests/store/etcd_holdproxy.py): a forwarder in front of M that drops the
+   reply of the next acquire txn naming one key, after the server decided it */
+static pid_t PX_PID;
+static char PX_DIR[512], PX_URL[80];
+
+static int px_file(const char *name, char *buf, size_t cap)
+{
+    char path[600];
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", PX_DIR, name);
+    f = fopen(path, "r");
+    if (!f) return -1;
+    n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return 0;
+}
+
+static int px_start(void)
+{
+    char port[16], pidfile[600], log[600], buf[32];
+    const char *base = getenv("LDL_TEST_DIR");
+    uint64_t end;
+    char *argv[] = { (char *)"python3", (char *)"tests/store/etcd_holdproxy.py", port, PX_DIR, NULL };
+    if (st_tmpdir(PX_DIR, sizeof PX_DIR, "holdproxy") != 0) return 0;
+    snprintf(port, sizeof port, "%d", M.cport);
+    snprintf(pidfile, sizeof pidfile, "%s/holdproxy.pid", base && *base ? base : PX_DIR);
+    snprintf(log, sizeof log, "%s/proxy.log", PX_DIR);
+    PX_PID = st_spawn(argv, log, pidfile);
+    if (PX_PID <= 0) return 0;
+    for (end = st_now_ms() + 10000; st_now_ms() < end; st_sleep_ms(50))
+        if (px_file("port", buf, sizeof buf) == 0 && atoi(buf) > 0) {
+            snprintf(PX_URL, sizeof PX_URL, "http://127.0.0.1:%d", atoi(buf));
+            return st_wait_port(atoi(buf), 5000);
+        }
+    return 0;
+}
+
+/* arm: the next acquire txn of etcd key `ekey` loses its reply */
+static void px_hold(const char *ekey)
+{
+    char k64[256], tmp[600], path[600];
+    FILE *f;
+    snprintf(tmp, sizeof tmp, "%s/hold.tmp", PX_DIR);
+    snprintf(path, sizeof path, "%s/hold", PX_DIR);
+    if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0) return;
+    f = fopen(tmp, "w");
+    if (!f) return;
+    fputs(k64, f);
+    fclose(f);
+    rename(tmp, path);
+}
+
+/* replies dropped so far (the server's answer arrived and was withheld) */
+static long px_held(void)
+{
+    char buf[32];
+    return px_file("held", buf, sizeof buf) == 0 ? atol(buf) : -1;
+}
+
+/* the key as the member has it: 1 with create revision, lease and the raw value, 0 absent,
+   -1 error */
+static int key_get(const char *ekey, int64_t *create, int64_t *lease, unsigned char *val, size_t cap, long *vlen)
+{
+    char k64[512], body[600], out[4096];
+    int rc = -1;
+    cJSON *j;
+    if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0) return -1;
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", k64);
+    if (etcdt_post(M.url, "/v3/kv/range", body, out, sizeof out) != 200 || !(j = cJSON_Parse(out))) return -1;
+    {
+        cJSON *kvs = cJSON_GetObjectItemCaseSensitive(j, "kvs"), *one, *cr, *ls, *v;
+        if (!kvs || cJSON_GetArraySize(kvs) == 0) rc = 0;
+        else {
+            one = cJSON_GetArrayItem(kvs, 0);
+            cr = cJSON_GetObjectItemCaseSensitive(one, "create_revision");
+            ls = cJSON_GetObjectItemCaseSensitive(one, "lease");
+            v = cJSON_GetObjectItemCaseSensitive(one, "value");
+            if (cJSON_IsString(cr) && cJSON_IsString(ls)) {
+                *create = (int64_t)atoll(cr->valuestring);
+                *lease = (int64_t)atoll(ls->valuestring);
+                *vlen = cJSON_IsString(v) ? ldl__etcd_b64dec(v->valuestring, val, cap) : 0;
+                rc = *vlen >= 0 ? 1 : -1;
+            }
+        }
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* the key's value is `owner`, the separator, 16 lowercase hex digits */
+static int session_value(const char *ekey, const char *owner, int64_t *create, int64_t *lease)
+{
+    unsigned char v[256];
+    long n = 0, i, o = (long)strlen(owner);
+    if (key_get(ekey, create, lease, v, sizeof v, &n) != 1 || n != o + 1 + 16) return 0;
+    if (memcmp(v, owner, (size_t)o) != 0 || v[o] != 0x1F) return 0;
+    for (i = o + 1; i < n; i++)
+        if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f'))) return 0;
+    return 1;
+}
+
+/* put `raw` (n bytes) at etcd key `ekey` with `lease`, as a hand would */
+static int put_raw(const char *ekey, const unsigned char *raw, size_t n, int64_t lease)
+{
+    char k64[256], v64[256], body[700], out[2048];
+    if (ldl__etcd_b64enc((const unsigned char *)ekey, strlen(ekey), k64, sizeof k64) != 0 ||
+        ldl__etcd_b64enc(raw, n, v64, sizeof v64) != 0) return -1;
+    snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%lld\"}", k64, v64, (long long)lease);
+    return etcdt_post(M.url, "/v3/kv/put", body, out, sizeof out) == 200 ? 0 : -1;
+}
+
+/* one async lock through the proxy: acquire with its txn reply dropped */
+static int held_acquire(ldl_etcd_async *ea, ldl_lock *l, const char *ekey)
+{
+    px_hold(ekey);
+    ldl_lock_acquire(l);
+    return settle_locks(ea, l, 1, 15000);
+}
+
+static void retry(void)
+{
+    static ldl_etcd_req reqs[16];
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_etcd_async ea;
+    ldl_async_store as;
+    ldl_store_ext x;
+    ldl_store s;
+    ldl_lock w, k, sib, f;
+    ldl_lock_desc d;
+    ldl_holder h;
+    int64_t create = 0, lease = 0, t1 = 0, t2 = 0;
+    long held;
+    uint64_t fo;
+
+    etcdt_case("retry", 120);
+    if (!ST_CHECK(px_start(), "[retry] the hold proxy listens in front of the member")) { etcdt_case_end(); return; }
+    etcdt_cfg(&c, PX_URL, "rt/");
+    c.session_ms = 3000;
+    c.attempt_ms = 500;                 /* the dropped reply: the attempt ends after 0.5 s */
+    c.call_ms = 6000;
+    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[retry] init");
+    as = ldl_etcd_async_store(&ea);
+    x = ldl_etcd_async_ext(&ea);
+    memset(LOST, 0, sizeof LOST);
+
+    /* the non-blocking view, on a lease older than the call (w granted it) */
+    add_lock(&w, "w", &as, 0, 0);
+    ldl_lock_acquire(&w);
+    settle_locks(&ea, &w, 1, 10000);
+    ST_CHECK(ldl_lock_held(&w), "[retry] async: w holds the session lease");
+    lock_desc(&d, "k", 3000, 1000, &as, 0, 1);
+    d.owner = "owner-k";
+    d.store_ext = &x;
+    ldl_lock_init(&k, &d);
+    held = px_held();
+    fo = ldl_etcd_async_stats(&ea)->failovers;
+    held_acquire(&ea, &k, "rt/k");
+    ST_CHECK(px_held() == held + 1 && ldl_etcd_async_stats(&ea)->failovers > fo,
+             "[retry] async: the first attempt's reply was dropped after the server answered, and retried");
+    ST_CHECK(ldl_lock_held(&k), "[retry] async: the retry proved its own committed attempt: GRANTED (state %d answer %d: %s)",
+             (int)ldl_lock_state(&k), ldl_lock_answer(&k), ldl_etcd_async_why(&ea));
+    ST_CHECK(session_value("rt/k", "owner-k", &create, &lease) && lease == ea._s_lease &&
+             ldl_lock_fencing_token(&k) == create,
+             "[retry] async: fence %lld == the key's create revision %lld; the value is owner, separator, nonce",
+             (long long)ldl_lock_fencing_token(&k), (long long)create);
+    ST_CHECK(x.inspect(x.ctx, "k", &h) == 1 && !strcmp(h.owner, "owner-k") && h.token == create,
+             "[retry] async: inspect reports the owner alone (%s) and the fence", h.owner);
+
+    /* a sibling lock of the same view contends k, its attempt ambiguous too: 0, never a grant */
+    add_lock(&sib, "k", &as, 0, 2);
+    held = px_held();
+    held_acquire(&ea, &sib, "rt/k");
+    ST_CHECK(px_held() == held + 1, "[retry] async: the sibling's reply was dropped too");
+    ST_CHECK(!ldl_lock_held(&sib) && ldl_lock_answer(&sib) == 0,
+             "[retry] async: the sibling's retry finds another call's nonce: answered 0 (state %d answer %d: %s)",
+             (int)ldl_lock_state(&sib), ldl_lock_answer(&sib), ldl_etcd_async_why(&ea));
+    ST_CHECK(session_value("rt/k", "owner-k", &t1, &lease) && t1 == create, "[retry] async: k's key untouched");
+    ldl_lock_release(&k);
+    ldl_lock_release(&w);
+    settle_locks(&ea, &k, 1, 10000);
+    settle_locks(&ea, &w, 1, 10000);
+    ldl_lock_dispose(&k);
+    ldl_lock_dispose(&w);
+    ldl_lock_dispose(&sib);
+    ldl_etcd_async_close(&ea);
+
+    /* the non-blocking view, the call granting the lease itself (no keepalive after) */
+    ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[retry] async: a second view");
+    as = ldl_etcd_async_store(&ea);
+    add_lock(&f, "f", &as, 0, 3);
+    held = px_held();
+    held_acquire(&ea, &f, "rt/f");
+    ST_CHECK(px_held() == held + 1 && ldl_lock_held(&f) && ldl_etcd_async_stats(&ea)->session_grants == 1 &&
+             session_value("rt/f", "", &create, &lease) && ldl_lock_fencing_token(&f) == create,
+             "[retry] async, fresh lease: dropped reply, the retry GRANTED, fence = create revision (%s)",
+             ldl_etcd_async_why(&ea));
+    ldl_lock_release(&f);
+    settle_locks(&ea, &f, 1, 10000);
+    ldl_lock_dispose(&f);
+    ldl_etcd_async_close(&ea);
+    ldl_etcd_close(&e);
+
+    /* the synchronous view: an older lease (a granted it), then a sibling acquire */
+    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK, "[retry] sync init");
+    s = ldl_etcd_store(&e);
+    x = ldl_etcd_ext(&e);
+    ST_CHECK(s.acquire(s.ctx, "a", 3000, &t1) == 1, "[retry] sync: a holds the session lease");
+    held = px_held();
+    px_hold("rt/s");
+    ST_CHECK(x.acquire_owned(x.ctx, "s", 3000, "owner-s", &t2) == 1 && px_held() == held + 1,
+             "[retry] sync: dropped reply, the retry GRANTED (%s)", ldl_etcd_why(&e));
+    ST_CHECK(session_value("rt/s", "owner-s", &create, &lease) && t2 == create && lease == e._s_lease,
+             "[retry] sync: fence %lld == create revision %lld", (long long)t2, (long long)create);
+    ST_CHECK(x.inspect(x.ctx, "s", &h) == 1 && !strcmp(h.owner, "owner-s") && h.token == t2,
+             "[retry] sync: inspect reports the owner alone (%s)", h.owner);
+    held = px_held();
+    px_hold("rt/s");
+    ST_CHECK(s.acquire(s.ctx, "s", 3000, &t1) == 0 && px_held() == held + 1,
+             "[retry] sync: a sibling's ambiguous acquire of s: 0 (%s)", ldl_etcd_why(&e));
+    /* values the adapter never writes, put by hand on a live lease: refused; a well-formed
+       one reports its owner alone */
+    {
+        static const unsigned char good[] = "me\x1f" "00000000000000ff", shortn[] = "me\x1f" "00ff",
+                                    upper[] = "me\x1f" "00000000000000FF", zero[] = "me\x1f" "0000000000000000";
+        ST_CHECK(put_raw("rt/v", good, sizeof good - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == 1 &&
+                 !strcmp(h.owner, "me"), "[retry] inspect: owner, separator, nonce -> the owner alone");
+        ST_CHECK(put_raw("rt/v", shortn, sizeof shortn - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
+                 "[retry] inspect: a short nonce is refused (%s)", ldl_etcd_why(&e));
+        ST_CHECK(put_raw("rt/v", upper, sizeof upper - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
+                 "[retry] inspect: a nonce not in lowercase hex is refused");
+        ST_CHECK(put_raw("rt/v", zero, sizeof zero - 1, e._s_lease) == 0 && x.inspect(x.ctx, "v", &h) == LDL_ESTORE,
+                 "[retry] inspect: nonce 0 is refused");
+    }
+    ldl_etcd_close(&e);
+    ST_CHECK(etcdt_count(M.url, "rt/") == 0 && etcdt_leases(M.url) == 0, "[retry] close revoked the sessions, nothing left");
+    st_stop(PX_PID, SIGTERM, 5000);
+    etcdt_case_end();
+}
+
+/* ------------------------------------------------------------------ maxima */
+static void maxima(void)
+{
+    static ldl_etcd_req reqs[8];
+    char prefix[64], key[LDL_KEY_MAX], owner[LDL_OWNER_MAX], ek[64 + LDL_KEY_MAX];
+    unsigned char v[256];
+    ldl_etcd e;
+    ldl_etcd_config c;
+    ldl_etcd_async ea;
+    ldl_async_store as;
+    ldl_store_ext x, ax;
+    ldl_store s;
+    ldl_lock l;
+    ldl_lock_desc d;
+    ldl_holder h;
+    int64_t t = 0, create = 0, lease = 0;
+    long n = 0;
+    int rc;
+
+    etcdt_case("maxima", 60);
+    memset(prefix, 'p', 62);
+    prefix[62] = '/';
+    prefix[63] = '\0';
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    memset(owner, 'o', sizeof owner - 1);
+    owner[sizeof owner - 1] = '\0';
+    snprintf(ek, sizeof ek, "%s%s", prefix, key);
+    etcdt_cfg(&c, M.url, prefix);
+    c.session_ms = 3000;
+    rc = ldl_etcd_init(&e, &c);
+    ST_CHECK(rc == LDL_OK, "[maxima] init with a 63-byte prefix and a session: %s", ldl_etcd_why(&e));
+    s = ldl_etcd_store(&e);
+    x = ldl_etcd_ext(&e);
+    rc = x.acquire_owned(x.ctx, key, 3000, owner, &t);
+    ST_CHECK(rc == 1 && session_value(ek, owner, &create, &lease) && t == create,
+             "[maxima] sync: a session acquire of a 127-byte key, 63-byte owner = %d (%s)", rc, ldl_etcd_why(&e));
+    rc = x.inspect(x.ctx, key, &h);
+    ST_CHECK(rc == 1 && !strcmp(h.owner, owner) && h.token == t, "[maxima] sync: inspect = %d, the owner alone", rc);
+    ST_CHECK(s.release(s.ctx, key, t) == 1, "[maxima] sync: release");
+    rc = x.acquire_owned(x.ctx, key, 4000, owner, &t);   /* not the session's TTL: a lease of its own */
+    ST_CHECK(rc == 1 && key_get(ek, &create, &lease, v, sizeof v, &n) == 1 && n == (long)strlen(owner) &&
+             !memcmp(v, owner, (size_t)n) && lease != e._s_lease,
+             "[maxima] a per-lock key's value is the owner, byte for byte (%ld bytes)", n);
+    ST_CHECK(s.release(s.ctx, key, t) == 1, "[maxima] per-lock release");
+    ST_CHECK(ldl_etcd_async_init(&ea, &e, reqs, 8) == LDL_OK, "[maxima] async init");
+    as = ldl_etcd_async_store(&ea);
+    ax = ldl_etcd_async_ext(&ea);
+    lock_desc(&d, key, 3000, 1000, &as, 0, 0);
+    d.owner = owner;
+    d.store_ext = &ax;
+    ldl_lock_init(&l, &d);
+    ldl_lock_acquire(&l);
+    settle_locks(&ea, &l, 1, 10000);
+    ST_CHECK(ldl_lock_held(&l) && session_value(ek, owner, &create, &lease) && ldl_lock_fencing_token(&l) == create,
+             "[maxima] async: a session acquire at the maxima (%s)", ldl_etcd_async_why(&ea));
+    rc = ax.inspect(ax.ctx, key, &h);
+    ST_CHECK(rc == 1 && !strcmp(h.owner, owner), "[maxima] async: inspect = %d, the owner alone", rc);
+    ldl_lock_release(&l);
+    settle_locks(&ea, &l, 1, 10000);
+    ldl_lock_dispose(&l);
+    ldl_etcd_async_close(&ea);
+    ldl_etcd_close(&e);
+    ST_CHECK(etcdt_count(M.url, prefix) == 0 && etcdt_leases(M.url) == 0, "[maxima] nothing left");
+    etcdt_case_end();
+}
+
 /* ------------------------------------------------------------------ stale */
 /* an acquire on a session lease granted earlier and not kept alive since (its expiry
    close) must make the lease's expiry later than the new lock's deadline: the key is
@@ -544,7 +883,6 @@ static void stale(void)
     ldl_async_store as;
     ldl_store s;
     ldl_lock x, y;
-    ldl_lock_desc d;
     int64_t t1 = 0, t2 = 0;
     uint64_t end;
 
@@ -560,14 +898,9 @@ static void stale(void)
     ST_CHECK(key_lease("st/b") > 0, "[stale] sync: b's key still there 2 s after its acquire (the lease was kept alive by it)");
     ldl_etcd_close(&e);
 
-    etcdt_cfg(&c, M.url, "st2/");
-    c.session_ms = 3000;
-    ST_CHECK(ldl_etcd_init(&e, &c) == LDL_OK && ldl_etcd_async_init(&ea, &e, reqs, 16) == LDL_OK, "[stale] async init");
-    as = ldl_etcd_async_store(&ea);
-    lock_desc(&d, "x", 3000, 1000, &as, 0, 0);
-    ldl_lock_init(&x, &d);
-    lock_desc(&d, "y", 3000, 1000, &as, 0, 1);
-    ldl_lock_init(&y, &d);
+    ST_CHECK(open_view(&e, &ea, reqs, 16, &as, M.url, "st2/"), "[stale] async init");
+    add_lock(&x, "x", &as, 0, 0);
+    add_lock(&y, "y", &as, 0, 1);
     ldl_lock_acquire(&x);
     settle_locks(&ea, &x, 1, 10000);
     ST_CHECK(ldl_lock_held(&x), "[stale] async: x on a new session lease");
@@ -596,6 +929,8 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "oldlease")) oldlease();
     if (!*only || !strcmp(only, "mixed")) mixed();
     if (!*only || !strcmp(only, "sync")) sync_view();
+    if (!*only || !strcmp(only, "retry")) retry();
+    if (!*only || !strcmp(only, "maxima")) maxima();
     if (!*only || !strcmp(only, "thousand")) thousand();
     if (!*only || !strcmp(only, "stale")) stale();
     etcdt_stop(&M);
