@@ -2167,6 +2167,7 @@ static int watch_main(int fd)
 {
     const char *el = getenv("LDL_ETCD_ELECTION_MS");     /* with_etcd_cluster.sh's default */
     unsigned long long top = 0;
+    int nolead = 0;
     CURL *h[3];
     char url[3][300];
     int m;
@@ -2180,6 +2181,7 @@ static int watch_main(int fd)
     }
     rec(fd, "watch %u", el && atoi(el) > 0 ? (unsigned)atoi(el) : 1000u);
     while (!g_quit) {
+        int none = 0, some = 0;     /* members this cycle that named no leader / a leader */
         for (m = 0; m < 3 && !g_quit; m++) {
             wbuf w;
             cJSON *root;
@@ -2193,13 +2195,22 @@ static int watch_main(int fd)
             curl_easy_setopt(h[m], CURLOPT_WRITEFUNCTION, watch_sink);
             curl_easy_setopt(h[m], CURLOPT_WRITEDATA, &w);
             if (curl_easy_perform(h[m]) != CURLE_OK || (root = cJSON_Parse(w.b)) == NULL) continue;
-            if (watch_u64(root, "raftTerm", &term) == 0 && watch_u64(root, "leader", &leader) == 0 &&
-                leader != 0 && term > top) {
-                top = term;
-                rec(fd, "leader %llu %llx m%d", term, leader, m + 1);
+            if (watch_u64(root, "raftTerm", &term) == 0 && watch_u64(root, "leader", &leader) == 0) {
+                if (leader == 0) none++;
+                else some++;
+                if (leader != 0 && term > top) {
+                    top = term;
+                    nolead = 0;
+                    rec(fd, "leader %llu %llx m%d", term, leader, m + 1);
+                }
             }
             cJSON_Delete(root);
         }
+        /* no leader on a majority ("noleader"): nobody revokes an expired lease until the next
+           leader, whose promote refreshes it; "hasleader" when a leader of a known term is
+           named again without an election the watcher saw */
+        if (none >= 2 && !some && !nolead) { nolead = 1; rec(fd, "noleader"); }
+        else if (some && nolead) { nolead = 0; rec(fd, "hasleader %llu", top); }
         st_sleep_ms(WATCH_MS);
     }
     for (m = 0; m < 3; m++) curl_easy_cleanup(h[m]);

@@ -52,6 +52,7 @@ OFFBASE = 1000000000
 LOST_MS = 1000           # rcluster: before a failover's lag, a write may still be unreplicated
 SLACK_MS = 1000          # (5): a contender's retry, reconnects and a 2-core machine under load
 REVOKE_MS = 500          # (5), etcd: its lessor revokes expired leases on a 500 ms tick
+WATCH_LAG_MS = 700       # (5), etcd: the watcher sees a majority without a leader this late at most
 R_HB, R_STORE, R_EXPIRED = 2, 3, 7
 REASON = {0: "NONE", 1: "RELEASED", 2: "HEARTBEAT_FAILED", 3: "STORE_ERROR", 4: "FENCE_REGRESSED",
           5: "DISPOSED", 6: "TIMER_UNARMABLE", 7: "LEASE_EXPIRED"}
@@ -588,6 +589,15 @@ def check(d, quiet=False, probe=False):
     # etcd (decision 0407): elections the leader watcher saw, and the election timeout
     promotes = sorted(int(e[0]) for e in nem if e[1] == "leader")
     election = max([int(e[2]) for e in nem if e[1] == "watch"] + [0])
+    noleader, t_nl = [], None
+    for e in nem:
+        if e[1] == "noleader" and t_nl is None:
+            t_nl = int(e[0])
+        elif e[1] in ("leader", "hasleader") and t_nl is not None:
+            noleader.append((t_nl, int(e[0])))
+            t_nl = None
+    if t_nl is not None:
+        noleader.append((t_nl, max(int(e[0]) for e in nem)))
     checked = 0
     for cl in clients:
         ttl = cl.ttl
@@ -613,9 +623,14 @@ def check(d, quiet=False, probe=False):
                 # etcd's new leader refreshes every lease to its TTL plus the election timeout
                 # (the watcher's "leader" lines, chaos.c): an election up to REVOKE_MS after the
                 # expiry still finds the lease unrevoked (the lessor checks twice a second)
+                # and nobody revokes while a majority names no leader ("noleader" to the next
+                # leader line): an expiry inside such a stretch waits for its end
                 grew = True
                 while grew:
                     grew = False
+                    for a, b in noleader:
+                        if a <= f + REVOKE_MS + WATCH_LAG_MS and b > f:
+                            f, grew = b, True
                     for p in promotes:
                         if p <= f + REVOKE_MS and p + lease + election > f:
                             f, grew = p + lease + election, True
