@@ -598,6 +598,11 @@ def check(d, quiet=False, probe=False):
             t_nl = None
     if t_nl is not None:
         noleader.append((t_nl, max(int(e[0]) for e in nem)))
+    # a leader whose term is more than one above the last leader's ended terms that had none:
+    # the watcher does not always see those stretches (a status reply may still name the old
+    # leader), so their start is only known to follow the last leader line
+    lls = [(int(e[0]), int(e[2])) for e in nem if e[1] == "leader"]
+    noleader += [(t1, t2) for (t1, n1), (t2, n2) in zip(lls, lls[1:]) if n2 > n1 + 1]
     checked = 0
     for cl in clients:
         ttl = cl.ttl
