@@ -51,6 +51,8 @@ from collections import defaultdict
 OFFBASE = 1000000000
 LOST_MS = 1000           # rcluster: before a failover's lag, a write may still be unreplicated
 SLACK_MS = 1000          # (5): a contender's retry, reconnects and a 2-core machine under load
+REVOKE_MS = 500          # (5), etcd: its lessor revokes expired leases on a 500 ms tick
+WATCH_LAG_MS = 700       # (5), etcd: the watcher sees a majority without a leader this late at most
 R_HB, R_STORE, R_EXPIRED = 2, 3, 7
 REASON = {0: "NONE", 1: "RELEASED", 2: "HEARTBEAT_FAILED", 3: "STORE_ERROR", 4: "FENCE_REGRESSED",
           5: "DISPOSED", 6: "TIMER_UNARMABLE", 7: "LEASE_EXPIRED"}
@@ -83,6 +85,8 @@ class Client:
         self.grants = []
         self.pid = self.id = self.kind = None
         self.ttl = self.drift = None
+        self.session = 0              # the session lease's TTL (ms) asked for; 0 = a lease per lock
+        self.whys = []                # (t, idx, rc, line): etcd answers logged with their why ("Y")
         self.death = None             # t of the nemesis' SIGKILL
         self.fwrites = []             # (t, idx, holder, tok, t0, wseq, fenced, rc, line)
 
@@ -115,6 +119,10 @@ def load(d):
             if k == "B":
                 cl.pid, cl.id, cl.kind = int(a[0]), int(a[1]), int(a[2])
                 cl.ttl, cl.drift = int(a[3]), int(a[5])
+                # the 8th field (etcd, decision 0407): the session TTL; absent in older logs
+                cl.session = int(a[7]) if len(a) > 7 else 0
+            elif k == "Y":
+                cl.whys.append((t, int(a[0]), int(a[1]), ln))
             elif k == "O":
                 cl.offs.append((t, int(a[0])))
             elif k == "K":
@@ -208,6 +216,19 @@ def grant_slice(g, limit=12):
         keep = keep[:limit // 2] + ["..."] + keep[-limit // 2:]
     offs = [o for o in g.cl.offs if g.sr - 1000 <= o[0] <= g.end + 1000]
     return out + ["  " + ln for ln in keep] + ["  clock offsets (t, ms): %s" % offs]
+
+
+def why_slice(clients, key, t0, t1, limit=12):
+    """the etcd answers with a why ("Y" records) of any client, on KEY (or view-wide: idx -1),
+    between t0 and t1: what kept a key blocked (e.g. an acquire whose key was left to a session)"""
+    out = []
+    for cl in clients:
+        for t, idx, rc, ln in cl.whys:
+            if t0 <= t <= t1 and (idx < 0 or cl.keys.get(idx) == key):
+                out.append((t, "  why: %s (pid %d client %d kind %d): %s" %
+                            (os.path.basename(cl.path), cl.pid, cl.id, cl.kind, ln)))
+    out.sort()
+    return [x[1] for x in out][:limit]
 
 
 def nem_slice(nem, t0, t1):
@@ -565,6 +586,23 @@ def check(d, quiet=False, probe=False):
             t_end = t
     for pid, t in open_stop.items():
         spans.append((t, t_end or t, "server" if pid == "server" else "stop", None if pid == "server" else pid))
+    # etcd (decision 0407): elections the leader watcher saw, and the election timeout
+    promotes = sorted(int(e[0]) for e in nem if e[1] == "leader")
+    election = max([int(e[2]) for e in nem if e[1] == "watch"] + [0])
+    noleader, t_nl = [], None
+    for e in nem:
+        if e[1] == "noleader" and t_nl is None:
+            t_nl = int(e[0])
+        elif e[1] in ("leader", "hasleader") and t_nl is not None:
+            noleader.append((t_nl, int(e[0])))
+            t_nl = None
+    if t_nl is not None:
+        noleader.append((t_nl, max(int(e[0]) for e in nem)))
+    # a leader whose term is more than one above the last leader's ended terms that had none:
+    # the watcher does not always see those stretches (a status reply may still name the old
+    # leader), so their start is only known to follow the last leader line
+    lls = [(int(e[0]), int(e[2])) for e in nem if e[1] == "leader"]
+    noleader += [(t1, t2) for (t1, n1), (t2, n2) in zip(lls, lls[1:]) if n2 > n1 + 1]
     checked = 0
     for cl in clients:
         ttl = cl.ttl
@@ -578,6 +616,29 @@ def check(d, quiet=False, probe=False):
             if ev is None:
                 continue
             f = max([g.sr] + [x[2] for x in g.renews if x[2] <= ev]) + ttl
+            # a session client (etcd, decision 0407): the key lives on the client's one session
+            # lease, which ANY session call of the client refreshes (a renew of another lock,
+            # a session acquire's keepalive); one may be in flight at the death (sync calls
+            # back to back, async keepalives started every heartbeat), so the last refresh the
+            # history can bound is the death itself, and the lease lasts its TTL as etcd keeps
+            # it: whole seconds, rounded up. Never for a lease per lock (session 0)
+            if cl.session:
+                lease = (cl.session + 999) // 1000 * 1000
+                f = max(f, ev + lease)
+                # etcd's new leader refreshes every lease to its TTL plus the election timeout
+                # (the watcher's "leader" lines, chaos.c): an election up to REVOKE_MS after the
+                # expiry still finds the lease unrevoked (the lessor checks twice a second)
+                # and nobody revokes while a majority names no leader ("noleader" to the next
+                # leader line): an expiry inside such a stretch waits for its end
+                grew = True
+                while grew:
+                    grew = False
+                    for a, b in noleader:
+                        if a <= f + REVOKE_MS + WATCH_LAG_MS and b > f:
+                            f, grew = b, True
+                    for p in promotes:
+                        if p <= f + REVOKE_MS and p + lease + election > f:
+                            f, grew = p + lease + election, True
             # before f the lease still stands, so only what happens from f - 200 ms on can
             # leave a lease nobody uses (a request the server answers after f)
             lo, hi = f - 200, f + SLACK_MS
@@ -592,8 +653,10 @@ def check(d, quiet=False, probe=False):
             nxt = [b for b in by_key[g.key] if b.tok > g.tok and b.known > g.known]
             first = min((b.known for b in nxt), default=None)
             if first is None or first > hi:
-                rep.fail(5, "key %s blocked: holder %d gone at %d, lease free by %d, next grant %s (limit %d)" %
-                         (g.key, cl.pid, ev, f, first, hi), grant_slice(g) + nem_slice(nem, ev - 200, hi))
+                rep.fail(5, "key %s blocked: holder %d gone at %d, lease free by %d, next grant %s (limit %d)%s" %
+                         (g.key, cl.pid, ev, f, first, hi, " (session lease)" if cl.session else ""),
+                         grant_slice(g) + nem_slice(nem, ev - 200, hi) +
+                         why_slice(clients, g.key, ev - 2 * ttl, first if first is not None else hi))
 
     loaded = load_real(d)
     lws = lost_windows(nem)
