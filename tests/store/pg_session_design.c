@@ -17,11 +17,13 @@
  * Every statement goes out as ONE unnamed statement with parameters (PQexecParams), as
  * LDL_PG_UNNAMED and pgbouncer's transaction pooling need.
  * Last line: "N passed, N failed". */
+#ifndef PGSD_STATEMENTS_ONLY     /* bench/bench_pg.c takes the statements alone */
 #define _POSIX_C_SOURCE 200809L
 #define LITE_DI_LOCK_IMPLEMENTATION
 #include "lite_di_lock.h"
 #include "tests/store/fenced.h"
 #include "tests/store/pg_common.h"
+#endif
 
 #define PT "\"ldl_sd\".\"lease\""           /* the lease table, with the session column */
 #define PS "\"ldl_sd\".\"lease_session\""   /* the session table: "<table>_session" */
@@ -122,6 +124,7 @@ static const char sql_inspect[] =
     "AND CASE WHEN l.session IS NULL THEN l.expires_at OPERATOR(pg_catalog.>) c.now "
     "ELSE COALESCE(s.expires_at OPERATOR(pg_catalog.>) c.now, false) END";
 
+#ifndef PGSD_STATEMENTS_ONLY
 /* ---- helpers: one statement, up to 3 text parameters */
 static PGresult *q(PGconn *c, const char *sql, const char *a, const char *b, const char *d)
 {
@@ -336,3 +339,4 @@ int main(void)
     PQfinish(h);
     return st_report();
 }
+#endif /* PGSD_STATEMENTS_ONLY */
