@@ -154,6 +154,7 @@ static int sd_setup(const char *conninfo, PGconn **c, char sid[64], long k, doub
     *c = PQconnectdb(conninfo);
     if (PQstatus(*c) != CONNECTION_OK) return 1;
     for (i = 0; setup[i]; i++) if (!fz_cmd(*c, setup[i])) return 1;
+    for (i = 0; setup_tables[i]; i++) if (!fz_cmd(*c, setup_tables[i])) return 1;
     v[0] = "10000";
     r = PQexecParams(*c, sql_open, 1, NULL, v, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) { PQclear(r); return 1; }

@@ -16,14 +16,15 @@
 #                        (PostgreSQL sessions, designed, NOT in the adapter yet: decision 0216)
 #                        -- grant, refusal, expiry, a renew in flight never overtaken, a
 #                        session born after an acquire's snapshot, 1,000 locks and the session
-#                        row deleted by hand, fenced writes (~5 s)
+#                        row deleted by hand, fenced writes; then behind pgbouncer tx1 and
+#                        tx2rr (~15 s)
 #   make chaos-sessions  the same campaign, CHAOS_SESSION_ROUNDS (1,000) rounds (not in make test)
 # Each prints its "figure:" lines and "N passed, N failed". Details: docs/etcd.md
 # "Sessions". Mutants: tests/mutants/etcd.txt (session-*), killed by
 # tests/store/etcd_mutants.sh, which runs etcd_session last.
 
 TEST_TARGETS += test-sessions
-DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iproute2 postgresql libpq-dev
+DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iproute2 postgresql libpq-dev pgbouncer
 
 .PHONY: test-sessions test-sessions-single test-sessions-cluster test-sessions-pg
 test-sessions:
@@ -32,9 +33,13 @@ test-sessions:
 # PostgreSQL (issue 34 item 3): the design's statements against a real server. Hand
 # breaks of the statements, each seen red, are listed in decision 0217 ("Checked"); the
 # adapter's mutant list (tests/mutants/pg.txt) gets entries when the adapter builds them.
+# Then the same behind pgbouncer in transaction pooling (tx1, tx2rr: every statement
+# through the pooler, the two cases that hold a transaction open left out).
 test-sessions-pg: $(B)/pg/pg_session_design
-	@tests/store/with_pg.sh ./$(B)/pg/pg_session_design > $(B)/pg/session.log 2>&1; rc=$$?; \
-	  grep -E '^figure' $(B)/pg/session.log; printf '== pg sessions (decision 0217 statements): '; tail -n 1 $(B)/pg/session.log; \
+	@tests/store/with_pg.sh ./$(B)/pg/pg_session_design \
+	  $(foreach m,tx1 tx2rr,'tests/store/with_pgbouncer.sh $(m) ./$(B)/pg/pg_session_design') > $(B)/pg/session.log 2>&1; rc=$$?; \
+	  grep -E '^figure' $(B)/pg/session.log; \
+	  grep -E '^(behind pgbouncer|[0-9]+ passed)' $(B)/pg/session.log | sed 's/^/== pg sessions (decision 0217 statements): /'; \
 	  if [ $$rc != 0 ]; then cat $(B)/pg/session.log; exit 1; fi
 
 test-sessions-single: $(B)/etcd/etcd_session

@@ -32,10 +32,14 @@
     "::pg_catalog.float8 OPERATOR(pg_catalog.*) '1 millisecond'::pg_catalog.interval)"
 
 /* the table shapes (decision 0217, "Storage") */
-static const char *const setup[] = {
+static const char *const setup[] = {      /* the schema: as the table owner, or (behind
+                                            pgbouncer) as a superuser for the pooler's role */
     "SET client_min_messages = warning",
     "DROP SCHEMA IF EXISTS ldl_sd CASCADE",
     "CREATE SCHEMA ldl_sd",
+    NULL
+};
+static const char *const setup_tables[] = {
     "CREATE TABLE " PT " (key pg_catalog.text PRIMARY KEY, "
     "token pg_catalog.int8 NOT NULL CHECK (token OPERATOR(pg_catalog.>=) 1::pg_catalog.int8), "
     "expires_at pg_catalog.timestamptz NOT NULL, owner pg_catalog.text, owner_token pg_catalog.int8, "
@@ -185,12 +189,21 @@ static int64_t rel_s(PGconn *c, const char *key, int64_t tok, const char *sid)
 
 int main(void)
 {
-    PGconn *a = pgt_connect(""), *b = pgt_connect(""), *h = pgt_connect("");
+    /* behind pgbouncer (tests/store/with_pgbouncer.sh, transaction pooling): every
+       statement through the pooler; the helper h goes straight to the server, and the two
+       cases that hold a transaction open while other connections run are left out (a
+       pool of one server connection cannot serve them) */
+    const char *pooled = getenv("LDL_PGB_MODE"), *direct = getenv("LDL_PG_DIRECT");
+    PGconn *a = pgt_connect(""), *b = pgt_connect(""), *h = pooled && direct ? PQconnectdb(direct) : pgt_connect("");
     char sa[64], sb[64], sc[64], key[32];
     int64_t t, t2;
     st_ignore_sigpipe();
     if (PQstatus(a) != CONNECTION_OK || PQstatus(b) != CONNECTION_OK || PQstatus(h) != CONNECTION_OK) return 2;
-    if (!pgt_exec_all(h, setup)) return 2;
+    if (pooled && !direct) return 2;
+    if (!pgt_exec_all(h, setup) || (pooled && !pgt_exec(h, "ALTER SCHEMA ldl_sd OWNER TO ldl_pool")) ||
+        !pgt_exec_all(pooled ? a : h, setup_tables))
+        return 2;
+    if (pooled) printf("behind pgbouncer, mode %s\n", pooled);
 
     st_case("grant and refusal", 20);
     ST_CHECK(open_session(a, "5000", sa) && open_session(b, "5000", sb), "two sessions open");
@@ -235,55 +248,57 @@ int main(void)
     st_sleep_ms(200);
     ST_CHECK(renew(a, sc, "5000") == 1, "the acquire extended its own session (opened 400 ms ago with 300)");
 
-    st_case("a renew in flight is never overtaken", 20);
-    ST_CHECK(open_session(a, "400", sc), "a session");
-    ST_CHECK(acq_s(a, "k6", sc, "400") == 1, "its lock");
-    ST_CHECK(pgt_exec(h, "BEGIN"), "a renew transaction opens");
-    ST_CHECK(renew(h, sc, "10000") == 1, "the renew's UPDATE is done, not yet committed");
-    st_sleep_ms(600);                           /* past the expiry the snapshot still has */
-    {
-        uint64_t t0 = st_now_ms();
-        t = acq_s(b, "k6", sb, "5000");
-        ST_CHECK(t == 0, "an acquire meeting the renew in flight answers held (got %lld)", (long long)t);
-        ST_CHECK(st_now_ms() - t0 < 300, "and does not wait for it (%llu ms)", (unsigned long long)(st_now_ms() - t0));
-        ST_CHECK(acq_l(b, "k6", "5000") == 0, "the per-lock acquire too");
-    }
-    ST_CHECK(pgt_exec(h, "COMMIT"), "the renew commits");
-    ST_CHECK(acq_s(b, "k6", sb, "5000") == 0, "the renewed session still holds the key");
-    ST_CHECK(inspect(h, "k6") == 1, "inspect: held");
-    ST_CHECK(one(a, sql_end, sc, NULL, NULL) == 1, "the program ends its session");
-    ST_CHECK(acq_s(b, "k6", sb, "5000") == 2, "its key is free at once, fence 2");
-
-    st_case("a session born after the acquire's snapshot is not taken for a deleted one", 20);
-    {
-        PGconn *c = pgt_connect("");
-        char sd[64];
-        PGresult *r;
-        const char *v[3];
-        int got = -1;
-        ST_CHECK(open_session(a, "300", sc) && acq_s(a, "k7", sc, "300") == 1, "k7 on a short session");
-        st_sleep_ms(500);                         /* that session is dead: k7 is free */
-        ST_CHECK(pgt_exec(h, "BEGIN") &&
-                 pgt_exec(h, "SELECT 1 FROM " PT " WHERE key = 'k7' FOR UPDATE"), "k7's row locked by a transaction");
-        v[0] = "k7"; v[1] = sb; v[2] = "5000";
-        ST_CHECK(PQsendQueryParams(b, sql_acq_s, 3, NULL, v, NULL, NULL, 0) == 1, "an acquire of k7 sent");
-        st_sleep_ms(300);                         /* its snapshot taken, it waits on the row */
-        ST_CHECK(open_session(c, "5000", sd), "a new session opens after that snapshot");
-        v[1] = sd;
-        r = PQexecParams(h, sql_acq_s, 3, NULL, v, NULL, NULL, 0);
-        ST_CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 1) &&
-                 strcmp(PQgetvalue(r, 0, 1), "2") == 0, "it takes k7 (fence 2) inside that transaction");
-        PQclear(r);
-        ST_CHECK(pgt_exec(h, "COMMIT"), "and commits");
-        while ((r = PQgetResult(b)) != NULL) {
-            if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) got = PQgetisnull(r, 0, 1) ? 0 : 1;
-            else fprintf(stderr, "k7: %s", PQresultErrorMessage(r));
-            PQclear(r);
+    if (!pooled) {
+        st_case("a renew in flight is never overtaken", 20);
+        ST_CHECK(open_session(a, "400", sc), "a session");
+        ST_CHECK(acq_s(a, "k6", sc, "400") == 1, "its lock");
+        ST_CHECK(pgt_exec(h, "BEGIN"), "a renew transaction opens");
+        ST_CHECK(renew(h, sc, "10000") == 1, "the renew's UPDATE is done, not yet committed");
+        st_sleep_ms(600);                           /* past the expiry the snapshot still has */
+        {
+            uint64_t t0 = st_now_ms();
+            t = acq_s(b, "k6", sb, "5000");
+            ST_CHECK(t == 0, "an acquire meeting the renew in flight answers held (got %lld)", (long long)t);
+            ST_CHECK(st_now_ms() - t0 < 300, "and does not wait for it (%llu ms)", (unsigned long long)(st_now_ms() - t0));
+            ST_CHECK(acq_l(b, "k6", "5000") == 0, "the per-lock acquire too");
         }
-        ST_CHECK(got == 0, "the waiting acquire answers held: the new session is alive (got %d)", got);
-        ST_CHECK(inspect(h, "k7") == 2, "k7 held with fence 2");
-        PQfinish(c);
-    }
+        ST_CHECK(pgt_exec(h, "COMMIT"), "the renew commits");
+        ST_CHECK(acq_s(b, "k6", sb, "5000") == 0, "the renewed session still holds the key");
+        ST_CHECK(inspect(h, "k6") == 1, "inspect: held");
+        ST_CHECK(one(a, sql_end, sc, NULL, NULL) == 1, "the program ends its session");
+        ST_CHECK(acq_s(b, "k6", sb, "5000") == 2, "its key is free at once, fence 2");
+
+        st_case("a session born after the acquire's snapshot is not taken for a deleted one", 20);
+        {
+            PGconn *c = pgt_connect("");
+            char sd[64];
+            PGresult *r;
+            const char *v[3];
+            int got = -1;
+            ST_CHECK(open_session(a, "300", sc) && acq_s(a, "k7", sc, "300") == 1, "k7 on a short session");
+            st_sleep_ms(500);                         /* that session is dead: k7 is free */
+            ST_CHECK(pgt_exec(h, "BEGIN") &&
+                     pgt_exec(h, "SELECT 1 FROM " PT " WHERE key = 'k7' FOR UPDATE"), "k7's row locked by a transaction");
+            v[0] = "k7"; v[1] = sb; v[2] = "5000";
+            ST_CHECK(PQsendQueryParams(b, sql_acq_s, 3, NULL, v, NULL, NULL, 0) == 1, "an acquire of k7 sent");
+            st_sleep_ms(300);                         /* its snapshot taken, it waits on the row */
+            ST_CHECK(open_session(c, "5000", sd), "a new session opens after that snapshot");
+            v[1] = sd;
+            r = PQexecParams(h, sql_acq_s, 3, NULL, v, NULL, NULL, 0);
+            ST_CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 1) &&
+                     strcmp(PQgetvalue(r, 0, 1), "2") == 0, "it takes k7 (fence 2) inside that transaction");
+            PQclear(r);
+            ST_CHECK(pgt_exec(h, "COMMIT"), "and commits");
+            while ((r = PQgetResult(b)) != NULL) {
+                if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) got = PQgetisnull(r, 0, 1) ? 0 : 1;
+                else fprintf(stderr, "k7: %s", PQresultErrorMessage(r));
+                PQclear(r);
+            }
+            ST_CHECK(got == 0, "the waiting acquire answers held: the new session is alive (got %d)", got);
+            ST_CHECK(inspect(h, "k7") == 2, "k7 held with fence 2");
+            PQfinish(c);
+        }
+    }   /* !pooled */
 
     st_case("1,000 locks on one session, the session row deleted by hand", 120);
     {
