@@ -19,6 +19,8 @@
 #                        row deleted by hand, fenced writes; then behind pgbouncer tx1 and
 #                        tx2rr (~15 s)
 #   make chaos-sessions  the same campaign, CHAOS_SESSION_ROUNDS (1,000) rounds (not in make test)
+#   make mutants-sessions-pg  the breaks of tests/mutants/pg_session.txt, each killed by
+#                        tests/store/pg_session_design.c (not in make test)
 # Each prints its "figure:" lines and "N passed, N failed". Details: docs/etcd.md
 # "Sessions". Mutants: tests/mutants/etcd.txt (session-*), killed by
 # tests/store/etcd_mutants.sh, which runs etcd_session last.
@@ -30,9 +32,8 @@ DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iprout
 test-sessions:
 	@$(MAKE) --no-print-directory test-sessions-single test-sessions-cluster test-sessions-chaos test-sessions-pg
 
-# PostgreSQL (issue 34 item 3): the design's statements against a real server. Hand
-# breaks of the statements, each seen red, are listed in decision 0217 ("Checked"); the
-# adapter's mutant list (tests/mutants/pg.txt) gets entries when the adapter builds them.
+# PostgreSQL (issue 34 item 3): the design's statements against a real server. Their
+# breaks: tests/mutants/pg_session.txt (make mutants-sessions-pg).
 # Then the same behind pgbouncer in transaction pooling (tx1, tx2rr: every statement
 # through the pooler, the two cases that hold a transaction open left out).
 test-sessions-pg: $(B)/pg/pg_session_design
@@ -62,6 +63,12 @@ test-sessions-cluster: $(B)/etcd/etcd_session_cluster
 # test-sessions, >= 1,000 rounds in chaos-sessions (not in make test)
 CHAOS_SESSION_SLICE_ROUNDS ?= 30
 CHAOS_SESSION_ROUNDS       ?= 1000
+# every break of tests/mutants/pg_session.txt killed by the design test (~2 min; not in
+# make test)
+.PHONY: mutants-sessions-pg
+mutants-sessions-pg:
+	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/pg_session.txt
+
 .PHONY: test-sessions-chaos chaos-sessions
 test-sessions-chaos: $(B)/chaos/chaos
 	CHAOS_ETCD_SESSION=1 tests/chaos/run.sh etcd $(CHAOS_SESSION_SLICE_ROUNDS) $(CHAOS_SEED)
