@@ -227,8 +227,10 @@
 #define LDL__PG_IDENT_MAX 264
 #define LDL__PG_NAME_MAX 24
 #define LDL__PG_ERR_MAX 2048   /* a refusal names the table, the roles and the fix */
-#define LDL__PG_SQL_MAX 1024
-#define LDL__PG_NSTMT 5      /* acquire, renew, release, inspect, acquire with owner */
+#define LDL__PG_SQL_MAX 3072   /* the session shape's acquires are the longest */
+#define LDL__PG_NSTMT 8      /* acquire, renew, release, inspect, acquire with owner; and on
+                                the session shape: session acquire, session renew, open */
+#define LDL__PG_SID_MAX 40   /* a session id: a uuid's 36 characters and the NUL */
 
 #ifdef __cplusplus
 extern "C" {
@@ -249,6 +251,10 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     int      _fence;                     /* 1 after an init with LDL_PG_FENCE: the fenced-write
                                             protocol (_ident is then the fence table, _sql[0]
                                             and _stmt[0] its statement) */
+    int      _session;                   /* 1: the table has the session column (decision 0217) */
+    uint32_t _sess_ms;                   /* ldl_pg_session's session_ms; 0 = no session */
+    char     _sid[LDL__PG_SID_MAX];      /* the open session's id; "" = none open */
+    char     _sident[LDL__PG_IDENT_MAX]; /* "schema"."table_session", resolved at init */
 } ldl_pg;
 
 #ifndef LDL_NO_ASYNC                /* the non-blocking view needs the core's v0.2 contract */
@@ -304,6 +310,9 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
    tools/api-deprecated.txt). */
 LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
 LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
+/* sessions (decision 0217): after init, on a table with the session column;
+   locks whose ttl_ms == session_ms share one session row (see SESSIONS) */
+LDL_PG_API int         ldl_pg_session(ldl_pg *p, uint32_t session_ms);
 /* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
 /* DEPRECATED (v0.4): the view */
@@ -448,6 +457,10 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; n
 #define LDL__PG_REL 2
 #define LDL__PG_INS 3       /* inspect */
 #define LDL__PG_OWN 4       /* acquire with an owner (tables with the owner column) */
+#define LDL__PG_SACQ 5      /* the session shape: a session lock's acquire */
+#define LDL__PG_SREN 6      /* a session lock's renew (the session's UPDATE) */
+#define LDL__PG_SOPN 7      /* open a session */
+#define LDL__PG_UUIDOID 2950
 #define LDL__PG_TEXTOID 25
 #define LDL__PG_INT8OID 20  /* pg_type.oid of bigint; fixed since 1996 */
 
@@ -612,6 +625,120 @@ static int ldl__pg_sql(const char *t, int which, int owner, char *buf, size_t ca
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
+/* ------------------------------------------------------------ the session shape (decision 0217)
+   A table with the sixth column `session uuid` takes these statements
+   instead (every one, sessions used or not: another process may hold a key
+   on a session). \001 stands for the lease table, \002 for the session
+   table "<table>_session". A session lock's row has expires_at 'infinity'
+   and session = its session's id; it is free when that session is missing
+   or expired -- judged only when the row did not change since the
+   statement's snapshot (a session born after the snapshot would look
+   missing), and never while the session row is being renewed (SKIP LOCKED:
+   locked counts as alive). */
+#define LDL__PG_LT "\001"
+#define LDL__PG_ST "\002"
+#define LDL__PG_NOW "pg_catalog.clock_timestamp()"
+#define LDL__PG_HOLDER \
+    "snap AS (SELECT l.token FROM " LDL__PG_LT " AS l WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text), " \
+    "cur AS (SELECT l.token, l.session FROM " LDL__PG_LT " AS l " \
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text FOR UPDATE), " \
+    "seen AS (SELECT h.id FROM " LDL__PG_ST " AS h, cur WHERE h.id OPERATOR(pg_catalog.=) cur.session), " \
+    "gone AS (SELECT h.id FROM " LDL__PG_ST " AS h, cur WHERE h.id OPERATOR(pg_catalog.=) cur.session " \
+    "AND h.expires_at OPERATOR(pg_catalog.<=) " LDL__PG_NOW " FOR SHARE OF h SKIP LOCKED) "
+#define LDL__PG_ROW_FREE \
+    "CASE WHEN l.session IS NULL THEN l.expires_at OPERATOR(pg_catalog.<=) " LDL__PG_NOW " " \
+    "ELSE EXISTS (SELECT 1 FROM snap, cur WHERE snap.token OPERATOR(pg_catalog.=) cur.token " \
+    "AND cur.token OPERATOR(pg_catalog.=) l.token) " \
+    "AND (NOT EXISTS (SELECT 1 FROM seen) OR EXISTS (SELECT 1 FROM gone)) END"
+#define LDL__PG_ME(ttl, sid) \
+    "me AS (UPDATE " LDL__PG_ST " AS s SET expires_at = " LDL__PG_TTL(ttl) " " \
+    "WHERE s.id OPERATOR(pg_catalog.=) $" #sid "::pg_catalog.uuid " \
+    "AND s.expires_at OPERATOR(pg_catalog.>) " LDL__PG_NOW " RETURNING s.id)"
+
+static const char *const ldl__pg_session_sql[LDL__PG_NSTMT] = {
+    /* LDL__PG_ACQ: a per-lock lease ($1 key, $2 ttl); session = NULL on a grant */
+    "WITH " LDL__PG_HOLDER
+    "INSERT INTO " LDL__PG_LT " AS l (key, token, expires_at) "
+    "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ") "
+    "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+    "expires_at = " LDL__PG_TTL(2) ", session = NULL "
+    "WHERE " LDL__PG_ROW_FREE " RETURNING l.token",
+    /* LDL__PG_REN: today's, and never on a session lock's row */
+    "UPDATE " LDL__PG_LT " AS l SET expires_at = " LDL__PG_TTL(3) " "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+    "AND l.session IS NULL "
+    "AND l.expires_at OPERATOR(pg_catalog.>) " LDL__PG_NOW " "
+    "RETURNING l.token",
+    /* LDL__PG_REL ($1 key, $2 token, $3 our session or NULL): a per-lock row
+       as today; a session row only of our own session */
+    "UPDATE " LDL__PG_LT " AS l SET expires_at = '-infinity'::pg_catalog.timestamptz, session = NULL "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+    "AND CASE WHEN l.session IS NULL "
+    "THEN l.expires_at OPERATOR(pg_catalog.>) '-infinity'::pg_catalog.timestamptz "
+    "ELSE l.session OPERATOR(pg_catalog.=) $3::pg_catalog.uuid END "
+    "RETURNING l.token",
+    /* LDL__PG_INS: a session row by its session's expiry; a missing session is free */
+    "SELECT l.token, pg_catalog.ceil(pg_catalog.date_part('epoch'::pg_catalog.text, "
+    "CASE WHEN l.session IS NULL THEN l.expires_at ELSE s.expires_at END OPERATOR(pg_catalog.-) c.now) "
+    "OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8, "
+    "CASE WHEN l.owner_token OPERATOR(pg_catalog.=) l.token THEN l.owner ELSE NULL::pg_catalog.text END "
+    "FROM (SELECT " LDL__PG_NOW " AS now) AS c, " LDL__PG_LT " AS l LEFT JOIN " LDL__PG_ST " AS s "
+    "ON s.id OPERATOR(pg_catalog.=) l.session "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND CASE WHEN l.session IS NULL THEN l.expires_at OPERATOR(pg_catalog.>) c.now "
+    "ELSE COALESCE(s.expires_at OPERATOR(pg_catalog.>) c.now, false) END",
+    /* LDL__PG_OWN: the per-lock lease with an owner ($3) */
+    "WITH " LDL__PG_HOLDER
+    "INSERT INTO " LDL__PG_LT " AS l (key, token, expires_at, owner, owner_token) "
+    "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ", "
+    "$3::pg_catalog.text, 1::pg_catalog.int8) "
+    "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+    "expires_at = " LDL__PG_TTL(2) ", owner = $3::pg_catalog.text, "
+    "owner_token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, session = NULL "
+    "WHERE " LDL__PG_ROW_FREE " RETURNING l.token",
+    /* LDL__PG_SACQ ($1 key, $2 session, $3 ttl, $4 owner or NULL): extends our
+       own session first (its expiry is then after the lock's start), then
+       inserts or takes the row; answers (count of me, token): (1, token)
+       granted, (1, NULL) held, (0, NULL) our session is gone */
+    "WITH " LDL__PG_ME(3, 2) ", " LDL__PG_HOLDER ", "
+    "ins AS (INSERT INTO " LDL__PG_LT " AS l (key, token, expires_at, session, owner, owner_token) "
+    "SELECT $1::pg_catalog.text, 1::pg_catalog.int8, 'infinity'::pg_catalog.timestamptz, me.id, "
+    "$4::pg_catalog.text, 1::pg_catalog.int8 FROM me "
+    "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+    "expires_at = 'infinity'::pg_catalog.timestamptz, session = EXCLUDED.session, "
+    "owner = EXCLUDED.owner, owner_token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8 "
+    "WHERE " LDL__PG_ROW_FREE " RETURNING l.token) "
+    "SELECT (SELECT pg_catalog.count(*) FROM me), (SELECT ins.token FROM ins)",
+    /* LDL__PG_SREN ($1 key, $2 token, $3 session, $4 ttl): the session's renew,
+       answered for this lock only while its row is still ours on this very
+       session; answers (count of me, token) */
+    "WITH " LDL__PG_ME(4, 3) " "
+    "SELECT (SELECT pg_catalog.count(*) FROM me), (SELECT l.token FROM " LDL__PG_LT " AS l, me "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+    "AND l.session OPERATOR(pg_catalog.=) me.id)",
+    /* LDL__PG_SOPN ($1 ttl): a new session; the server's uuid, never reused */
+    "INSERT INTO " LDL__PG_ST " (id, expires_at) "
+    "VALUES (pg_catalog.gen_random_uuid(), " LDL__PG_TTL(1) ") RETURNING id"
+};
+
+/* a template with \001 (the lease table) and \002 (the session table) put in;
+   0 ok, -1 too long */
+static int ldl__pg_expand(const char *tmpl, const char *lt, const char *st, char *buf, size_t cap) {
+    size_t at = 0;
+    for (; *tmpl; tmpl++) {
+        const char *put = *tmpl == '\001' ? lt : *tmpl == '\002' ? st : NULL;
+        size_t n = put ? strlen(put) : 1;
+        if (at + n >= cap) return -1;
+        if (put) memcpy(buf + at, put, n); else buf[at] = *tmpl;
+        at += n;
+    }
+    buf[at] = '\0';
+    return 0;
+}
+
 /* statement name = "ldl_" + FNV-1a 64 of the SQL text: unique per table and
    per SQL revision, and short enough for the server's 63-byte name limit */
 static void ldl__pg_stmt_name(const char *sql, char *out, size_t cap) {
@@ -774,8 +901,121 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
     return NULL;
 }
 
+/* ------------------------------------------------------------ sessions (decision 0217) */
+/* a reply of exactly one row (count bigint, token bigint or NULL): 0 with *me
+   (0 or 1) and *tok (0 for NULL), -1 malformed (why set) */
+static int ldl__pg_pair(ldl_pg *p, const PGresult *r, int64_t *me, int64_t *tok) {
+    *me = 0; *tok = 0;
+    if (PQnfields(r) != 2 || PQftype(r, 0) != LDL__PG_INT8OID || PQftype(r, 1) != LDL__PG_INT8OID ||
+        PQfformat(r, 0) != 0 || PQfformat(r, 1) != 0 || PQntuples(r) != 1 || PQgetisnull(r, 0, 0)) {
+        ldl__pg_err(p, "reply", "unexpected columns or rows");
+        return -1;
+    }
+    if (strcmp(PQgetvalue(r, 0, 0), "0") != 0 &&
+        (ldl__pg_parse_token(PQgetvalue(r, 0, 0), me) != 0 || *me != 1)) {
+        ldl__pg_err(p, "reply", "session count not 0 or 1");
+        return -1;
+    }
+    if (!PQgetisnull(r, 0, 1) && ldl__pg_parse_token(PQgetvalue(r, 0, 1), tok) != 0) {
+        ldl__pg_err(p, "reply", "token not a decimal in [1, INT64_MAX]");
+        return -1;
+    }
+    if (*me == 0 && *tok != 0) {
+        ldl__pg_err(p, "reply", "a token without a live session");
+        return -1;
+    }
+    return 0;
+}
+
+static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *vals);
+
+/* open a new session row: its id (the server's uuid) into p->_sid; 0, or -1 (why set) */
+static int ldl__pg_session_open(ldl_pg *p) {
+    char ttl[24];
+    const char *vals[1], *v;
+    PGresult *r;
+    size_t i;
+    int ok;
+    p->_sid[0] = '\0';
+    snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+    vals[0] = ttl;
+    r = ldl__pg_exec(p, LDL__PG_SOPN, 1, vals);
+    if (!r) return -1;
+    ok = PQnfields(r) == 1 && PQftype(r, 0) == LDL__PG_UUIDOID && PQfformat(r, 0) == 0 &&
+         PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) && strlen(v = PQgetvalue(r, 0, 0)) == 36;
+    for (i = 0; ok && i < 36; i++)
+        ok = (i == 8 || i == 13 || i == 18 || i == 23) ? v[i] == '-'
+           : (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f');
+    if (ok) memcpy(p->_sid, v, 37);
+    else ldl__pg_err(p, "reply", "session id not a uuid");
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+/* a session lock's grant: one statement that extends our session and takes
+   the key; when our session is gone (expired, deleted) a new one is opened
+   and the acquire sent once more */
+static int ldl__pg_session_grant(ldl_pg *p, const char *key, const char *owner, int64_t *token_out) {
+    int attempt;
+    for (attempt = 0; attempt < 2; attempt++) {
+        char ttl[24];
+        const char *vals[4];
+        PGresult *r;
+        int64_t me = 0, tok = 0;
+        int rc;
+        if (!p->_sid[0] && ldl__pg_session_open(p) != 0) return LDL_ESTORE;
+        snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+        vals[0] = key; vals[1] = p->_sid; vals[2] = ttl; vals[3] = owner;
+        r = ldl__pg_exec(p, LDL__PG_SACQ, 4, vals);
+        if (!r) return LDL_ESTORE;
+        rc = ldl__pg_pair(p, r, &me, &tok);
+        PQclear(r);
+        if (rc != 0) return LDL_ESTORE;
+        if (me == 0) { p->_sid[0] = '\0'; continue; }    /* our session is gone */
+        if (tok == 0) return 0;
+        *token_out = tok;
+        return 1;
+    }
+    ldl__pg_err(p, "session", "the session opened for this acquire was gone at once (deleted?)");
+    return LDL_ESTORE;
+}
+
+/* a session lock's renew: the session's UPDATE, answered 1 only while the
+   lock's row is still ours on this very session. No row for the session:
+   it expired or was deleted, every lock on it is lost, and the next session
+   acquire opens a new one */
+static int ldl__pg_session_renew(ldl_pg *p, const char *key, int64_t token) {
+    char tok[24], ttl[24];
+    const char *vals[4];
+    PGresult *r;
+    int64_t me = 0, got = 0;
+    int rc;
+    if (!key) return LDL_EINVAL;
+    if (token < 1) return 0;
+    if (!p->_sid[0]) {
+        ldl__pg_err(p, "session", "the session this lock was granted on was lost");
+        return 0;
+    }
+    snprintf(tok, sizeof tok, "%lld", (long long)token);
+    snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+    vals[0] = key; vals[1] = tok; vals[2] = p->_sid; vals[3] = ttl;
+    r = ldl__pg_exec(p, LDL__PG_SREN, 4, vals);
+    if (!r) return LDL_ESTORE;
+    rc = ldl__pg_pair(p, r, &me, &got);
+    PQclear(r);
+    if (rc != 0) return LDL_ESTORE;
+    if (me == 0) {
+        p->_sid[0] = '\0';
+        ldl__pg_err(p, "session", "the session expired or was deleted: every lock on it is lost");
+        return 0;
+    }
+    if (got == 0) return 0;
+    if (got != token) { ldl__pg_err(p, "reply", "token mismatch"); return LDL_ESTORE; }
+    return 1;
+}
+
 /* a grant: the plain acquire, or with an owner the owned one (whose owner the
-   caller checked) */
+   caller checked); a session lock's when its ttl is the session's */
 static int ldl__pg_grant(ldl_pg *p, const char *key, uint32_t ttl_ms, const char *owner,
                          int64_t *token_out) {
     char ttl[24];
@@ -783,6 +1023,7 @@ static int ldl__pg_grant(ldl_pg *p, const char *key, uint32_t ttl_ms, const char
     PGresult *r;
     int64_t tok = 0;
     int rc;
+    if (p->_sess_ms != 0 && ttl_ms == p->_sess_ms) return ldl__pg_session_grant(p, key, owner, token_out);
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
     vals[0] = key; vals[1] = ttl; vals[2] = owner;
     r = ldl__pg_exec(p, owner ? LDL__PG_OWN : LDL__PG_ACQ, owner ? 3 : 2, vals);
@@ -809,8 +1050,9 @@ static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, 
     if (token < 1) return 0;        /* no lease ever carried such a token */
     snprintf(tok, sizeof tok, "%lld", (long long)token);
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
-    vals[0] = key; vals[1] = tok; vals[2] = ttl;
-    r = ldl__pg_exec(p, which, which == LDL__PG_REN ? 3 : 2, vals);
+    vals[0] = key; vals[1] = tok;
+    vals[2] = which == LDL__PG_REN ? ttl : p->_sid[0] ? p->_sid : NULL;  /* the session shape's release */
+    r = ldl__pg_exec(p, which, which == LDL__PG_REN || p->_session ? 3 : 2, vals);
     if (!r) return LDL_ESTORE;
     rc = ldl__pg_answer(p, which, r, token, &unused);
     PQclear(r);
@@ -818,7 +1060,9 @@ static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, 
 }
 
 static int ldl__pg_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    ldl_pg *p = (ldl_pg *)ctx;
     if (ttl_ms == 0) return LDL_EINVAL;
+    if (p && p->_sess_ms != 0 && ttl_ms == p->_sess_ms) return ldl__pg_session_renew(p, key, token);
     return ldl__pg_update((ldl_pg *)ctx, LDL__PG_REN, key, token, ttl_ms);
 }
 
@@ -1133,23 +1377,27 @@ static int ldl__pg_keys(ldl_pg *p, const char *oid, const char *pk) {
 }
 
 /* columns exactly the adapter's -- the v0.1 three, or those and the two
-   nullable owner columns (v0.2) -- primary key (key), no foreign constraint
-   kinds; sets p->_owner */
+   nullable owner columns (v0.2), or those five and the nullable session
+   column (the session shape, decision 0217) -- primary key (key), no
+   foreign constraint kinds; sets p->_owner and p->_session */
 static int ldl__pg_shape(ldl_pg *p, const char *oid) {
-    static const ldl__pg_col want[5] = {
+    static const ldl__pg_col want[6] = {
         { "key", "text", LDL__PG_DET }, { "token", "bigint", LDL__PG_NN },
         { "expires_at", "timestamp with time zone", LDL__PG_NN },
-        { "owner", "text", LDL__PG_NULL }, { "owner_token", "bigint", LDL__PG_NULL }
+        { "owner", "text", LDL__PG_NULL }, { "owner_token", "bigint", LDL__PG_NULL },
+        { "session", "uuid", LDL__PG_NULL }
     };
-    int seen, n = ldl__pg_columns(p, oid, want, 5, &seen), k;
+    int seen, n = ldl__pg_columns(p, oid, want, 6, &seen), k;
     if (n < 0) return -1;
-    if (!((n == 3 && seen == 7) || (n == 5 && seen == 31))) {
+    if (!((n == 3 && seen == 7) || (n == 5 && seen == 31) || (n == 6 && seen == 63))) {
         ldl__pg_err(p, "table", "columns are not exactly key text, token bigint NOT NULL, "
                     "expires_at timestamptz NOT NULL (deterministic key collation), and "
-                    "optionally both owner text and owner_token bigint (nullable)");
+                    "optionally both owner text and owner_token bigint (nullable), and "
+                    "then optionally session uuid (nullable)");
         return -1;
     }
-    p->_owner = seen == 31;
+    p->_owner = seen == 31 || seen == 63;
+    p->_session = seen == 63;
     k = ldl__pg_keys(p, oid, "PRIMARY KEY (key)");
     if (k < 0) return -1;
     if (!k) {
@@ -1195,6 +1443,53 @@ static int ldl__pg_create(ldl_pg *p, const char *cols, char *oid, size_t oidcap,
 
 static int ldl__pg_fence_init(ldl_pg *p);    /* the fenced-write protocol (below) */
 
+/* the session table "<schema>"."<table>_session" (decision 0217): exactly
+   id uuid (the primary key) and expires_at timestamptz NOT NULL, created
+   when missing, resolved once into p->_sident, and held to every check of
+   the lease table (owner, foreign writers, UNLOGGED/TEMP, views, keys,
+   triggers, rules, row level security). p->_ident is the resolved lease
+   table. 0 ok, LDL_EINVAL (the name too long) or LDL_ESTORE (why set) */
+static int ldl__pg_session_table(ldl_pg *p) {
+    static const ldl__pg_col want[2] = {
+        { "id", "uuid", LDL__PG_NN }, { "expires_at", "timestamp with time zone", LDL__PG_NN }
+    };
+    char lease[LDL__PG_IDENT_MAX], oid[24];
+    size_t n = strlen(p->_ident), rel;
+    const char *dot = strstr(p->_ident, "\".\"");
+    int seen, cols, k, rc = LDL_ESTORE;
+    rel = dot ? n - (size_t)(dot + 3 - p->_ident) - 1 : n - 2;   /* the table name's bytes */
+    if (rel + 8 > 63 || n + 9 > sizeof p->_ident) {
+        ldl__pg_err(p, "session", "the table name must be at most 55 bytes "
+                    "(the session table's name is it + \"_session\")");
+        return LDL_EINVAL;
+    }
+    memcpy(lease, p->_ident, n + 1);
+    memcpy(p->_ident + n - 1, "_session\"", 10);
+    if (ldl__pg_create(p, "id pg_catalog.uuid PRIMARY KEY, expires_at pg_catalog.timestamptz NOT NULL",
+                       oid, sizeof oid, "session table could not be created") != 0)
+        goto out;
+    cols = ldl__pg_columns(p, oid, want, 2, &seen);
+    if (cols < 0) goto out;
+    if (cols != 2 || seen != 3) {
+        ldl__pg_err(p, "session table", "columns are not exactly id uuid and expires_at "
+                    "timestamptz NOT NULL");
+        goto out;
+    }
+    k = ldl__pg_keys(p, oid, "PRIMARY KEY (id)");
+    if (k < 0) goto out;
+    if (!k) {
+        ldl__pg_err(p, "session table", "keys are not the adapter's: want PRIMARY KEY (id) and no "
+                    "UNIQUE, FOREIGN KEY or EXCLUDE constraint");
+        goto out;
+    }
+    if (ldl__pg_grants(p, oid) != 0) goto out;
+    memcpy(p->_sident, p->_ident, strlen(p->_ident) + 1);
+    rc = 0;
+out:
+    memcpy(p->_ident, lease, n + 1);
+    return rc;
+}
+
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
     char oid[24];
     int i;
@@ -1217,9 +1512,13 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
             "owner_token pg_catalog.int8", oid, sizeof oid, "table could not be created") != 0)
         return LDL_ESTORE;
     if (ldl__pg_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
-    p->_nstmt = p->_owner ? 5 : 4;
+    /* the session shape: every statement reads the session table */
+    if (p->_session && (i = ldl__pg_session_table(p)) != 0) return i;
+    p->_nstmt = p->_session ? LDL__PG_NSTMT : p->_owner ? 5 : 4;
     for (i = 0; i < p->_nstmt; i++) {
-        if (ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
+        if (p->_session ? ldl__pg_expand(ldl__pg_session_sql[i], p->_ident, p->_sident, p->_sql[i],
+                                         sizeof p->_sql[i]) != 0
+                        : ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
             ldl__pg_err(p, "init", "statement text too long");
             return LDL_ESTORE;
         }
@@ -1233,6 +1532,39 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
 
 LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table) {
     return ldl_pg_init_ex(p, conn, table, 0);
+}
+
+/* sessions (decision 0217): the table must have the session shape; the
+   session table is checked again (or created), then a session row opened */
+LDL_PG_API int ldl_pg_session(ldl_pg *p, uint32_t session_ms) {
+    uint32_t was;
+    int rc;
+    if (!p) return LDL_EINVAL;
+    if (!p->_ok) {
+        ldl__pg_err(p, "session", "ldl_pg not initialised for leases (ldl_pg_init first; not LDL_PG_FENCE)");
+        return LDL_EINVAL;
+    }
+    if (session_ms == 0 || session_ms > 0x7FFFFFFFu) {
+        ldl__pg_err(p, "session", "want session_ms in [1, 2^31-1]");
+        return LDL_EINVAL;
+    }
+    if (p->_sess_ms != 0 && p->_sess_ms != session_ms) {
+        ldl__pg_err(p, "session", "already in a session with another session_ms (its locks' renews "
+                    "would go astray)");
+        return LDL_EINVAL;
+    }
+    if (!p->_session) {
+        ldl__pg_err(p, "session", "the table has no session column: ALTER TABLE .. ADD COLUMN "
+                    "session uuid (after the owner columns; docs/postgres.md \"Sessions\"), then init again");
+        return LDL_EUNSUPPORTED;
+    }
+    if (!ldl__pg_usable(p)) return LDL_ESTORE;
+    if ((rc = ldl__pg_session_table(p)) != 0) return rc;
+    was = p->_sess_ms;
+    p->_sess_ms = session_ms;
+    if (!p->_sid[0] && ldl__pg_session_open(p) != 0) { p->_sess_ms = was; return LDL_ESTORE; }
+    p->_err[0] = '\0';
+    return LDL_OK;
 }
 
 LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p) {
@@ -1403,6 +1735,11 @@ LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
     ldl_pg *p;
     if (!pa || !pa->_pg || !conn) return LDL_EINVAL;
     p = pa->_pg;
+    if (p->_sess_ms != 0) {
+        ldl__pg_err(p, "async", "sessions (ldl_pg_session) are synchronous-only in this build: "
+                    "use another ldl_pg, without a session, for the non-blocking view");
+        return LDL_EUNSUPPORTED;
+    }
     if (!pa->_dead) ldl__pg_fail_all(pa);       /* nothing may straddle two links */
     p->_conn = conn;
     if (PQstatus(conn) != CONNECTION_OK) {
@@ -1500,6 +1837,9 @@ static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
         if (which == LDL__PG_REN) {
             snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
             vals[2] = ttl;
+            n = 3;
+        } else if (p->_session) {               /* the session shape's release: no session here */
+            vals[2] = NULL;
             n = 3;
         }
     }
