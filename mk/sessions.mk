@@ -11,16 +11,17 @@
 #                        (with_etcd_cluster.sh): the leader SIGKILLed under 100 session locks;
 #                        then --netns (root) the leader's peer cable pulled under them (~40 s)
 #     test-sessions-chaos    the etcd chaos slice with CHAOS_ETCD_SESSION=1
-#     test-sessions-pg       tests/store/pg_session_design.c (C99, ASan + UBSan) against a real
-#                        PostgreSQL it starts (with_pg.sh): the statements of decision 0217
-#                        (PostgreSQL sessions, designed, NOT in the adapter yet: decision 0216)
-#                        -- grant, refusal, expiry, a renew in flight never overtaken, a
-#                        session born after an acquire's snapshot, 1,000 locks and the session
-#                        row deleted by hand, fenced writes; then behind pgbouncer tx1 and
-#                        tx2rr (~15 s)
+#     test-sessions-pg       tests/store/pg_session.c (C99, ASan + UBSan) against a real
+#                        PostgreSQL it starts (with_pg.sh): the adapter's sessions through the
+#                        lock core (decision 0217; the synchronous view) -- ldl_pg_session's
+#                        refusals and the session table's hardening, grant/renew/release named
+#                        and LDL_PG_UNNAMED, mixing with per-lock leases, expiry, the two
+#                        snapshot races, 1,000 locks and the session row deleted by hand;
+#                        then tests/store/pg_session_design.c, the design's statements as
+#                        written, direct and behind pgbouncer tx1 and tx2rr (~20 s)
 #   make chaos-sessions  the same campaign, CHAOS_SESSION_ROUNDS (1,000) rounds (not in make test)
-#   make mutants-sessions-pg  the breaks of tests/mutants/pg_session.txt, each killed by
-#                        tests/store/pg_session_design.c (not in make test)
+#   make mutants-sessions-pg  the breaks of tests/mutants/pg_session.txt in the adapter, each
+#                        killed by tests/store/pg_session.c (not in make test)
 # Each prints its "figure:" lines and "N passed, N failed". Details: docs/etcd.md
 # "Sessions". Mutants: tests/mutants/etcd.txt (session-*), killed by
 # tests/store/etcd_mutants.sh, which runs etcd_session last.
@@ -32,15 +33,16 @@ DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iprout
 test-sessions:
 	@$(MAKE) --no-print-directory test-sessions-single test-sessions-cluster test-sessions-chaos test-sessions-pg
 
-# PostgreSQL (issue 34 item 3): the design's statements against a real server. Their
-# breaks: tests/mutants/pg_session.txt (make mutants-sessions-pg).
-# Then the same behind pgbouncer in transaction pooling (tx1, tx2rr: every statement
-# through the pooler, the two cases that hold a transaction open left out).
-test-sessions-pg: $(B)/pg/pg_session_design
-	@tests/store/with_pg.sh ./$(B)/pg/pg_session_design \
+# PostgreSQL (issue 34 item 3): the adapter's sessions through the lock core
+# (tests/store/pg_session.c; its breaks: tests/mutants/pg_session.txt, make
+# mutants-sessions-pg), then the design's statements as written against the same server
+# and behind pgbouncer in transaction pooling (tx1, tx2rr: every statement through the
+# pooler, the two cases that hold a transaction open left out).
+test-sessions-pg: $(B)/pg/pg_session $(B)/pg/pg_session_design
+	@tests/store/with_pg.sh ./$(B)/pg/pg_session ./$(B)/pg/pg_session_design \
 	  $(foreach m,tx1 tx2rr,'tests/store/with_pgbouncer.sh $(m) ./$(B)/pg/pg_session_design') > $(B)/pg/session.log 2>&1; rc=$$?; \
 	  grep -E '^figure' $(B)/pg/session.log; \
-	  grep -E '^(behind pgbouncer|[0-9]+ passed)' $(B)/pg/session.log | sed 's/^/== pg sessions (decision 0217 statements): /'; \
+	  grep -E '^(== |behind pgbouncer|[0-9]+ passed)' $(B)/pg/session.log | grep -v '^== \[' | sed 's/^/== pg sessions: /'; \
 	  if [ $$rc != 0 ]; then cat $(B)/pg/session.log; exit 1; fi
 
 test-sessions-single: $(B)/etcd/etcd_session
@@ -63,8 +65,8 @@ test-sessions-cluster: $(B)/etcd/etcd_session_cluster
 # test-sessions, >= 1,000 rounds in chaos-sessions (not in make test)
 CHAOS_SESSION_SLICE_ROUNDS ?= 30
 CHAOS_SESSION_ROUNDS       ?= 1000
-# every break of tests/mutants/pg_session.txt killed by the design test (~2 min; not in
-# make test)
+# every break of tests/mutants/pg_session.txt (the adapter's session guards) killed by
+# tests/store/pg_session.c (~3 min; not in make test)
 .PHONY: mutants-sessions-pg
 mutants-sessions-pg:
 	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/pg_session.txt

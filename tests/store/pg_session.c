@@ -176,6 +176,11 @@ static void expiry(void)
     ST_CHECK(ldl_pg_init(&pb, b, T) == LDL_OK && ldl_pg_session(&pb, 5000) == LDL_OK, "another client's session");
     x = ldl_pg_ext(&pb);
     ST_CHECK(pgt_lock_init(&la, &pa, "e1", 800, 200) == 0 && ldl_lock_acquire(&la.lock) == 1, "granted on it");
+    {
+        ldl_store sa = ldl_pg_store(&pa);
+        int64_t tok = 0;
+        ST_CHECK(sa.acquire(sa.ctx, "e3", 800, &tok) == 1, "e3 on it too");
+    }
     st_sleep_ms(1000);
     ST_CHECK(x.inspect(x.ctx, "e1", &hd) == 0, "inspect: a row of an expired session is free");
     ST_CHECK(ldl_lock_tick(&la.lock) == 0 && la.lost_calls == 1, "the next renew loses it, on_lost once (%d)", la.lost_calls);
@@ -188,6 +193,15 @@ static void expiry(void)
     ST_CHECK(pgt_lock_init(&lb, &pb, "e1", 5000, 1000) == 0 && ldl_lock_acquire(&lb.lock) == 1 &&
              ldl_lock_fencing_token(&lb.lock) == 2, "another client takes the key with fence 2");
     ST_CHECK(ldl_lock_tick(&l2.lock) == 1, "the new session's lock renews");
+    {
+        ldl_store sb = ldl_pg_store(&pb);
+        int64_t tok = 0;
+        ST_CHECK(sb.acquire(sb.ctx, "e3", 5001, &tok) == 1 && tok == 2,
+                 "a per-lock acquire takes the dead session's other key, fence 2");
+        ST_CHECK(row_int("SELECT (session IS NULL)::int FROM " T " WHERE key = $1", "e3") == 1,
+                 "its row names no session any more");
+        ST_CHECK(sb.acquire(sb.ctx, "e3", 5000, &tok) == 0, "a session acquire is refused on that live lease");
+    }
     ldl_lock_dispose(&la.lock); ldl_lock_dispose(&l2.lock); ldl_lock_dispose(&lb.lock);
     PQfinish(a);
     PQfinish(b);
@@ -216,6 +230,97 @@ static void deleted_then_new(void)
     ST_CHECK(ldl_lock_tick(&l1.lock) == 0 && l1.lost_calls == 1, "d1 is lost at its next renew, on_lost once");
     ST_CHECK(ldl_lock_tick(&l2.lock) == 1 && l2.lost_calls == 0, "d2 on the new session renews");
     ldl_lock_dispose(&l1.lock); ldl_lock_dispose(&l2.lock);
+    PQfinish(a);
+}
+
+/* the adapter's two snapshot races (decision 0217 "the free test"), with its own
+   statement text (named or not, the text is the same) */
+static void races(void)
+{
+    PGconn *a = pgt_connect(""), *b = pgt_connect(""), *c = pgt_connect("");
+    ldl_pg pa, pb, pc;
+    ldl_store sb;
+    int64_t tok = -1;
+    char sid[64];
+    PGresult *r;
+    st_case("a renew in flight is never overtaken", 30);
+    ST_CHECK(fresh_session_shape(), "the session-shaped table");
+    ST_CHECK(ldl_pg_init(&pa, a, T) == LDL_OK && ldl_pg_session(&pa, 400) == LDL_OK, "a 400 ms session");
+    ST_CHECK(ldl_pg_init(&pb, b, T) == LDL_OK && ldl_pg_session(&pb, 5000) == LDL_OK, "another client's");
+    sb = ldl_pg_store(&pb);
+    {
+        ldl_store sa = ldl_pg_store(&pa);
+        ST_CHECK(sa.acquire(sa.ctx, "k6", 400, &tok) == 1 && tok == 1, "k6 on the short session");
+    }
+    snprintf(sid, sizeof sid, "%s", pa._sid);
+    ST_CHECK(pgt_exec(h, "BEGIN"), "a renew transaction opens");
+    ST_CHECK(pgt_int(h, "WITH u AS (UPDATE ldl_ss.lease_session SET expires_at = clock_timestamp() + interval '10 s' "
+                        "WHERE id = $1::uuid RETURNING 1) SELECT count(*) FROM u", sid) == 1,
+             "the renew's UPDATE is done, not yet committed");
+    st_sleep_ms(700);                               /* past the expiry the snapshot still has */
+    {
+        uint64_t t0 = st_now_ms();
+        int rc = sb.acquire(sb.ctx, "k6", 5000, &tok);
+        ST_CHECK(rc == 0, "a session acquire meeting the renew in flight answers held (got %d, token %lld)",
+                 rc, (long long)tok);
+        ST_CHECK(st_now_ms() - t0 < 1000, "and does not wait for it (%llu ms)", (unsigned long long)(st_now_ms() - t0));
+        ST_CHECK(sb.acquire(sb.ctx, "k6", 2000, &tok) == 0, "the per-lock acquire too");
+    }
+    ST_CHECK(pgt_exec(h, "COMMIT"), "the renew commits");
+    ST_CHECK(sb.acquire(sb.ctx, "k6", 5000, &tok) == 0, "the renewed session still holds the key");
+
+    st_case("a session born after an acquire's snapshot is not taken for a deleted one", 30);
+    {
+        const char *v[4];
+        int got = -1;
+        ldl_store sa = ldl_pg_store(&pa);
+        ST_CHECK(sa.acquire(sa.ctx, "k7", 400, &tok) == 1, "k7 on the short session");
+        st_sleep_ms(700);                           /* that session is dead: k7 is free */
+        ST_CHECK(pgt_exec(h, "BEGIN") && pgt_exec(h, "SELECT 1 FROM " T " WHERE key = 'k7' FOR UPDATE"),
+                 "k7's row locked by a transaction");
+        v[0] = "k7"; v[1] = pb._sid; v[2] = "5000"; v[3] = NULL;
+        ST_CHECK(PQsendQueryParams(b, pb._sql[LDL__PG_SACQ], 4, NULL, v, NULL, NULL, 0) == 1,
+                 "the adapter's session acquire of k7 sent");
+        st_sleep_ms(300);                           /* its snapshot taken, it waits on the row */
+        ST_CHECK(ldl_pg_init(&pc, c, T) == LDL_OK && ldl_pg_session(&pc, 5000) == LDL_OK,
+                 "a new session opens after that snapshot");
+        v[1] = pc._sid;
+        r = PQexecParams(h, pc._sql[LDL__PG_SACQ], 4, NULL, v, NULL, NULL, 0);
+        ST_CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 1) &&
+                 strcmp(PQgetvalue(r, 0, 1), "2") == 0, "it takes k7 (fence 2) inside that transaction");
+        PQclear(r);
+        ST_CHECK(pgt_exec(h, "COMMIT"), "and commits");
+        while ((r = PQgetResult(b)) != NULL) {
+            if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) got = PQgetisnull(r, 0, 1) ? 0 : 1;
+            else fprintf(stderr, "k7: %s", PQresultErrorMessage(r));
+            PQclear(r);
+        }
+        ST_CHECK(got == 0, "the waiting acquire answers held: the new session is alive (got %d)", got);
+        ST_CHECK(row_int("SELECT token FROM " T " WHERE key = $1", "k7") == 2, "k7 held with fence 2");
+    }
+    PQfinish(a);
+    PQfinish(b);
+    PQfinish(c);
+}
+
+/* the acquire and the renew each extend the session (so its expiry is after the
+   lock's start, whatever the session's age) */
+static void extends(void)
+{
+    PGconn *a = pgt_connect("");
+    ldl_pg pa;
+    pgt_lock l1;
+    st_case("the session acquire and renew extend the session", 30);
+    ST_CHECK(fresh_session_shape(), "the session-shaped table");
+    ST_CHECK(ldl_pg_init(&pa, a, T) == LDL_OK && ldl_pg_session(&pa, 1000) == LDL_OK, "a 1000 ms session");
+    st_sleep_ms(700);
+    ST_CHECK(pgt_lock_init(&l1, &pa, "x1", 1000, 300) == 0 && ldl_lock_acquire(&l1.lock) == 1,
+             "a lock granted 700 ms after the session opened");
+    st_sleep_ms(600);                                   /* 1300 ms after the open */
+    ST_CHECK(ldl_lock_tick(&l1.lock) == 1, "renews: the acquire extended the session");
+    st_sleep_ms(600);                                   /* 1900 ms after the open */
+    ST_CHECK(ldl_lock_tick(&l1.lock) == 1, "renews again: the renew extended it");
+    ldl_lock_dispose(&l1.lock);
     PQfinish(a);
 }
 
@@ -423,6 +528,8 @@ int main(void)
     lifecycle(LDL_PG_UNNAMED);
     expiry();
     deleted_then_new();
+    races();
+    extends();
     thousand(0);
     (void)fresh(NULL);
     (void)pgt_exec(h, "DROP SCHEMA ldl_ss CASCADE");
