@@ -45,7 +45,8 @@
                                owner text, owner_token bigint)
 
    (the last two from v0.2: see HOLDER IDENTITY; a table without them, as
-   v0.1 created it, is used as it is)
+   v0.1 created it, is used as it is; a sixth, `session uuid`, opts in to
+   SESSIONS)
 
    One row per key, created on the first acquire and never deleted: the row IS
    the fence counter. acquire inserts the row or, when its lease has expired
@@ -75,7 +76,9 @@
        view, a partitioned or foreign table;
      - columns other than exactly key text, token bigint, expires_at
        timestamptz, optionally followed by both owner text and owner_token
-       bigint (nullable); a key collation that is not deterministic; a primary key
+       bigint (nullable), and then optionally session uuid (nullable: the
+       session shape, see SESSIONS); a key collation that is not
+       deterministic; a primary key
        other than (key); UNIQUE, FOREIGN KEY or EXCLUDE constraints; user
        triggers, rules or row level security.
    Every operator, function and type in the adapter's SQL is exact and
@@ -164,6 +167,48 @@
    ALTER TABLE t ADD COLUMN owner text, ADD COLUMN owner_token bigint, then
    init again (v0.1 processes refuse the new shape at their init).
 
+   SESSIONS (decision 0217; the synchronous view)
+   One row per client that its locks reference, renewed by one UPDATE, so a
+   lock's lease no longer needs its own committed write. Opt in per table:
+       ALTER TABLE t ADD COLUMN session uuid      (after the owner columns)
+   then, after init, ldl_pg_session(p, session_ms): a lock on p whose ttl_ms
+   equals session_ms joins p's session; every other lock on p stays a
+   per-lock lease (mixing is the default). It answers LDL_OK (a session row
+   opened), LDL_EINVAL (p not initialised for leases, session_ms 0 or above
+   2^31-1, or p already in a session with another session_ms),
+   LDL_EUNSUPPORTED (a table without the session column: nothing is
+   created) or LDL_ESTORE (why says why; also inside the caller's
+   transaction). Without a call to it, a
+   v0.1 or v0.2 table's statements and checks are exactly as before.
+   THE SESSION TABLE "<schema>"."<table>_session" (so the lease table's own
+   name is then at most 55 bytes; longer answers LDL_EINVAL):
+       CREATE TABLE "<schema>"."<table>_session" (id uuid PRIMARY KEY,
+                                     expires_at timestamptz NOT NULL)
+   Init on a table of the session shape creates it when missing and refuses
+   it (LDL_ESTORE) as the lease table: owner, foreign writers, UNLOGGED or
+   TEMP, a view, columns other than exactly those two, a primary key other
+   than (id), UNIQUE/FOREIGN KEY/EXCLUDE, triggers, rules, row level
+   security; ldl_pg_session checks it again. Every process on a table of the
+   session shape uses the session-aware statements (a row naming a dead
+   session is free to anyone). A session id is the server's
+   gen_random_uuid() (PostgreSQL 13+), never reused.
+   A session lock's row has expires_at 'infinity' and session = the id; its
+   acquire extends the session and takes the key in ONE statement; its renew
+   is the session's UPDATE (unexpired rows only, never revived), answered 1
+   only while the lock's row is still ours on this very session; its release
+   frees the row. The session expired or deleted: every lock on it answers 0
+   at its next renew (LOST, on_lost once each), its rows are free to others
+   (with the next fence) and inspect reports them free; the next session
+   acquire opens a new session (a lock of the old one is never renewed by
+   it). The fence is the lease row's token, as for any lock.
+   The synchronous view runs one call at a time, so each session renew is
+   one statement: sessions save the per-lock commit there, not round trips.
+   The non-blocking view does NOT take sessions in this build:
+   ldl_pg_async_init / _rebind on an ldl_pg with a session answer
+   LDL_EUNSUPPORTED (use another ldl_pg, without ldl_pg_session, for it);
+   on a table of the session shape without a session it works as before,
+   with the session-aware statements.
+
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: server
    error, connection down, a reply of the wrong shape; LDL_EINVAL: bad
    argument). A token is parsed strictly as a decimal in [1, INT64_MAX]
@@ -227,7 +272,9 @@
 #define LDL__PG_IDENT_MAX 264
 #define LDL__PG_NAME_MAX 24
 #define LDL__PG_ERR_MAX 2048   /* a refusal names the table, the roles and the fix */
-#define LDL__PG_SQL_MAX 3072   /* the session shape's acquires are the longest */
+#define LDL__PG_SQL_MAX 1024     /* a CREATE TABLE */
+#define LDL__PG_TEXT_MAX 10240 /* every statement's text, one after the other: the
+                                 session shape's eight with 63 + 55-byte names fit */
 #define LDL__PG_NSTMT 8      /* acquire, renew, release, inspect, acquire with owner; and on
                                 the session shape: session acquire, session renew, open */
 #define LDL__PG_SID_MAX 40   /* a session id: a uuid's 36 characters and the NUL */
@@ -246,11 +293,12 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     int      _nstmt;                     /* statements in use: 4, or 5 with owner */
     char     _ident[LDL__PG_IDENT_MAX];  /* "schema"."table", resolved once at init */
     char     _stmt[LDL__PG_NSTMT][LDL__PG_NAME_MAX]; /* statement names (LDL__PG_ACQ ..) */
-    char     _sql[LDL__PG_NSTMT][LDL__PG_SQL_MAX];   /* and their text */
+    unsigned short _off[LDL__PG_NSTMT];  /* and where their text starts in _text */
+    char     _text[LDL__PG_TEXT_MAX];
     char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
     int      _fence;                     /* 1 after an init with LDL_PG_FENCE: the fenced-write
-                                            protocol (_ident is then the fence table, _sql[0]
-                                            and _stmt[0] its statement) */
+                                            protocol (_ident is then the fence table, the
+                                            text at _off[0] and _stmt[0] its statement) */
     int      _session;                   /* 1: the table has the session column (decision 0217) */
     uint32_t _sess_ms;                   /* ldl_pg_session's session_ms; 0 = no session */
     char     _sid[LDL__PG_SID_MAX];      /* the open session's id; "" = none open */
@@ -461,6 +509,7 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; n
 #define LDL__PG_SREN 6      /* a session lock's renew (the session's UPDATE) */
 #define LDL__PG_SOPN 7      /* open a session */
 #define LDL__PG_UUIDOID 2950
+#define LDL__PG_SQL(p, i) ((p)->_text + (p)->_off[i])   /* statement i's text */
 #define LDL__PG_TEXTOID 25
 #define LDL__PG_INT8OID 20  /* pg_type.oid of bigint; fixed since 1996 */
 
@@ -833,7 +882,7 @@ static int ldl__pg_stmt_is_ours(ldl_pg *p, int which) {
         "WHERE s.name OPERATOR(pg_catalog.=) $1::pg_catalog.text", 1, NULL, vals, NULL, NULL, 0);
     if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 1) {
         out = PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) &&
-              strcmp(PQgetvalue(r, 0, 0), p->_sql[which]) == 0;
+              strcmp(PQgetvalue(r, 0, 0), LDL__PG_SQL(p, which)) == 0;
         if (!out) ldl__pg_err(p, "prepare", "a foreign prepared statement holds the adapter's name");
     } else {
         ldl__pg_err_res(p, "prepare", r);
@@ -843,7 +892,7 @@ static int ldl__pg_stmt_is_ours(ldl_pg *p, int which) {
 }
 
 static int ldl__pg_prepare_one(ldl_pg *p, int i) {
-    PGresult *r = PQprepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL);
+    PGresult *r = PQprepare(p->_conn, p->_stmt[i], LDL__PG_SQL(p, i), 0, NULL);
     int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     /* 42P05: the session already has one of that name: ours (another
        ldl_pg on the same table) only when its text is exactly ours */
@@ -879,7 +928,7 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
         PGresult *r;
         if (!ldl__pg_usable(p)) return NULL;
         if (p->_flags & LDL_PG_UNNAMED) {
-            r = PQexecParams(p->_conn, p->_sql[which], n, NULL, vals, NULL, NULL, 0);
+            r = PQexecParams(p->_conn, LDL__PG_SQL(p, which), n, NULL, vals, NULL, NULL, 0);
         } else {
             /* a new backend (PQreset, server restart) has none of our statements */
             if (p->_pid != PQbackendPID(p->_conn) && ldl__pg_prepare_all(p) != 0) return NULL;
@@ -1492,6 +1541,7 @@ out:
 
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
     char oid[24];
+    size_t at;
     int i;
     if (!p) return LDL_EINVAL;
     memset(p, 0, sizeof *p);
@@ -1515,14 +1565,17 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
     /* the session shape: every statement reads the session table */
     if (p->_session && (i = ldl__pg_session_table(p)) != 0) return i;
     p->_nstmt = p->_session ? LDL__PG_NSTMT : p->_owner ? 5 : 4;
-    for (i = 0; i < p->_nstmt; i++) {
-        if (p->_session ? ldl__pg_expand(ldl__pg_session_sql[i], p->_ident, p->_sident, p->_sql[i],
-                                         sizeof p->_sql[i]) != 0
-                        : ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
+    for (i = 0, at = 0; i < p->_nstmt; i++) {
+        char *buf = p->_text + at;
+        size_t cap = sizeof p->_text - at;
+        if (p->_session ? ldl__pg_expand(ldl__pg_session_sql[i], p->_ident, p->_sident, buf, cap) != 0
+                        : ldl__pg_sql(p->_ident, i, p->_owner, buf, cap) != 0) {
             ldl__pg_err(p, "init", "statement text too long");
             return LDL_ESTORE;
         }
-        ldl__pg_stmt_name(p->_sql[i], p->_stmt[i], sizeof p->_stmt[i]);
+        p->_off[i] = (unsigned short)at;
+        at += strlen(buf) + 1;
+        ldl__pg_stmt_name(buf, p->_stmt[i], sizeof p->_stmt[i]);
     }
     if (!(flags & LDL_PG_UNNAMED) && ldl__pg_prepare_all(p) != 0) return LDL_ESTORE;
     p->_err[0] = '\0';
@@ -1844,7 +1897,7 @@ static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
         }
     }
     if (p->_flags & LDL_PG_UNNAMED)
-        ok = PQsendQueryParams(p->_conn, p->_sql[which], n, NULL, vals, NULL, NULL, 0);
+        ok = PQsendQueryParams(p->_conn, LDL__PG_SQL(p, which), n, NULL, vals, NULL, NULL, 0);
     else
         ok = PQsendQueryPrepared(p->_conn, p->_stmt[which], n, vals, NULL, NULL, 0);
     return ok == 1 && PQpipelineSync(p->_conn) == 1 ? 0 : -1;
@@ -1869,7 +1922,7 @@ static int ldl__pg_send(ldl_pg_async *pa) {
             int i;
             for (i = 0; i < LDL__PG_NSTMT && rc == 0; i++)
                 if ((pa->_need_prep & (1u << i)) &&
-                    PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
+                    PQsendPrepare(p->_conn, p->_stmt[i], LDL__PG_SQL(p, i), 0, NULL) != 1) rc = -1;
             if (rc == 0 && PQpipelineSync(p->_conn) != 1) rc = -1;
             pa->_stats.prepares++;
             pa->_prep._rc = LDL_OK;
@@ -2034,15 +2087,16 @@ static int ldl__pg_fence_init(ldl_pg *p) {
             oid, sizeof oid, "fence table could not be created") != 0)   /* as the lease table */
         return LDL_ESTORE;
     if (ldl__pg_fence_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
-    n = (size_t)snprintf(p->_sql[LDL__PG_FEN], sizeof p->_sql[LDL__PG_FEN],
+    p->_off[LDL__PG_FEN] = 0;
+    n = (size_t)snprintf(p->_text, sizeof p->_text,
         "INSERT INTO %s AS f (resource, fence) VALUES ($1::pg_catalog.text, $2::pg_catalog.int8) "
         "ON CONFLICT (resource) DO UPDATE SET fence = EXCLUDED.fence "
         "WHERE f.fence OPERATOR(pg_catalog.<=) EXCLUDED.fence RETURNING f.fence", p->_ident);
-    if (n >= sizeof p->_sql[LDL__PG_FEN]) {
+    if (n >= sizeof p->_text) {
         ldl__pg_err(p, "init", "statement text too long");
         return LDL_ESTORE;
     }
-    ldl__pg_stmt_name(p->_sql[LDL__PG_FEN], p->_stmt[LDL__PG_FEN], sizeof p->_stmt[LDL__PG_FEN]);
+    ldl__pg_stmt_name(LDL__PG_SQL(p, LDL__PG_FEN), p->_stmt[LDL__PG_FEN], sizeof p->_stmt[LDL__PG_FEN]);
     p->_nstmt = 1;
     if (!(p->_flags & LDL_PG_UNNAMED)) {
         if (ldl__pg_prepare_one(p, LDL__PG_FEN) != 0) return LDL_ESTORE;
@@ -2072,14 +2126,14 @@ static int ldl__pg_fence_ready(ldl_pg *p) {
         return -1;
     }
     have = PQntuples(r) == 1;
-    if (have && (PQgetisnull(r, 0, 0) || strcmp(PQgetvalue(r, 0, 0), p->_sql[LDL__PG_FEN]) != 0)) {
+    if (have && (PQgetisnull(r, 0, 0) || strcmp(PQgetvalue(r, 0, 0), LDL__PG_SQL(p, LDL__PG_FEN)) != 0)) {
         PQclear(r);
         ldl__pg_err(p, "fence", "a foreign prepared statement holds the adapter's name");
         return -1;
     }
     PQclear(r);
     if (!have) {
-        r = PQprepare(p->_conn, p->_stmt[LDL__PG_FEN], p->_sql[LDL__PG_FEN], 0, NULL);
+        r = PQprepare(p->_conn, p->_stmt[LDL__PG_FEN], LDL__PG_SQL(p, LDL__PG_FEN), 0, NULL);
         if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
             ldl__pg_err_res(p, "fence", r);
             PQclear(r);
@@ -2135,7 +2189,7 @@ LDL_PG_API int ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence) {
     snprintf(num, sizeof num, "%lld", (long long)fence);
     vals[0] = resource; vals[1] = num;
     if (p->_flags & LDL_PG_UNNAMED) {
-        r = PQexecParams(p->_conn, p->_sql[LDL__PG_FEN], 2, NULL, vals, NULL, NULL, 0);
+        r = PQexecParams(p->_conn, LDL__PG_SQL(p, LDL__PG_FEN), 2, NULL, vals, NULL, NULL, 0);
     } else {
         if (ldl__pg_fence_ready(p) != 0) return LDL_ESTORE;
         r = PQexecPrepared(p->_conn, p->_stmt[LDL__PG_FEN], 2, vals, NULL, NULL, 0);
@@ -2166,7 +2220,7 @@ LDL_PG_API int ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence) {
 }
 
 LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
-    return p && p->_fence ? p->_sql[LDL__PG_FEN] : "";
+    return p && p->_fence ? LDL__PG_SQL(p, LDL__PG_FEN) : "";
 }
 
 #ifdef __cplusplus

@@ -279,13 +279,13 @@ static void races(void)
         ST_CHECK(pgt_exec(h, "BEGIN") && pgt_exec(h, "SELECT 1 FROM " T " WHERE key = 'k7' FOR UPDATE"),
                  "k7's row locked by a transaction");
         v[0] = "k7"; v[1] = pb._sid; v[2] = "5000"; v[3] = NULL;
-        ST_CHECK(PQsendQueryParams(b, pb._sql[LDL__PG_SACQ], 4, NULL, v, NULL, NULL, 0) == 1,
+        ST_CHECK(PQsendQueryParams(b, LDL__PG_SQL(&pb, LDL__PG_SACQ), 4, NULL, v, NULL, NULL, 0) == 1,
                  "the adapter's session acquire of k7 sent");
         st_sleep_ms(300);                           /* its snapshot taken, it waits on the row */
         ST_CHECK(ldl_pg_init(&pc, c, T) == LDL_OK && ldl_pg_session(&pc, 5000) == LDL_OK,
                  "a new session opens after that snapshot");
         v[1] = pc._sid;
-        r = PQexecParams(h, pc._sql[LDL__PG_SACQ], 4, NULL, v, NULL, NULL, 0);
+        r = PQexecParams(h, LDL__PG_SQL(&pc, LDL__PG_SACQ), 4, NULL, v, NULL, NULL, 0);
         ST_CHECK(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 1) &&
                  strcmp(PQgetvalue(r, 0, 1), "2") == 0, "it takes k7 (fence 2) inside that transaction");
         PQclear(r);
@@ -322,6 +322,55 @@ static void extends(void)
     ST_CHECK(ldl_lock_tick(&l1.lock) == 1, "renews again: the renew extended it");
     ldl_lock_dispose(&l1.lock);
     PQfinish(a);
+}
+
+/* the non-blocking view on a table of the session shape, without a session of its
+   own: per-lock leases through the session-aware statements, refused on a key a
+   session holds */
+static void async_shape(void)
+{
+    PGconn *a = pgt_connect(""), *b = pgt_connect("");
+    ldl_pg p, pb;
+    static ldl_pg_req reqs[8];
+    ldl_pg_async pa;
+    ldl_async_store as;
+    pgt_alock l, m;
+    ldl_store sb;
+    int64_t tok = 0;
+    uint64_t end;
+    int rc;
+    st_case("the non-blocking view on the session shape, without a session", 30);
+    ST_CHECK(fresh_session_shape(), "the session-shaped table");
+    ST_CHECK(ldl_pg_init(&pb, b, T) == LDL_OK && ldl_pg_session(&pb, 5000) == LDL_OK, "a session client");
+    sb = ldl_pg_store(&pb);
+    ST_CHECK(sb.acquire(sb.ctx, "a-held", 5000, &tok) == 1, "it holds a key on its session");
+    ST_CHECK(ldl_pg_init(&p, a, T) == LDL_OK && ldl_pg_async_init(&pa, &p, reqs, 8) == LDL_OK,
+             "the non-blocking view attaches: %s", ldl_pg_why(&p));
+    as = ldl_pg_async_store(&pa);
+    ST_CHECK(pgt_alock_init(&l, &as, "a1", 3000, 1000) == 0 && pgt_alock_init(&m, &as, "a-held", 3000, 1000) == 0, "locks");
+    ST_CHECK(ldl_lock_acquire(&l.lock) == LDL_EINPROGRESS && ldl_lock_acquire(&m.lock) == LDL_EINPROGRESS, "acquires in flight");
+    for (end = st_now_ms() + 3000; st_now_ms() < end && (ldl_lock_pending(&l.lock) || ldl_lock_pending(&m.lock));) {
+        (void)ldl_pg_async_pump(&pa); (void)ldl_lock_poll(&l.lock); (void)ldl_lock_poll(&m.lock); st_sleep_ms(1);
+    }
+    ST_CHECK(ldl_lock_held(&l.lock) && ldl_lock_fencing_token(&l.lock) == 1, "a1 granted, fence 1");
+    ST_CHECK(row_int("SELECT (session IS NULL AND expires_at < 'infinity')::int FROM " T " WHERE key = $1", "a1") == 1,
+             "a per-lock lease");
+    ST_CHECK(!ldl_lock_held(&m.lock), "the key the session holds is refused");
+    rc = ldl_lock_tick(&l.lock);
+    for (end = st_now_ms() + 3000; st_now_ms() < end && ldl_lock_pending(&l.lock);) {
+        (void)ldl_pg_async_pump(&pa); (void)ldl_lock_poll(&l.lock); st_sleep_ms(1);
+    }
+    ST_CHECK(rc != 0 && ldl_lock_held(&l.lock), "it renews");
+    rc = ldl_lock_release(&l.lock);
+    for (end = st_now_ms() + 3000; st_now_ms() < end && ldl_lock_pending(&l.lock);) {
+        (void)ldl_pg_async_pump(&pa); (void)ldl_lock_poll(&l.lock); st_sleep_ms(1);
+    }
+    ST_CHECK(ldl_lock_state(&l.lock) == LDL_RELEASED &&
+             row_int("SELECT (expires_at = '-infinity')::int FROM " T " WHERE key = $1", "a1") == 1,
+             "it releases (%d)", rc);
+    ldl_lock_dispose(&l.lock); ldl_lock_dispose(&m.lock);
+    PQfinish(a);
+    PQfinish(b);
 }
 
 #define NMANY 1000
@@ -454,6 +503,27 @@ static void refusals(void)
     ST_CHECK(rc == LDL_EINVAL && strstr(ldl_pg_why(&p), "55 bytes"), "init answers LDL_EINVAL (%d): %s", rc, ldl_pg_why(&p));
     PQfinish(c);
 
+    st_case("the longest names: a 63-byte schema, a 55-byte table", 20);
+    {
+#define S63 "s23456789012345678901234567890123456789012345678901234567890123"
+#define T55 "t234567890123456789012345678901234567890123456789012345"
+        ldl_store st;
+        int64_t tok = 0;
+        ST_CHECK(strlen(S63) == 63 && strlen(T55) == 55, "the names' lengths");
+        ST_CHECK(pgt_exec(h, "DROP SCHEMA IF EXISTS " S63 " CASCADE") && pgt_exec(h, "CREATE SCHEMA " S63) &&
+                 pgt_exec(h, "CREATE TABLE " S63 "." T55 " (" V2 ", session uuid)"), "set up");
+        c = pgt_connect("");
+        ST_CHECK(ldl_pg_init(&p, c, S63 "." T55) == LDL_OK && ldl_pg_session(&p, 5000) == LDL_OK,
+                 "init and ldl_pg_session: every statement fits (%s)", ldl_pg_why(&p));
+        st = ldl_pg_store(&p);
+        ST_CHECK(st.acquire(st.ctx, "k", 5000, &tok) == 1 && st.renew(st.ctx, "k", tok, 5000) == 1 &&
+                 st.release(st.ctx, "k", tok) == 1, "a session lock's acquire, renew, release");
+        ST_CHECK(st.acquire(st.ctx, "k", 4000, &tok) == 1 && st.renew(st.ctx, "k", tok, 4000) == 1 &&
+                 st.release(st.ctx, "k", tok) == 1, "a per-lock lease's");
+        PQfinish(c);
+        (void)pgt_exec(h, "DROP SCHEMA " S63 " CASCADE");
+    }
+
     session_table_refused("session table: an extra column",
         "CREATE TABLE ldl_ss.lease_session (id uuid PRIMARY KEY, expires_at timestamptz NOT NULL, x int)",
         "ALTER TABLE ldl_ss.lease_session ADD COLUMN x int", "columns are not exactly id uuid");
@@ -530,6 +600,7 @@ int main(void)
     deleted_then_new();
     races();
     extends();
+    async_shape();
     thousand(0);
     (void)fresh(NULL);
     (void)pgt_exec(h, "DROP SCHEMA ldl_ss CASCADE");
