@@ -204,8 +204,9 @@
    The synchronous view runs one call at a time, so each session renew is
    one statement: sessions save the per-lock commit there, not round trips.
    The non-blocking view does NOT take sessions in this build:
-   ldl_pg_async_init / _rebind on an ldl_pg with a session answer
-   LDL_EUNSUPPORTED (use another ldl_pg, without ldl_pg_session, for it);
+   ldl_pg_async_init on an ldl_pg with a session answers LDL_EUNSUPPORTED
+   (use another ldl_pg, without ldl_pg_session, for it), and
+   ldl_pg_session on a connection the view owns answers LDL_ESTORE;
    on a table of the session shape without a session it works as before,
    with the session-aware statements.
 

@@ -347,6 +347,9 @@ static void async_shape(void)
     ST_CHECK(ldl_pg_init(&p, a, T) == LDL_OK && ldl_pg_async_init(&pa, &p, reqs, 8) == LDL_OK,
              "the non-blocking view attaches: %s", ldl_pg_why(&p));
     as = ldl_pg_async_store(&pa);
+    rc = ldl_pg_session(&p, 5000);
+    ST_CHECK(rc == LDL_ESTORE && strstr(ldl_pg_why(&p), "pipeline"),
+             "ldl_pg_session on the connection the view owns answers LDL_ESTORE (%d): %s", rc, ldl_pg_why(&p));
     ST_CHECK(pgt_alock_init(&l, &as, "a1", 3000, 1000) == 0 && pgt_alock_init(&m, &as, "a-held", 3000, 1000) == 0, "locks");
     ST_CHECK(ldl_lock_acquire(&l.lock) == LDL_EINPROGRESS && ldl_lock_acquire(&m.lock) == LDL_EINPROGRESS, "acquires in flight");
     for (end = st_now_ms() + 3000; st_now_ms() < end && (ldl_lock_pending(&l.lock) || ldl_lock_pending(&m.lock));) {
