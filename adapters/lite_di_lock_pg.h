@@ -276,8 +276,9 @@
 #define LDL__PG_SQL_MAX 1024     /* a CREATE TABLE */
 #define LDL__PG_TEXT_MAX 10240 /* every statement's text, one after the other: the
                                  session shape's eight with 63 + 55-byte names fit */
-#define LDL__PG_NSTMT 8      /* acquire, renew, release, inspect, acquire with owner; and on
-                                the session shape: session acquire, session renew, open */
+#define LDL__PG_NSTMT 9      /* acquire, renew, release, inspect, acquire with owner; and on
+                                the session shape: session acquire, session renew, open,
+                                the session's own UPDATE (the non-blocking view's) */
 #define LDL__PG_SID_MAX 40   /* a session id: a uuid's 36 characters and the NUL */
 
 #ifdef __cplusplus
@@ -316,6 +317,7 @@ struct ldl_pg_req {                      /* one request; caller-owned storage */
     int         _rc;                     /* the answer being built */
     int64_t     _token;                  /* ACQUIRE: the granted token; else ours */
     uint32_t    _ttl;
+    int         _sess;                   /* 1: a session lock's acquire, or the session UPDATE */
     char        _key[LDL_KEY_MAX];
     char        _owner[LDL_OWNER_MAX];   /* ACQUIRE: "" = none */
 };
@@ -332,6 +334,9 @@ typedef struct ldl_pg_stats {            /* counters of a non-blocking view, sin
     uint64_t prepares;                   /* statement sets prepared in the pipeline */
     size_t   live;                       /* requests queued or awaiting their Sync now */
     size_t   max_live;
+    uint64_t session_renews;             /* session locks' renews submitted (sessions) */
+    uint64_t session_updates;            /* session UPDATEs sent: each answers the renews
+                                            submitted before it was sent */
 } ldl_pg_stats;
 
 typedef struct ldl_pg_async {            /* caller-owned; fields are private */
@@ -348,6 +353,11 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     int         _flush;                  /* libpq still holds unsent bytes */
     int         _gone;                   /* a statement went missing (26000) */
     const char *_why;                    /* why init failed before a ldl_pg was attached */
+    ldl_op     *_s_wait;                 /* session renews waiting for the NEXT UPDATE sent
+                                            (linked through store_data) */
+    ldl_op     *_s_ride;                 /* session renews the UPDATE in flight answers */
+    ldl_pg_req *_s_upd;                  /* that UPDATE, NULL when none is in flight */
+    int         _s_lost;                 /* the session was lost: it is never replaced here */
     ldl_pg_stats _stats;
 } ldl_pg_async;
 #endif /* LDL_NO_ASYNC */
@@ -509,6 +519,7 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; n
 #define LDL__PG_SACQ 5      /* the session shape: a session lock's acquire */
 #define LDL__PG_SREN 6      /* a session lock's renew (the session's UPDATE) */
 #define LDL__PG_SOPN 7      /* open a session */
+#define LDL__PG_SUPD 8      /* the session's UPDATE alone: the non-blocking view's renew */
 #define LDL__PG_UUIDOID 2950
 #define LDL__PG_SQL(p, i) ((p)->_text + (p)->_off[i])   /* statement i's text */
 #define LDL__PG_TEXTOID 25
@@ -519,6 +530,7 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; n
 #define LDL__PG_SENT   2
 #define LDL__PG_GOT    3
 #define LDL__PG_PREP   9    /* _kind of the preparation marker */
+#define LDL__PG_SKIND 10    /* _kind of the session UPDATE (the non-blocking view's) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -771,7 +783,12 @@ static const char *const ldl__pg_session_sql[LDL__PG_NSTMT] = {
     "AND l.session OPERATOR(pg_catalog.=) me.id)",
     /* LDL__PG_SOPN ($1 ttl): a new session; the server's uuid, never reused */
     "INSERT INTO " LDL__PG_ST " (id, expires_at) "
-    "VALUES (pg_catalog.gen_random_uuid(), " LDL__PG_TTL(1) ") RETURNING id"
+    "VALUES (pg_catalog.gen_random_uuid(), " LDL__PG_TTL(1) ") RETURNING id",
+    /* LDL__PG_SUPD ($1 session, $2 ttl): one row while the session is unexpired;
+       it answers the renews that rode it (the view never replaces its session) */
+    "UPDATE " LDL__PG_ST " AS s SET expires_at = " LDL__PG_TTL(2) " "
+    "WHERE s.id OPERATOR(pg_catalog.=) $1::pg_catalog.uuid "
+    "AND s.expires_at OPERATOR(pg_catalog.>) " LDL__PG_NOW " RETURNING 1::pg_catalog.int8"
 };
 
 /* a template with \001 (the lease table) and \002 (the session table) put in;
@@ -1668,6 +1685,19 @@ static void ldl__pg_free(ldl_pg_async *pa, ldl_pg_req *r) {
     pa->_free = r;
 }
 
+/* answer a list of session renews (ops linked through store_data); answers how many */
+static int ldl__pg_s_complete(ldl_op *head, int rc) {
+    int n = 0;
+    while (head) {
+        ldl_op *next = (ldl_op *)head->store_data;
+        head->store_data = 0;
+        ldl_op_complete(head, rc, 0);
+        head = next;
+        n++;
+    }
+    return n;
+}
+
 /* complete every live request with LDL_ESTORE; answers how many */
 static int ldl__pg_fail_all(ldl_pg_async *pa) {
     int n = 0, q;
@@ -1681,6 +1711,9 @@ static int ldl__pg_fail_all(ldl_pg_async *pa) {
             if (op) { ldl_op_complete(op, LDL_ESTORE, 0); n++; }
         }
     }
+    n += ldl__pg_s_complete(pa->_s_ride, LDL_ESTORE) + ldl__pg_s_complete(pa->_s_wait, LDL_ESTORE);
+    pa->_s_ride = pa->_s_wait = NULL;
+    pa->_s_upd = NULL;
     if (!pa->_dead) pa->_stats.link_failures++;
     pa->_dead = 1;
     pa->_flush = 0;
@@ -1714,6 +1747,29 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
         ldl_op_complete(op, 0, 0);
         return LDL_OK;
     }
+    if (pa->_pg->_sess_ms != 0 && ttl_ms == pa->_pg->_sess_ms) {
+        if (kind == LDL_OP_RENEW) {
+            /* a session lock's renew (decision 0217 section 4, 1013 rule 1): no request of
+               its own; it waits for the next session UPDATE the pump SENDS, so an UPDATE
+               sent before this submit -- even one still in flight -- never answers it */
+            pa->_stats.session_renews++;
+            if (pa->_s_lost) {
+                ldl__pg_err(pa->_pg, "renew", "the session was lost: every lock on it is lost");
+                op->store_data = 0;
+                ldl_op_complete(op, 0, 0);
+                return LDL_OK;
+            }
+            op->store_data = (uintptr_t)pa->_s_wait;
+            pa->_s_wait = op;
+            return LDL_OK;
+        }
+        if (pa->_s_lost) {
+            ldl__pg_err(pa->_pg, "submit", "the session was lost and this view never opens another "
+                        "(a lock of the old one could not be told apart): a new ldl_pg, "
+                        "ldl_pg_session, then the view");
+            return LDL_ESTORE;
+        }
+    }
     r = pa->_free;
     if (!r) {
         pa->_stats.refused_full++;
@@ -1729,6 +1785,7 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
     r->_rc = LDL_ESTORE;
     r->_token = token;
     r->_ttl = ttl_ms;
+    r->_sess = kind == LDL_OP_ACQUIRE && pa->_pg->_sess_ms != 0 && ttl_ms == pa->_pg->_sess_ms;
     memcpy(r->_key, key, n + 1);
     if (owner) memcpy(r->_owner, owner, m + 1); else r->_owner[0] = '\0';
     op->store_data = (uintptr_t)r;
@@ -1756,7 +1813,21 @@ static int ldl__pg_a_release(void *ctx, ldl_op *op, const char *key, int64_t tok
 static void ldl__pg_a_cancel(void *ctx, ldl_op *op) {
     ldl_pg_async *pa = (ldl_pg_async *)ctx;
     ldl_pg_req *r;
-    if (!pa || !op || !op->store_data) return;
+    int k;
+    if (!pa || !op) return;
+    for (k = 0; k < 2; k++) {               /* a waiting or riding session renew: unlinked */
+        ldl_op *prev = NULL, *cur = k ? pa->_s_ride : pa->_s_wait;
+        while (cur && cur != op) { prev = cur; cur = (ldl_op *)cur->store_data; }
+        if (cur) {
+            ldl_op *next = (ldl_op *)cur->store_data;
+            if (prev) prev->store_data = (uintptr_t)next;
+            else if (k) pa->_s_ride = next;
+            else pa->_s_wait = next;
+            cur->store_data = 0;
+            return;
+        }
+    }
+    if (!op->store_data) return;
     r = (ldl_pg_req *)op->store_data;
     /* only a request of ours that still answers to this op */
     if (r < pa->_reqs || r >= pa->_reqs + pa->_nreqs || r->_op != op) return;
@@ -1789,10 +1860,9 @@ LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
     ldl_pg *p;
     if (!pa || !pa->_pg || !conn) return LDL_EINVAL;
     p = pa->_pg;
-    if (p->_sess_ms != 0) {
-        ldl__pg_err(p, "async", "sessions (ldl_pg_session) are synchronous-only in this build: "
-                    "use another ldl_pg, without a session, for the non-blocking view");
-        return LDL_EUNSUPPORTED;
+    if (p->_sess_ms != 0 && !p->_sid[0] && !pa->_s_lost) {
+        ldl__pg_err(p, "async", "the session was lost: ldl_pg_session again before attaching");
+        return LDL_ESTORE;
     }
     if (!pa->_dead) ldl__pg_fail_all(pa);       /* nothing may straddle two links */
     p->_conn = conn;
@@ -1813,7 +1883,8 @@ LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
     pa->_need_prep = 0;
     if (!(p->_flags & LDL_PG_UNNAMED)) {
         unsigned have = p->_pid == PQbackendPID(conn) ? p->_prepared : 0u;
-        unsigned want = 7u | (p->_owner ? 1u << LDL__PG_OWN : 0u);
+        unsigned want = 7u | (p->_owner ? 1u << LDL__PG_OWN : 0u) |
+                        (p->_sess_ms ? 1u << LDL__PG_SACQ | 1u << LDL__PG_SUPD : 0u);
         pa->_need_prep = want & ~have;
     }
     p->_pid = 0;                /* the synchronous path must never trust this backend */
@@ -1867,7 +1938,7 @@ LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
     if (events) *events = 0;
     if (!pa || !pa->_pg || pa->_dead || !pa->_pg->_conn) return -1;
     if (pa->_ahead) ev |= LDL_WANT_READ;
-    if (pa->_qhead || pa->_flush) ev |= LDL_WANT_WRITE;
+    if (pa->_qhead || pa->_flush || (pa->_s_wait && !pa->_s_upd && !pa->_s_lost)) ev |= LDL_WANT_WRITE;
     if (events) *events = ev;
     return PQsocket(pa->_pg->_conn);
 }
@@ -1876,12 +1947,17 @@ LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
 static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
     ldl_pg *p = pa->_pg;
     char tok[24], ttl[24];
-    const char *vals[3];
-    int which = r->_kind == LDL_OP_ACQUIRE ? (r->_owner[0] ? LDL__PG_OWN : LDL__PG_ACQ)
+    const char *vals[4];
+    int which = r->_kind == LDL__PG_SKIND ? LDL__PG_SUPD
+              : r->_kind == LDL_OP_ACQUIRE ? (r->_sess ? LDL__PG_SACQ : r->_owner[0] ? LDL__PG_OWN : LDL__PG_ACQ)
               : r->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
     int n = 2, ok;
     vals[0] = r->_key;
-    if (which == LDL__PG_ACQ || which == LDL__PG_OWN) {
+    if (which == LDL__PG_SUPD || which == LDL__PG_SACQ) {
+        snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+        if (which == LDL__PG_SUPD) { vals[0] = p->_sid; vals[1] = ttl; }
+        else { vals[1] = p->_sid; vals[2] = ttl; vals[3] = r->_owner[0] ? r->_owner : NULL; n = 4; }
+    } else if (which == LDL__PG_ACQ || which == LDL__PG_OWN) {
         snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
         vals[1] = ttl;
         if (which == LDL__PG_OWN) { vals[2] = r->_owner; n = 3; }
@@ -1892,8 +1968,8 @@ static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
             snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
             vals[2] = ttl;
             n = 3;
-        } else if (p->_session) {               /* the session shape's release: no session here */
-            vals[2] = NULL;
+        } else if (p->_session) {               /* the session shape's release: our session's rows */
+            vals[2] = p->_sid[0] ? p->_sid : NULL;
             n = 3;
         }
     }
@@ -1916,6 +1992,33 @@ static void ldl__pg_cork(PGconn *c, int on) {
 static int ldl__pg_send(ldl_pg_async *pa) {
     ldl_pg *p = pa->_pg;
     int sent = 0, corked = 0, rc = 0;
+    if (pa->_s_wait && !pa->_s_upd && !pa->_s_lost) {
+        /* session renews wait and no session UPDATE is in flight: one goes FIRST in this
+           burst, and what waits now rides it (later renews wait for the next) */
+        ldl_pg_req *u = pa->_free;
+        if (!u) {
+            pa->_stats.refused_full++;
+        } else {
+            pa->_free = u->_next;
+            pa->_stats.submitted++;
+            pa->_stats.session_updates++;
+            if (++pa->_stats.live > pa->_stats.max_live) pa->_stats.max_live = pa->_stats.live;
+            u->_op = NULL;
+            u->_kind = LDL__PG_SKIND;
+            u->_sess = 1;
+            u->_phase = LDL__PG_QUEUED;
+            u->_rc = LDL_ESTORE;
+            u->_token = 0;
+            u->_key[0] = '\0';
+            u->_owner[0] = '\0';
+            u->_next = pa->_qhead;
+            pa->_qhead = u;
+            if (!pa->_qtail) pa->_qtail = u;
+            pa->_s_ride = pa->_s_wait;
+            pa->_s_wait = NULL;
+            pa->_s_upd = u;
+        }
+    }
     while (pa->_qhead && sent < LDL_PG_BATCH) {
         ldl_pg_req *r = ldl__pg_pop(&pa->_qhead, &pa->_qtail);
         if (!corked) { ldl__pg_cork(p->_conn, 1); corked = 1; }
@@ -1953,7 +2056,24 @@ static void ldl__pg_record(ldl_pg_async *pa, ldl_pg_req *h, const PGresult *r) {
     }
     if (h->_phase != LDL__PG_SENT) return;        /* the first result stands */
     h->_phase = LDL__PG_GOT;
-    if (st == PGRES_TUPLES_OK) {
+    if (st == PGRES_TUPLES_OK && h->_kind == LDL__PG_SKIND) {
+        int64_t one = 0;
+        int n = ldl__pg_one_token(p, r, &one);
+        h->_rc = n < 0 ? LDL_ESTORE : n;
+    } else if (st == PGRES_TUPLES_OK && h->_sess) {
+        int64_t me = 0, tok = 0;
+        h->_token = 0;
+        if (ldl__pg_pair(p, r, &me, &tok) != 0) {
+            h->_rc = LDL_ESTORE;
+        } else if (me == 0) {
+            pa->_s_lost = 1;
+            ldl__pg_err(p, "acquire", "the session was lost: every lock on it is lost");
+            h->_rc = LDL_ESTORE;
+        } else {
+            h->_rc = tok ? 1 : 0;
+            h->_token = tok;
+        }
+    } else if (st == PGRES_TUPLES_OK) {
         int which = h->_kind == LDL_OP_ACQUIRE ? LDL__PG_ACQ : h->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
         int64_t tok = 0;
         h->_rc = ldl__pg_answer(p, which, r, h->_token, &tok);
@@ -1977,10 +2097,22 @@ static int ldl__pg_finish(ldl_pg_async *pa, ldl_pg_req *h) {
         return 0;
     }
     pa->_stats.answered++;
+    if (h->_kind == LDL__PG_SKIND) {        /* the session UPDATE: it answers its ride list */
+        ldl_op *ride = pa->_s_ride;
+        pa->_s_ride = NULL;
+        pa->_s_upd = NULL;
+        ldl__pg_free(pa, h);
+        if (rc == 0) {
+            pa->_s_lost = 1;
+            ldl__pg_err(pa->_pg, "renew", "the session expired or was deleted: every lock on it is lost");
+        }
+        return ldl__pg_s_complete(ride, rc);
+    }
     if (!op && tok >= 1) {      /* a cancelled ACQUIRE was granted: hand it back */
         pa->_stats.handed_back++;
         pa->_stats.submitted++;
         h->_kind = LDL_OP_RELEASE;
+        h->_sess = 0;
         h->_token = tok;
         h->_rc = LDL_ESTORE;
         h->_phase = LDL__PG_QUEUED;
@@ -2000,7 +2132,8 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
     if (pa->_dead) return LDL_ESTORE;
     c = pa->_pg->_conn;
     if (PQstatus(c) != CONNECTION_OK) return ldl__pg_link_failed(pa, "connection");
-    if (!pa->_flush && pa->_qhead && ldl__pg_send(pa) != 0) return ldl__pg_link_failed(pa, "send");
+    if (!pa->_flush && (pa->_qhead || (pa->_s_wait && !pa->_s_upd && !pa->_s_lost)) && ldl__pg_send(pa) != 0)
+        return ldl__pg_link_failed(pa, "send");
     f = PQflush(c);
     if (f < 0) return ldl__pg_link_failed(pa, "send");
     pa->_flush = f == 1;
@@ -2035,6 +2168,10 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
         ldl__pg_err(pa->_pg, "async", "the session lost the adapter's prepared statements "
                     "(DEALLOCATE?): drop the connection and rebind a new one");
         return LDL_ESTORE;
+    }
+    if (pa->_s_lost && pa->_s_wait) {    /* the session is gone: no UPDATE will answer them */
+        done += ldl__pg_s_complete(pa->_s_wait, 0);
+        pa->_s_wait = NULL;
     }
     /* answers that queued hand-backs go out on the next pump */
     return done;

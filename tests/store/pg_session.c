@@ -376,6 +376,176 @@ static void async_shape(void)
     PQfinish(b);
 }
 
+/* ---- the non-blocking view with a session: the locks on a scripted clock */
+static uint64_t NOW = 1000000;
+static uint64_t sclock(void *ctx) { (void)ctx; return NOW; }
+
+static int alock_init(pgt_alock *t, const ldl_async_store *as, const char *key, uint32_t ttl_ms, uint32_t hb_ms)
+{
+    ldl_lock_desc d;
+    memset(t, 0, sizeof *t);
+    ldl_scope_init(&t->root, t->pool, 2);
+    memset(&d, 0, sizeof d);
+    d.container = ldl_scope_container(&t->root);
+    d.key = key;
+    d.ttl_ms = ttl_ms;
+    d.heartbeat_ms = hb_ms;
+    d.async_store = as;
+    d.clock.now_ms = sclock;
+    d.on_lost = pgt__on_lost_a;
+    d.user = t;
+    return ldl_lock_init(&t->lock, &d) == LDL_OK ? 0 : -1;
+}
+
+static int npending(pgt_alock *ls, int from, int to)
+{
+    int i, k = 0;
+    for (i = from; i < to; i++) k += ldl_lock_pending(&ls[i].lock);
+    return k;
+}
+
+/* pump and poll locks [from, to) until none of them is pending (3 s at most) */
+static void settle(ldl_pg_async *pa, pgt_alock *ls, int from, int to)
+{
+    uint64_t end = st_now_ms() + 3000;
+    int i;
+    while (st_now_ms() < end) {
+        (void)ldl_pg_async_pump(pa);
+        for (i = from; i < to; i++) (void)ldl_lock_poll(&ls[i].lock);
+        if (!npending(ls, from, to)) return;
+        st_sleep_ms(1);
+    }
+}
+
+#define NA 10
+#define NBIG 1000
+static void async_sessions(void)
+{
+    PGconn *a = pgt_connect(""), *b = pgt_connect("");
+    ldl_pg p, pb;
+    static ldl_pg_req reqs[2 * NBIG + 8];
+    static pgt_alock ls[NBIG];
+    ldl_pg_async pa;
+    ldl_async_store as;
+    const ldl_pg_stats *st;
+    ldl_store sb;
+    char key[32];
+    int i, k, held;
+    uint64_t u0;
+
+    st_case("the non-blocking view: renews due together ride one session UPDATE", 60);
+    ST_CHECK(fresh_session_shape(), "the session-shaped table");
+    ST_CHECK(ldl_pg_init(&p, a, T) == LDL_OK && ldl_pg_session(&p, 3000) == LDL_OK, "a 3000 ms session");
+    ST_CHECK(ldl_pg_async_init(&pa, &p, reqs, sizeof reqs / sizeof reqs[0]) == LDL_OK,
+             "the non-blocking view takes it: %s", ldl_pg_why(&p));
+    as = ldl_pg_async_store(&pa);
+    st = ldl_pg_async_stats(&pa);
+    for (i = 0; i < NA; i++) {
+        snprintf(key, sizeof key, "as-%d", i);
+        ST_CHECK(alock_init(&ls[i], &as, key, 3000, 1000) == 0 && ldl_lock_acquire(&ls[i].lock) == LDL_EINPROGRESS,
+                 "lock %d acquiring", i);
+    }
+    settle(&pa, ls, 0, NA);
+    for (held = 0, i = 0; i < NA; i++) held += ldl_lock_held(&ls[i].lock);
+    ST_CHECK(held == NA && held_row_is_session("as-0") && held_row_is_session("as-9"), "10 session locks granted (%d)", held);
+    ST_CHECK(st->session_updates == 0, "no session UPDATE yet");
+
+    NOW += 1000;                                        /* every heartbeat due at once */
+    for (i = 0; i < NA; i++) (void)ldl_lock_poll(&ls[i].lock);
+    ST_CHECK(npending(ls, 0, NA) == NA && st->session_renews == NA, "10 renews submitted (%llu)",
+             (unsigned long long)st->session_renews);
+    settle(&pa, ls, 0, NA);
+    for (held = 0, i = 0; i < NA; i++) held += ldl_lock_held(&ls[i].lock);
+    ST_CHECK(held == NA && st->session_updates == 1, "all 10 answered by ONE session UPDATE (%llu), held (%d)",
+             (unsigned long long)st->session_updates, held);
+
+    NOW += 1000;
+    for (i = 0; i < 5; i++) (void)ldl_lock_poll(&ls[i].lock);
+    (void)ldl_pg_async_pump(&pa);                       /* UPDATE 2 sent: locks 0-4 ride it */
+    ST_CHECK(st->session_updates == 2, "the pump sent UPDATE 2 for the 5 waiting renews");
+    for (i = 5; i < NA; i++) (void)ldl_lock_poll(&ls[i].lock);   /* submitted after it was sent */
+    ST_CHECK(npending(ls, 5, NA) == 5, "5 more renews submitted after UPDATE 2 was sent");
+    settle(&pa, ls, 0, 5);
+    ST_CHECK(npending(ls, 0, 5) == 0 && st->session_updates == 2, "UPDATE 2 answered locks 0-4");
+    for (i = 5; i < NA; i++) (void)ldl_lock_poll(&ls[i].lock);
+    ST_CHECK(npending(ls, 5, NA) == 5, "and not one of the renews submitted after it was sent (%d pending)",
+             npending(ls, 5, NA));
+    settle(&pa, ls, 0, NA);
+    for (held = 0, i = 0; i < NA; i++) held += ldl_lock_held(&ls[i].lock);
+    ST_CHECK(held == NA && st->session_updates == 3, "they rode UPDATE 3 (%llu), all held",
+             (unsigned long long)st->session_updates);
+
+    st_case("the non-blocking view: a cancelled waiting renew", 30);
+    NOW += 1000;
+    (void)ldl_lock_poll(&ls[0].lock);
+    ST_CHECK(ldl_lock_pending(&ls[0].lock), "lock 0's renew waits for an UPDATE");
+    ldl_lock_dispose(&ls[0].lock);                      /* cancels it */
+    for (k = 0; k < 20; k++) { (void)ldl_pg_async_pump(&pa); st_sleep_ms(1); }
+    ST_CHECK(st->session_updates == 3, "no UPDATE is sent for it once cancelled (%llu)",
+             (unsigned long long)st->session_updates);
+    for (i = 1; i < NA; i++) (void)ldl_lock_poll(&ls[i].lock);
+    settle(&pa, ls, 1, NA);
+    for (held = 0, i = 1; i < NA; i++) held += ldl_lock_held(&ls[i].lock);
+    ST_CHECK(held == NA - 1 && st->session_updates == 4, "the others still ride the next one (%llu)",
+             (unsigned long long)st->session_updates);
+
+    st_case("the non-blocking view: 1,000 session locks, one UPDATE per heartbeat round", 120);
+    for (i = NA; i < NBIG; i++) {
+        snprintf(key, sizeof key, "as-%d", i);
+        if (alock_init(&ls[i], &as, key, 3000, 1000) == 0) (void)ldl_lock_acquire(&ls[i].lock);
+    }
+    settle(&pa, ls, NA, NBIG);
+    for (held = 0, i = 1; i < NBIG; i++) held += ldl_lock_held(&ls[i].lock);
+    ST_CHECK(held == NBIG - 1, "999 session locks held (%d)", held);
+    u0 = st->session_updates;
+    NOW += 1000;
+    {
+        uint64_t t0 = st_now_ms();
+        for (i = 1; i < NBIG; i++) (void)ldl_lock_poll(&ls[i].lock);
+        settle(&pa, ls, 1, NBIG);
+        printf("figure: 999 session renews on the non-blocking view: %llu session UPDATE(s), %llu ms\n",
+               (unsigned long long)(st->session_updates - u0), (unsigned long long)(st_now_ms() - t0));
+    }
+    for (held = 0, i = 1; i < NBIG; i++) held += ldl_lock_held(&ls[i].lock);
+    ST_CHECK(held == NBIG - 1 && st->session_updates - u0 == 1, "999 renews, one UPDATE (%llu), all held (%d)",
+             (unsigned long long)(st->session_updates - u0), held);
+
+    st_case("the non-blocking view: the session row deleted by hand", 60);
+    ST_CHECK(pgt_int(h, "WITH d AS (DELETE FROM ldl_ss.lease_session RETURNING 1) SELECT count(*) FROM d", NULL) == 1,
+             "the session row deleted");
+    NOW += 1000;
+    for (i = 1; i < NBIG; i++) (void)ldl_lock_poll(&ls[i].lock);
+    settle(&pa, ls, 1, NBIG);
+    for (k = 0, i = 1; i < NBIG; i++) k += ldl_lock_state(&ls[i].lock) == LDL_LOST && ls[i].lost_calls == 1;
+    ST_CHECK(k == NBIG - 1, "every lock LOST at its next renew, on_lost once each (%d)", k);
+    NOW += 1000;
+    for (i = 1; i < NBIG; i++) (void)ldl_lock_poll(&ls[i].lock);
+    for (k = 0, i = 1; i < NBIG; i++) k += ls[i].lost_calls == 1;
+    ST_CHECK(k == NBIG - 1, "still once each (%d)", k);
+    {
+        pgt_alock n;
+        int rc;
+        ST_CHECK(alock_init(&n, &as, "as-new", 3000, 1000) == 0, "a new session lock");
+        rc = ldl_lock_acquire(&n.lock);
+        settle(&pa, &n, 0, 1);
+        ST_CHECK(!ldl_lock_held(&n.lock) && strstr(ldl_pg_async_why(&pa), "session was lost"),
+                 "its acquire is refused: the view never opens another session (%d): %s", rc, ldl_pg_async_why(&pa));
+        ldl_lock_dispose(&n.lock);
+    }
+    ST_CHECK(ldl_pg_init(&pb, b, T) == LDL_OK && ldl_pg_session(&pb, 5000) == LDL_OK, "another client");
+    sb = ldl_pg_store(&pb);
+    for (k = 0, i = 1; i < NBIG; i++) {
+        int64_t tok = 0;
+        snprintf(key, sizeof key, "as-%d", i);
+        k += sb.acquire(sb.ctx, key, 5000, &tok) == 1 && tok == 2;
+    }
+    ST_CHECK(k == NBIG - 1, "takes every key with fence 2 (%d)", k);
+    for (i = 1; i < NBIG; i++) ldl_lock_dispose(&ls[i].lock);
+    (void)ldl_pg_async_drop(&pa);
+    PQfinish(a);
+    PQfinish(b);
+}
+
 #define NMANY 1000
 static void thousand(unsigned flags)
 {
@@ -472,17 +642,6 @@ static void refusals(void)
         ST_CHECK(pgt_exec(c, "ROLLBACK"), "rolled back");
     }
 
-#ifndef LDL_NO_ASYNC
-    st_case("the non-blocking view refuses an ldl_pg with a session", 20);
-    {
-        static ldl_pg_req reqs[8];
-        ldl_pg_async pa;
-        rc = ldl_pg_async_init(&pa, &p, reqs, 8);
-        ST_CHECK(rc == LDL_EUNSUPPORTED && strstr(ldl_pg_async_why(&pa), "synchronous-only"),
-                 "ldl_pg_async_init answers LDL_EUNSUPPORTED (%d): %s", rc, ldl_pg_async_why(&pa));
-        ST_CHECK(PQpipelineStatus(c) == PQ_PIPELINE_OFF, "and leaves the connection alone");
-    }
-#endif
     PQfinish(c);
 
     st_case("the sixth column only as session uuid", 20);
@@ -604,6 +763,7 @@ int main(void)
     races();
     extends();
     async_shape();
+    async_sessions();
     thousand(0);
     (void)fresh(NULL);
     (void)pgt_exec(h, "DROP SCHEMA ldl_ss CASCADE");
