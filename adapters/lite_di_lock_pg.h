@@ -167,7 +167,7 @@
    ALTER TABLE t ADD COLUMN owner text, ADD COLUMN owner_token bigint, then
    init again (v0.1 processes refuse the new shape at their init).
 
-   SESSIONS (decision 0217; the synchronous view)
+   SESSIONS (decisions 0217, 0218)
    One row per client that its locks reference, renewed by one UPDATE, so a
    lock's lease no longer needs its own committed write. Opt in per table:
        ALTER TABLE t ADD COLUMN session uuid      (after the owner columns)
@@ -203,12 +203,19 @@
    it). The fence is the lease row's token, as for any lock.
    The synchronous view runs one call at a time, so each session renew is
    one statement: sessions save the per-lock commit there, not round trips.
-   The non-blocking view does NOT take sessions in this build:
-   ldl_pg_async_init on an ldl_pg with a session answers LDL_EUNSUPPORTED
-   (use another ldl_pg, without ldl_pg_session, for it), and
-   ldl_pg_session on a connection the view owns answers LDL_ESTORE;
-   on a table of the session shape without a session it works as before,
-   with the session-aware statements.
+   The non-blocking view (attached after ldl_pg_session; ldl_pg_session on a
+   connection the view owns answers LDL_ESTORE) coalesces: a session lock's
+   renew takes no ldl_pg_req; it waits for the next session UPDATE the pump
+   SENDS (at most one in flight) and is answered by that UPDATE only -- never by one sent before
+   it was submitted. Cancel unlinks a waiting renew. No session row: every
+   renew it carried answers 0 (LOST, on_lost once each), and the session is
+   lost FOR THIS VIEW: later session renews answer 0 and session acquires
+   LDL_ESTORE, because a lock of an old session could not be told from one
+   of a new (tokens count per key); start again with a new ldl_pg,
+   ldl_pg_session and view. An error answers its renews LDL_ESTORE.
+   ldl_pg_async_stats counts session_renews and session_updates. On a table
+   of the session shape, a view without a session works as before, with the
+   session-aware statements.
 
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: server
    error, connection down, a reply of the wrong shape; LDL_EINVAL: bad

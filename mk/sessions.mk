@@ -13,10 +13,11 @@
 #     test-sessions-chaos    the etcd chaos slice with CHAOS_ETCD_SESSION=1
 #     test-sessions-pg       tests/store/pg_session.c (C99, ASan + UBSan) against a real
 #                        PostgreSQL it starts (with_pg.sh): the adapter's sessions through the
-#                        lock core (decision 0217; the synchronous view) -- ldl_pg_session's
-#                        refusals and the session table's hardening, grant/renew/release named
-#                        and LDL_PG_UNNAMED, mixing with per-lock leases, expiry, the two
-#                        snapshot races, 1,000 locks and the session row deleted by hand;
+#                        lock core (decisions 0217, 0218) -- ldl_pg_session's refusals and the
+#                        session table's hardening, grant/renew/release named and
+#                        LDL_PG_UNNAMED, mixing with per-lock leases, expiry, the two snapshot
+#                        races, 1,000 locks and the session row deleted by hand; the
+#                        non-blocking view's coalescing on a scripted clock, cancel, loss;
 #                        then tests/store/pg_session_design.c, the design's statements as
 #                        written, direct and behind pgbouncer tx1 and tx2rr (~20 s)
 #   make chaos-sessions  the same campaign, CHAOS_SESSION_ROUNDS (1,000) rounds (not in make test)
