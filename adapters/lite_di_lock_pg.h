@@ -282,7 +282,7 @@
 #define LDL__PG_ERR_MAX 2048   /* a refusal names the table, the roles and the fix */
 #define LDL__PG_SQL_MAX 1024     /* a CREATE TABLE */
 #define LDL__PG_TEXT_MAX 10240 /* every statement's text, one after the other: the
-                                 session shape's eight with 63 + 55-byte names fit */
+                                 session shape's nine with 63 + 55-byte names fit */
 #define LDL__PG_NSTMT 9      /* acquire, renew, release, inspect, acquire with owner; and on
                                 the session shape: session acquire, session renew, open,
                                 the session's own UPDATE (the non-blocking view's) */
