@@ -12,7 +12,14 @@
  *   - a session that expired or was deleted: every lock on it lost at its next renew,
  *     each on_lost once, never revived by the next session; inspect reports its rows free;
  *   - 1,000 locks on one session, the session row deleted by hand: all lost, each
- *     on_lost once, each key taken by another client with a higher fence.
+ *     on_lost once, each key taken by another client with a higher fence;
+ *   - the two snapshot races of decision 0217 through the adapter's own statements, and
+ *     the session extended by its acquire and by its renew;
+ *   - the non-blocking view, its locks on a scripted clock: renews due together ride ONE
+ *     session UPDATE, renews submitted after an UPDATE was sent wait for the next
+ *     (decision 1013 rule 1), a cancelled waiting renew is unlinked, 999 renews one
+ *     UPDATE, the session row deleted (all lost once each, the session final for the
+ *     view); on the session shape without a session, per-lock leases as before.
  * Breaks: tests/mutants/pg_session.txt (make mutants-sessions-pg).
  * Last line: "N passed, N failed". */
 #define _POSIX_C_SOURCE 200809L
