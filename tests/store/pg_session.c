@@ -432,6 +432,7 @@ static void async_sessions(void)
     ldl_pg p, pb;
     static ldl_pg_req reqs[2 * NBIG + 8];
     static pgt_alock ls[NBIG];
+    pgt_alock extra;
     ldl_pg_async pa;
     ldl_async_store as;
     const ldl_pg_stats *st;
@@ -472,6 +473,8 @@ static void async_sessions(void)
     ST_CHECK(st->session_updates == 2, "the pump sent UPDATE 2 for the 5 waiting renews");
     for (i = 5; i < NA; i++) (void)ldl_lock_poll(&ls[i].lock);   /* submitted after it was sent */
     ST_CHECK(npending(ls, 5, NA) == 5, "5 more renews submitted after UPDATE 2 was sent");
+    ST_CHECK(alock_init(&extra, &as, "as-extra", 3000, 1000) == 0 && ldl_lock_acquire(&extra.lock) == LDL_EINPROGRESS,
+             "and an acquire queued beside them (the next pumps send)");
     settle(&pa, ls, 0, 5);
     ST_CHECK(npending(ls, 0, 5) == 0 && st->session_updates == 2, "UPDATE 2 answered locks 0-4");
     for (i = 5; i < NA; i++) (void)ldl_lock_poll(&ls[i].lock);
@@ -481,6 +484,9 @@ static void async_sessions(void)
     for (held = 0, i = 0; i < NA; i++) held += ldl_lock_held(&ls[i].lock);
     ST_CHECK(held == NA && st->session_updates == 3, "they rode UPDATE 3 (%llu), all held",
              (unsigned long long)st->session_updates);
+    settle(&pa, &extra, 0, 1);
+    ST_CHECK(ldl_lock_held(&extra.lock), "the queued acquire was granted");
+    ldl_lock_dispose(&extra.lock);
 
     st_case("the non-blocking view: a cancelled waiting renew", 30);
     NOW += 1000;
