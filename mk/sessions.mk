@@ -67,7 +67,7 @@ test-sessions-cluster: $(B)/etcd/etcd_session_cluster
 CHAOS_SESSION_SLICE_ROUNDS ?= 30
 CHAOS_SESSION_ROUNDS       ?= 1000
 # every break of tests/mutants/pg_session.txt (the adapter's session guards) killed by
-# tests/store/pg_session.c (~3 min; not in make test)
+# tests/store/pg_session.c (~4 min; not in make test)
 .PHONY: mutants-sessions-pg
 mutants-sessions-pg:
 	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/pg_session.txt
