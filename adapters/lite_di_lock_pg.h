@@ -212,7 +212,7 @@
    lost FOR THIS VIEW: later session renews answer 0 and session acquires
    LDL_ESTORE, because a lock of an old session could not be told from one
    of a new (tokens count per key); start again with a new ldl_pg,
-   ldl_pg_session and view. An error answers its renews LDL_ESTORE.
+   ldl_pg_session and view.
    ldl_pg_async_stats counts session_renews and session_updates. On a table
    of the session shape, a view without a session works as before, with the
    session-aware statements.
