@@ -45,7 +45,8 @@
                                owner text, owner_token bigint)
 
    (the last two from v0.2: see HOLDER IDENTITY; a table without them, as
-   v0.1 created it, is used as it is)
+   v0.1 created it, is used as it is; a sixth, `session uuid`, opts in to
+   SESSIONS)
 
    One row per key, created on the first acquire and never deleted: the row IS
    the fence counter. acquire inserts the row or, when its lease has expired
@@ -75,7 +76,9 @@
        view, a partitioned or foreign table;
      - columns other than exactly key text, token bigint, expires_at
        timestamptz, optionally followed by both owner text and owner_token
-       bigint (nullable); a key collation that is not deterministic; a primary key
+       bigint (nullable), and then optionally session uuid (nullable: the
+       session shape, see SESSIONS); a key collation that is not
+       deterministic; a primary key
        other than (key); UNIQUE, FOREIGN KEY or EXCLUDE constraints; user
        triggers, rules or row level security.
    Every operator, function and type in the adapter's SQL is exact and
@@ -164,6 +167,56 @@
    ALTER TABLE t ADD COLUMN owner text, ADD COLUMN owner_token bigint, then
    init again (v0.1 processes refuse the new shape at their init).
 
+   SESSIONS (decisions 0217, 0218)
+   One row per client that its locks reference, renewed by one UPDATE, so a
+   lock's lease no longer needs its own committed write. Opt in per table:
+       ALTER TABLE t ADD COLUMN session uuid      (after the owner columns)
+   then, after init, ldl_pg_session(p, session_ms): a lock on p whose ttl_ms
+   equals session_ms joins p's session; every other lock on p stays a
+   per-lock lease (mixing is the default). It answers LDL_OK (a session row
+   opened), LDL_EINVAL (p not initialised for leases, session_ms 0 or above
+   2^31-1, or p already in a session with another session_ms),
+   LDL_EUNSUPPORTED (a table without the session column: nothing is
+   created) or LDL_ESTORE (why says why; also inside the caller's
+   transaction). Without a call to it, a
+   v0.1 or v0.2 table's statements and checks are exactly as before.
+   THE SESSION TABLE "<schema>"."<table>_session" (so the lease table's own
+   name is then at most 55 bytes; longer answers LDL_EINVAL):
+       CREATE TABLE "<schema>"."<table>_session" (id uuid PRIMARY KEY,
+                                     expires_at timestamptz NOT NULL)
+   Init on a table of the session shape creates it when missing and refuses
+   it (LDL_ESTORE) as the lease table: owner, foreign writers, UNLOGGED or
+   TEMP, a view, columns other than exactly those two, a primary key other
+   than (id), UNIQUE/FOREIGN KEY/EXCLUDE, triggers, rules, row level
+   security; ldl_pg_session checks it again. Every process on a table of the
+   session shape uses the session-aware statements (a row naming a dead
+   session is free to anyone). A session id is the server's
+   gen_random_uuid() (PostgreSQL 13+), never reused.
+   A session lock's row has expires_at 'infinity' and session = the id; its
+   acquire extends the session and takes the key in ONE statement; its renew
+   is the session's UPDATE (unexpired rows only, never revived), answered 1
+   only while the lock's row is still ours on this very session; its release
+   frees the row. The session expired or deleted: every lock on it answers 0
+   at its next renew (LOST, on_lost once each), its rows are free to others
+   (with the next fence) and inspect reports them free; the next session
+   acquire opens a new session (a lock of the old one is never renewed by
+   it). The fence is the lease row's token, as for any lock.
+   The synchronous view runs one call at a time, so each session renew is
+   one statement: sessions save the per-lock commit there, not round trips.
+   The non-blocking view (attached after ldl_pg_session; ldl_pg_session on a
+   connection the view owns answers LDL_ESTORE) coalesces: a session lock's
+   renew takes no ldl_pg_req; it waits for the next session UPDATE the pump
+   SENDS (at most one in flight) and is answered by that UPDATE only -- never by one sent before
+   it was submitted. Cancel unlinks a waiting renew. No session row: every
+   renew it carried answers 0 (LOST, on_lost once each), and the session is
+   lost FOR THIS VIEW: later session renews answer 0 and session acquires
+   LDL_ESTORE, because a lock of an old session could not be told from one
+   of a new (tokens count per key); start again with a new ldl_pg,
+   ldl_pg_session and view.
+   ldl_pg_async_stats counts session_renews and session_updates. On a table
+   of the session shape, a view without a session works as before, with the
+   session-aware statements.
+
    ANSWERS: exactly 1 yes, 0 no, negative on any error (LDL_ESTORE: server
    error, connection down, a reply of the wrong shape; LDL_EINVAL: bad
    argument). A token is parsed strictly as a decimal in [1, INT64_MAX]
@@ -227,8 +280,13 @@
 #define LDL__PG_IDENT_MAX 264
 #define LDL__PG_NAME_MAX 24
 #define LDL__PG_ERR_MAX 2048   /* a refusal names the table, the roles and the fix */
-#define LDL__PG_SQL_MAX 1024
-#define LDL__PG_NSTMT 5      /* acquire, renew, release, inspect, acquire with owner */
+#define LDL__PG_SQL_MAX 1024     /* a CREATE TABLE */
+#define LDL__PG_TEXT_MAX 10240 /* every statement's text, one after the other: the
+                                 session shape's nine with 63 + 55-byte names fit */
+#define LDL__PG_NSTMT 9      /* acquire, renew, release, inspect, acquire with owner; and on
+                                the session shape: session acquire, session renew, open,
+                                the session's own UPDATE (the non-blocking view's) */
+#define LDL__PG_SID_MAX 40   /* a session id: a uuid's 36 characters and the NUL */
 
 #ifdef __cplusplus
 extern "C" {
@@ -244,11 +302,16 @@ typedef struct ldl_pg {                  /* caller-owned; fields are private */
     int      _nstmt;                     /* statements in use: 4, or 5 with owner */
     char     _ident[LDL__PG_IDENT_MAX];  /* "schema"."table", resolved once at init */
     char     _stmt[LDL__PG_NSTMT][LDL__PG_NAME_MAX]; /* statement names (LDL__PG_ACQ ..) */
-    char     _sql[LDL__PG_NSTMT][LDL__PG_SQL_MAX];   /* and their text */
+    unsigned short _off[LDL__PG_NSTMT];  /* and where their text starts in _text */
+    char     _text[LDL__PG_TEXT_MAX];
     char     _err[LDL__PG_ERR_MAX];      /* last error text: ldl_pg_why() */
     int      _fence;                     /* 1 after an init with LDL_PG_FENCE: the fenced-write
-                                            protocol (_ident is then the fence table, _sql[0]
-                                            and _stmt[0] its statement) */
+                                            protocol (_ident is then the fence table, the
+                                            text at _off[0] and _stmt[0] its statement) */
+    int      _session;                   /* 1: the table has the session column (decision 0217) */
+    uint32_t _sess_ms;                   /* ldl_pg_session's session_ms; 0 = no session */
+    char     _sid[LDL__PG_SID_MAX];      /* the open session's id; "" = none open */
+    char     _sident[LDL__PG_IDENT_MAX]; /* "schema"."table_session", resolved at init */
 } ldl_pg;
 
 #ifndef LDL_NO_ASYNC                /* the non-blocking view needs the core's v0.2 contract */
@@ -261,6 +324,7 @@ struct ldl_pg_req {                      /* one request; caller-owned storage */
     int         _rc;                     /* the answer being built */
     int64_t     _token;                  /* ACQUIRE: the granted token; else ours */
     uint32_t    _ttl;
+    int         _sess;                   /* 1: a session lock's acquire, or the session UPDATE */
     char        _key[LDL_KEY_MAX];
     char        _owner[LDL_OWNER_MAX];   /* ACQUIRE: "" = none */
 };
@@ -277,6 +341,9 @@ typedef struct ldl_pg_stats {            /* counters of a non-blocking view, sin
     uint64_t prepares;                   /* statement sets prepared in the pipeline */
     size_t   live;                       /* requests queued or awaiting their Sync now */
     size_t   max_live;
+    uint64_t session_renews;             /* session locks' renews submitted (sessions) */
+    uint64_t session_updates;            /* session UPDATEs sent: each answers the renews
+                                            submitted before it was sent */
 } ldl_pg_stats;
 
 typedef struct ldl_pg_async {            /* caller-owned; fields are private */
@@ -293,6 +360,11 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
     int         _flush;                  /* libpq still holds unsent bytes */
     int         _gone;                   /* a statement went missing (26000) */
     const char *_why;                    /* why init failed before a ldl_pg was attached */
+    ldl_op     *_s_wait;                 /* session renews waiting for the NEXT UPDATE sent
+                                            (linked through store_data) */
+    ldl_op     *_s_ride;                 /* session renews the UPDATE in flight answers */
+    ldl_pg_req *_s_upd;                  /* that UPDATE, NULL when none is in flight */
+    int         _s_lost;                 /* the session was lost: it is never replaced here */
     ldl_pg_stats _stats;
 } ldl_pg_async;
 #endif /* LDL_NO_ASYNC */
@@ -304,6 +376,9 @@ typedef struct ldl_pg_async {            /* caller-owned; fields are private */
    tools/api-deprecated.txt). */
 LDL_PG_API int         ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table);
 LDL_PG_API int         ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags);
+/* sessions (decision 0217): after init, on a table with the session column;
+   locks whose ttl_ms == session_ms share one session row (see SESSIONS) */
+LDL_PG_API int         ldl_pg_session(ldl_pg *p, uint32_t session_ms);
 /* DEPRECATED (v0.4): the view */
 LDL_PG_API ldl_store   ldl_pg_store(ldl_pg *p);
 /* DEPRECATED (v0.4): the view */
@@ -448,6 +523,12 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; n
 #define LDL__PG_REL 2
 #define LDL__PG_INS 3       /* inspect */
 #define LDL__PG_OWN 4       /* acquire with an owner (tables with the owner column) */
+#define LDL__PG_SACQ 5      /* the session shape: a session lock's acquire */
+#define LDL__PG_SREN 6      /* a session lock's renew (the session's UPDATE) */
+#define LDL__PG_SOPN 7      /* open a session */
+#define LDL__PG_SUPD 8      /* the session's UPDATE alone: the non-blocking view's renew */
+#define LDL__PG_UUIDOID 2950
+#define LDL__PG_SQL(p, i) ((p)->_text + (p)->_off[i])   /* statement i's text */
 #define LDL__PG_TEXTOID 25
 #define LDL__PG_INT8OID 20  /* pg_type.oid of bigint; fixed since 1996 */
 
@@ -456,6 +537,7 @@ LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p);   /* "" before init; n
 #define LDL__PG_SENT   2
 #define LDL__PG_GOT    3
 #define LDL__PG_PREP   9    /* _kind of the preparation marker */
+#define LDL__PG_SKIND 10    /* _kind of the session UPDATE (the non-blocking view's) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -612,6 +694,125 @@ static int ldl__pg_sql(const char *t, int which, int owner, char *buf, size_t ca
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
+/* ------------------------------------------------------------ the session shape (decision 0217)
+   A table with the sixth column `session uuid` takes these statements
+   instead (every one, sessions used or not: another process may hold a key
+   on a session). \001 stands for the lease table, \002 for the session
+   table "<table>_session". A session lock's row has expires_at 'infinity'
+   and session = its session's id; it is free when that session is missing
+   or expired -- judged only when the row did not change since the
+   statement's snapshot (a session born after the snapshot would look
+   missing), and never while the session row is being renewed (SKIP LOCKED:
+   locked counts as alive). */
+#define LDL__PG_LT "\001"
+#define LDL__PG_ST "\002"
+#define LDL__PG_NOW "pg_catalog.clock_timestamp()"
+#define LDL__PG_HOLDER \
+    "snap AS (SELECT l.token FROM " LDL__PG_LT " AS l WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text), " \
+    "cur AS (SELECT l.token, l.session FROM " LDL__PG_LT " AS l " \
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text FOR UPDATE), " \
+    "seen AS (SELECT h.id FROM " LDL__PG_ST " AS h, cur WHERE h.id OPERATOR(pg_catalog.=) cur.session), " \
+    "gone AS (SELECT h.id FROM " LDL__PG_ST " AS h, cur WHERE h.id OPERATOR(pg_catalog.=) cur.session " \
+    "AND h.expires_at OPERATOR(pg_catalog.<=) " LDL__PG_NOW " FOR SHARE OF h SKIP LOCKED) "
+#define LDL__PG_ROW_FREE \
+    "CASE WHEN l.session IS NULL THEN l.expires_at OPERATOR(pg_catalog.<=) " LDL__PG_NOW " " \
+    "ELSE EXISTS (SELECT 1 FROM snap, cur WHERE snap.token OPERATOR(pg_catalog.=) cur.token " \
+    "AND cur.token OPERATOR(pg_catalog.=) l.token) " \
+    "AND (NOT EXISTS (SELECT 1 FROM seen) OR EXISTS (SELECT 1 FROM gone)) END"
+#define LDL__PG_ME(ttl, sid) \
+    "me AS (UPDATE " LDL__PG_ST " AS s SET expires_at = " LDL__PG_TTL(ttl) " " \
+    "WHERE s.id OPERATOR(pg_catalog.=) $" #sid "::pg_catalog.uuid " \
+    "AND s.expires_at OPERATOR(pg_catalog.>) " LDL__PG_NOW " RETURNING s.id)"
+
+static const char *const ldl__pg_session_sql[LDL__PG_NSTMT] = {
+    /* LDL__PG_ACQ: a per-lock lease ($1 key, $2 ttl); session = NULL on a grant */
+    "WITH " LDL__PG_HOLDER
+    "INSERT INTO " LDL__PG_LT " AS l (key, token, expires_at) "
+    "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ") "
+    "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+    "expires_at = " LDL__PG_TTL(2) ", session = NULL "
+    "WHERE " LDL__PG_ROW_FREE " RETURNING l.token",
+    /* LDL__PG_REN: today's, and never on a session lock's row */
+    "UPDATE " LDL__PG_LT " AS l SET expires_at = " LDL__PG_TTL(3) " "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+    "AND l.session IS NULL "
+    "AND l.expires_at OPERATOR(pg_catalog.>) " LDL__PG_NOW " "
+    "RETURNING l.token",
+    /* LDL__PG_REL ($1 key, $2 token, $3 our session or NULL): a per-lock row
+       as today; a session row only of our own session */
+    "UPDATE " LDL__PG_LT " AS l SET expires_at = '-infinity'::pg_catalog.timestamptz, session = NULL "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+    "AND CASE WHEN l.session IS NULL "
+    "THEN l.expires_at OPERATOR(pg_catalog.>) '-infinity'::pg_catalog.timestamptz "
+    "ELSE l.session OPERATOR(pg_catalog.=) $3::pg_catalog.uuid END "
+    "RETURNING l.token",
+    /* LDL__PG_INS: a session row by its session's expiry; a missing session is free */
+    "SELECT l.token, pg_catalog.ceil(pg_catalog.date_part('epoch'::pg_catalog.text, "
+    "CASE WHEN l.session IS NULL THEN l.expires_at ELSE s.expires_at END OPERATOR(pg_catalog.-) c.now) "
+    "OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8, "
+    "CASE WHEN l.owner_token OPERATOR(pg_catalog.=) l.token THEN l.owner ELSE NULL::pg_catalog.text END "
+    "FROM (SELECT " LDL__PG_NOW " AS now) AS c, " LDL__PG_LT " AS l LEFT JOIN " LDL__PG_ST " AS s "
+    "ON s.id OPERATOR(pg_catalog.=) l.session "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND CASE WHEN l.session IS NULL THEN l.expires_at OPERATOR(pg_catalog.>) c.now "
+    "ELSE COALESCE(s.expires_at OPERATOR(pg_catalog.>) c.now, false) END",
+    /* LDL__PG_OWN: the per-lock lease with an owner ($3) */
+    "WITH " LDL__PG_HOLDER
+    "INSERT INTO " LDL__PG_LT " AS l (key, token, expires_at, owner, owner_token) "
+    "VALUES ($1::pg_catalog.text, 1::pg_catalog.int8, " LDL__PG_TTL(2) ", "
+    "$3::pg_catalog.text, 1::pg_catalog.int8) "
+    "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+    "expires_at = " LDL__PG_TTL(2) ", owner = $3::pg_catalog.text, "
+    "owner_token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, session = NULL "
+    "WHERE " LDL__PG_ROW_FREE " RETURNING l.token",
+    /* LDL__PG_SACQ ($1 key, $2 session, $3 ttl, $4 owner or NULL): extends our
+       own session first (its expiry is then after the lock's start), then
+       inserts or takes the row; answers (count of me, token): (1, token)
+       granted, (1, NULL) held, (0, NULL) our session is gone */
+    "WITH " LDL__PG_ME(3, 2) ", " LDL__PG_HOLDER ", "
+    "ins AS (INSERT INTO " LDL__PG_LT " AS l (key, token, expires_at, session, owner, owner_token) "
+    "SELECT $1::pg_catalog.text, 1::pg_catalog.int8, 'infinity'::pg_catalog.timestamptz, me.id, "
+    "$4::pg_catalog.text, 1::pg_catalog.int8 FROM me "
+    "ON CONFLICT (key) DO UPDATE SET token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8, "
+    "expires_at = 'infinity'::pg_catalog.timestamptz, session = EXCLUDED.session, "
+    "owner = EXCLUDED.owner, owner_token = l.token OPERATOR(pg_catalog.+) 1::pg_catalog.int8 "
+    "WHERE " LDL__PG_ROW_FREE " RETURNING l.token) "
+    "SELECT (SELECT pg_catalog.count(*) FROM me), (SELECT ins.token FROM ins)",
+    /* LDL__PG_SREN ($1 key, $2 token, $3 session, $4 ttl): the session's renew,
+       answered for this lock only while its row is still ours on this very
+       session; answers (count of me, token) */
+    "WITH " LDL__PG_ME(4, 3) " "
+    "SELECT (SELECT pg_catalog.count(*) FROM me), (SELECT l.token FROM " LDL__PG_LT " AS l, me "
+    "WHERE l.key OPERATOR(pg_catalog.=) $1::pg_catalog.text "
+    "AND l.token OPERATOR(pg_catalog.=) $2::pg_catalog.int8 "
+    "AND l.session OPERATOR(pg_catalog.=) me.id)",
+    /* LDL__PG_SOPN ($1 ttl): a new session; the server's uuid, never reused */
+    "INSERT INTO " LDL__PG_ST " (id, expires_at) "
+    "VALUES (pg_catalog.gen_random_uuid(), " LDL__PG_TTL(1) ") RETURNING id",
+    /* LDL__PG_SUPD ($1 session, $2 ttl): one row while the session is unexpired;
+       it answers the renews that rode it (the view never replaces its session) */
+    "UPDATE " LDL__PG_ST " AS s SET expires_at = " LDL__PG_TTL(2) " "
+    "WHERE s.id OPERATOR(pg_catalog.=) $1::pg_catalog.uuid "
+    "AND s.expires_at OPERATOR(pg_catalog.>) " LDL__PG_NOW " RETURNING 1::pg_catalog.int8"
+};
+
+/* a template with \001 (the lease table) and \002 (the session table) put in;
+   0 ok, -1 too long */
+static int ldl__pg_expand(const char *tmpl, const char *lt, const char *st, char *buf, size_t cap) {
+    size_t at = 0;
+    for (; *tmpl; tmpl++) {
+        const char *put = *tmpl == '\001' ? lt : *tmpl == '\002' ? st : NULL;
+        size_t n = put ? strlen(put) : 1;
+        if (at + n >= cap) return -1;
+        if (put) memcpy(buf + at, put, n); else buf[at] = *tmpl;
+        at += n;
+    }
+    buf[at] = '\0';
+    return 0;
+}
+
 /* statement name = "ldl_" + FNV-1a 64 of the SQL text: unique per table and
    per SQL revision, and short enough for the server's 63-byte name limit */
 static void ldl__pg_stmt_name(const char *sql, char *out, size_t cap) {
@@ -706,7 +907,7 @@ static int ldl__pg_stmt_is_ours(ldl_pg *p, int which) {
         "WHERE s.name OPERATOR(pg_catalog.=) $1::pg_catalog.text", 1, NULL, vals, NULL, NULL, 0);
     if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 1) {
         out = PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) &&
-              strcmp(PQgetvalue(r, 0, 0), p->_sql[which]) == 0;
+              strcmp(PQgetvalue(r, 0, 0), LDL__PG_SQL(p, which)) == 0;
         if (!out) ldl__pg_err(p, "prepare", "a foreign prepared statement holds the adapter's name");
     } else {
         ldl__pg_err_res(p, "prepare", r);
@@ -716,7 +917,7 @@ static int ldl__pg_stmt_is_ours(ldl_pg *p, int which) {
 }
 
 static int ldl__pg_prepare_one(ldl_pg *p, int i) {
-    PGresult *r = PQprepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL);
+    PGresult *r = PQprepare(p->_conn, p->_stmt[i], LDL__PG_SQL(p, i), 0, NULL);
     int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     /* 42P05: the session already has one of that name: ours (another
        ldl_pg on the same table) only when its text is exactly ours */
@@ -752,7 +953,7 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
         PGresult *r;
         if (!ldl__pg_usable(p)) return NULL;
         if (p->_flags & LDL_PG_UNNAMED) {
-            r = PQexecParams(p->_conn, p->_sql[which], n, NULL, vals, NULL, NULL, 0);
+            r = PQexecParams(p->_conn, LDL__PG_SQL(p, which), n, NULL, vals, NULL, NULL, 0);
         } else {
             /* a new backend (PQreset, server restart) has none of our statements */
             if (p->_pid != PQbackendPID(p->_conn) && ldl__pg_prepare_all(p) != 0) return NULL;
@@ -774,8 +975,121 @@ static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *va
     return NULL;
 }
 
+/* ------------------------------------------------------------ sessions (decision 0217) */
+/* a reply of exactly one row (count bigint, token bigint or NULL): 0 with *me
+   (0 or 1) and *tok (0 for NULL), -1 malformed (why set) */
+static int ldl__pg_pair(ldl_pg *p, const PGresult *r, int64_t *me, int64_t *tok) {
+    *me = 0; *tok = 0;
+    if (PQnfields(r) != 2 || PQftype(r, 0) != LDL__PG_INT8OID || PQftype(r, 1) != LDL__PG_INT8OID ||
+        PQfformat(r, 0) != 0 || PQfformat(r, 1) != 0 || PQntuples(r) != 1 || PQgetisnull(r, 0, 0)) {
+        ldl__pg_err(p, "reply", "unexpected columns or rows");
+        return -1;
+    }
+    if (strcmp(PQgetvalue(r, 0, 0), "0") != 0 &&
+        (ldl__pg_parse_token(PQgetvalue(r, 0, 0), me) != 0 || *me != 1)) {
+        ldl__pg_err(p, "reply", "session count not 0 or 1");
+        return -1;
+    }
+    if (!PQgetisnull(r, 0, 1) && ldl__pg_parse_token(PQgetvalue(r, 0, 1), tok) != 0) {
+        ldl__pg_err(p, "reply", "token not a decimal in [1, INT64_MAX]");
+        return -1;
+    }
+    if (*me == 0 && *tok != 0) {
+        ldl__pg_err(p, "reply", "a token without a live session");
+        return -1;
+    }
+    return 0;
+}
+
+static PGresult *ldl__pg_exec(ldl_pg *p, int which, int n, const char *const *vals);
+
+/* open a new session row: its id (the server's uuid) into p->_sid; 0, or -1 (why set) */
+static int ldl__pg_session_open(ldl_pg *p) {
+    char ttl[24];
+    const char *vals[1], *v;
+    PGresult *r;
+    size_t i;
+    int ok;
+    p->_sid[0] = '\0';
+    snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+    vals[0] = ttl;
+    r = ldl__pg_exec(p, LDL__PG_SOPN, 1, vals);
+    if (!r) return -1;
+    ok = PQnfields(r) == 1 && PQftype(r, 0) == LDL__PG_UUIDOID && PQfformat(r, 0) == 0 &&
+         PQntuples(r) == 1 && !PQgetisnull(r, 0, 0) && strlen(v = PQgetvalue(r, 0, 0)) == 36;
+    for (i = 0; ok && i < 36; i++)
+        ok = (i == 8 || i == 13 || i == 18 || i == 23) ? v[i] == '-'
+           : (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f');
+    if (ok) memcpy(p->_sid, v, 37);
+    else ldl__pg_err(p, "reply", "session id not a uuid");
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+/* a session lock's grant: one statement that extends our session and takes
+   the key; when our session is gone (expired, deleted) a new one is opened
+   and the acquire sent once more */
+static int ldl__pg_session_grant(ldl_pg *p, const char *key, const char *owner, int64_t *token_out) {
+    int attempt;
+    for (attempt = 0; attempt < 2; attempt++) {
+        char ttl[24];
+        const char *vals[4];
+        PGresult *r;
+        int64_t me = 0, tok = 0;
+        int rc;
+        if (!p->_sid[0] && ldl__pg_session_open(p) != 0) return LDL_ESTORE;
+        snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+        vals[0] = key; vals[1] = p->_sid; vals[2] = ttl; vals[3] = owner;
+        r = ldl__pg_exec(p, LDL__PG_SACQ, 4, vals);
+        if (!r) return LDL_ESTORE;
+        rc = ldl__pg_pair(p, r, &me, &tok);
+        PQclear(r);
+        if (rc != 0) return LDL_ESTORE;
+        if (me == 0) { p->_sid[0] = '\0'; continue; }    /* our session is gone */
+        if (tok == 0) return 0;
+        *token_out = tok;
+        return 1;
+    }
+    ldl__pg_err(p, "session", "the session opened for this acquire was gone at once (deleted?)");
+    return LDL_ESTORE;
+}
+
+/* a session lock's renew: the session's UPDATE, answered 1 only while the
+   lock's row is still ours on this very session. No row for the session:
+   it expired or was deleted, every lock on it is lost, and the next session
+   acquire opens a new one */
+static int ldl__pg_session_renew(ldl_pg *p, const char *key, int64_t token) {
+    char tok[24], ttl[24];
+    const char *vals[4];
+    PGresult *r;
+    int64_t me = 0, got = 0;
+    int rc;
+    if (!key) return LDL_EINVAL;
+    if (token < 1) return 0;
+    if (!p->_sid[0]) {
+        ldl__pg_err(p, "session", "the session this lock was granted on was lost");
+        return 0;
+    }
+    snprintf(tok, sizeof tok, "%lld", (long long)token);
+    snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+    vals[0] = key; vals[1] = tok; vals[2] = p->_sid; vals[3] = ttl;
+    r = ldl__pg_exec(p, LDL__PG_SREN, 4, vals);
+    if (!r) return LDL_ESTORE;
+    rc = ldl__pg_pair(p, r, &me, &got);
+    PQclear(r);
+    if (rc != 0) return LDL_ESTORE;
+    if (me == 0) {
+        p->_sid[0] = '\0';
+        ldl__pg_err(p, "session", "the session expired or was deleted: every lock on it is lost");
+        return 0;
+    }
+    if (got == 0) return 0;
+    if (got != token) { ldl__pg_err(p, "reply", "token mismatch"); return LDL_ESTORE; }
+    return 1;
+}
+
 /* a grant: the plain acquire, or with an owner the owned one (whose owner the
-   caller checked) */
+   caller checked); a session lock's when its ttl is the session's */
 static int ldl__pg_grant(ldl_pg *p, const char *key, uint32_t ttl_ms, const char *owner,
                          int64_t *token_out) {
     char ttl[24];
@@ -783,6 +1097,7 @@ static int ldl__pg_grant(ldl_pg *p, const char *key, uint32_t ttl_ms, const char
     PGresult *r;
     int64_t tok = 0;
     int rc;
+    if (p->_sess_ms != 0 && ttl_ms == p->_sess_ms) return ldl__pg_session_grant(p, key, owner, token_out);
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
     vals[0] = key; vals[1] = ttl; vals[2] = owner;
     r = ldl__pg_exec(p, owner ? LDL__PG_OWN : LDL__PG_ACQ, owner ? 3 : 2, vals);
@@ -809,8 +1124,9 @@ static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, 
     if (token < 1) return 0;        /* no lease ever carried such a token */
     snprintf(tok, sizeof tok, "%lld", (long long)token);
     snprintf(ttl, sizeof ttl, "%lu", (unsigned long)ttl_ms);
-    vals[0] = key; vals[1] = tok; vals[2] = ttl;
-    r = ldl__pg_exec(p, which, which == LDL__PG_REN ? 3 : 2, vals);
+    vals[0] = key; vals[1] = tok;
+    vals[2] = which == LDL__PG_REN ? ttl : p->_sid[0] ? p->_sid : NULL;  /* the session shape's release */
+    r = ldl__pg_exec(p, which, which == LDL__PG_REN || p->_session ? 3 : 2, vals);
     if (!r) return LDL_ESTORE;
     rc = ldl__pg_answer(p, which, r, token, &unused);
     PQclear(r);
@@ -818,7 +1134,9 @@ static int ldl__pg_update(ldl_pg *p, int which, const char *key, int64_t token, 
 }
 
 static int ldl__pg_renew(void *ctx, const char *key, int64_t token, uint32_t ttl_ms) {
+    ldl_pg *p = (ldl_pg *)ctx;
     if (ttl_ms == 0) return LDL_EINVAL;
+    if (p && p->_sess_ms != 0 && ttl_ms == p->_sess_ms) return ldl__pg_session_renew(p, key, token);
     return ldl__pg_update((ldl_pg *)ctx, LDL__PG_REN, key, token, ttl_ms);
 }
 
@@ -1133,23 +1451,27 @@ static int ldl__pg_keys(ldl_pg *p, const char *oid, const char *pk) {
 }
 
 /* columns exactly the adapter's -- the v0.1 three, or those and the two
-   nullable owner columns (v0.2) -- primary key (key), no foreign constraint
-   kinds; sets p->_owner */
+   nullable owner columns (v0.2), or those five and the nullable session
+   column (the session shape, decision 0217) -- primary key (key), no
+   foreign constraint kinds; sets p->_owner and p->_session */
 static int ldl__pg_shape(ldl_pg *p, const char *oid) {
-    static const ldl__pg_col want[5] = {
+    static const ldl__pg_col want[6] = {
         { "key", "text", LDL__PG_DET }, { "token", "bigint", LDL__PG_NN },
         { "expires_at", "timestamp with time zone", LDL__PG_NN },
-        { "owner", "text", LDL__PG_NULL }, { "owner_token", "bigint", LDL__PG_NULL }
+        { "owner", "text", LDL__PG_NULL }, { "owner_token", "bigint", LDL__PG_NULL },
+        { "session", "uuid", LDL__PG_NULL }
     };
-    int seen, n = ldl__pg_columns(p, oid, want, 5, &seen), k;
+    int seen, n = ldl__pg_columns(p, oid, want, 6, &seen), k;
     if (n < 0) return -1;
-    if (!((n == 3 && seen == 7) || (n == 5 && seen == 31))) {
+    if (!((n == 3 && seen == 7) || (n == 5 && seen == 31) || (n == 6 && seen == 63))) {
         ldl__pg_err(p, "table", "columns are not exactly key text, token bigint NOT NULL, "
                     "expires_at timestamptz NOT NULL (deterministic key collation), and "
-                    "optionally both owner text and owner_token bigint (nullable)");
+                    "optionally both owner text and owner_token bigint (nullable), and "
+                    "then optionally session uuid (nullable)");
         return -1;
     }
-    p->_owner = seen == 31;
+    p->_owner = seen == 31 || seen == 63;
+    p->_session = seen == 63;
     k = ldl__pg_keys(p, oid, "PRIMARY KEY (key)");
     if (k < 0) return -1;
     if (!k) {
@@ -1195,8 +1517,56 @@ static int ldl__pg_create(ldl_pg *p, const char *cols, char *oid, size_t oidcap,
 
 static int ldl__pg_fence_init(ldl_pg *p);    /* the fenced-write protocol (below) */
 
+/* the session table "<schema>"."<table>_session" (decision 0217): exactly
+   id uuid (the primary key) and expires_at timestamptz NOT NULL, created
+   when missing, resolved once into p->_sident, and held to every check of
+   the lease table (owner, foreign writers, UNLOGGED/TEMP, views, keys,
+   triggers, rules, row level security). p->_ident is the resolved lease
+   table. 0 ok, LDL_EINVAL (the name too long) or LDL_ESTORE (why set) */
+static int ldl__pg_session_table(ldl_pg *p) {
+    static const ldl__pg_col want[2] = {
+        { "id", "uuid", LDL__PG_NN }, { "expires_at", "timestamp with time zone", LDL__PG_NN }
+    };
+    char lease[LDL__PG_IDENT_MAX], oid[24];
+    size_t n = strlen(p->_ident), rel;
+    const char *dot = strstr(p->_ident, "\".\"");
+    int seen, cols, k, rc = LDL_ESTORE;
+    rel = dot ? n - (size_t)(dot + 3 - p->_ident) - 1 : n - 2;   /* the table name's bytes */
+    if (rel + 8 > 63 || n + 9 > sizeof p->_ident) {
+        ldl__pg_err(p, "session", "the table name must be at most 55 bytes "
+                    "(the session table's name is it + \"_session\")");
+        return LDL_EINVAL;
+    }
+    memcpy(lease, p->_ident, n + 1);
+    memcpy(p->_ident + n - 1, "_session\"", 10);
+    if (ldl__pg_create(p, "id pg_catalog.uuid PRIMARY KEY, expires_at pg_catalog.timestamptz NOT NULL",
+                       oid, sizeof oid, "session table could not be created") != 0)
+        goto out;
+    cols = ldl__pg_columns(p, oid, want, 2, &seen);
+    if (cols < 0) goto out;
+    if (cols != 2 || seen != 3) {
+        ldl__pg_err(p, "session table", "columns are not exactly id uuid and expires_at "
+                    "timestamptz NOT NULL");
+        goto out;
+    }
+    k = ldl__pg_keys(p, oid, "PRIMARY KEY (id)");
+    if (k < 0) goto out;
+    if (!k) {
+        ldl__pg_err(p, "session table", "keys are not the adapter's: want PRIMARY KEY (id) and no "
+                    "UNIQUE, FOREIGN KEY or EXCLUDE constraint");
+        goto out;
+    }
+    if (ldl__pg_grants(p, oid) != 0) goto out;
+    memcpy(p->_sident, p->_ident, strlen(p->_ident) + 1);
+    rc = 0;
+out:
+    memcpy(p->_ident, lease, n + 1);
+    return rc;
+}
+
 LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsigned flags) {
     char oid[24];
+    size_t at;
     int i;
     if (!p) return LDL_EINVAL;
     memset(p, 0, sizeof *p);
@@ -1217,13 +1587,20 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
             "owner_token pg_catalog.int8", oid, sizeof oid, "table could not be created") != 0)
         return LDL_ESTORE;
     if (ldl__pg_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
-    p->_nstmt = p->_owner ? 5 : 4;
-    for (i = 0; i < p->_nstmt; i++) {
-        if (ldl__pg_sql(p->_ident, i, p->_owner, p->_sql[i], sizeof p->_sql[i]) != 0) {
+    /* the session shape: every statement reads the session table */
+    if (p->_session && (i = ldl__pg_session_table(p)) != 0) return i;
+    p->_nstmt = p->_session ? LDL__PG_NSTMT : p->_owner ? 5 : 4;
+    for (i = 0, at = 0; i < p->_nstmt; i++) {
+        char *buf = p->_text + at;
+        size_t cap = sizeof p->_text - at;
+        if (p->_session ? ldl__pg_expand(ldl__pg_session_sql[i], p->_ident, p->_sident, buf, cap) != 0
+                        : ldl__pg_sql(p->_ident, i, p->_owner, buf, cap) != 0) {
             ldl__pg_err(p, "init", "statement text too long");
             return LDL_ESTORE;
         }
-        ldl__pg_stmt_name(p->_sql[i], p->_stmt[i], sizeof p->_stmt[i]);
+        p->_off[i] = (unsigned short)at;
+        at += strlen(buf) + 1;
+        ldl__pg_stmt_name(buf, p->_stmt[i], sizeof p->_stmt[i]);
     }
     if (!(flags & LDL_PG_UNNAMED) && ldl__pg_prepare_all(p) != 0) return LDL_ESTORE;
     p->_err[0] = '\0';
@@ -1233,6 +1610,39 @@ LDL_PG_API int ldl_pg_init_ex(ldl_pg *p, PGconn *conn, const char *table, unsign
 
 LDL_PG_API int ldl_pg_init(ldl_pg *p, PGconn *conn, const char *table) {
     return ldl_pg_init_ex(p, conn, table, 0);
+}
+
+/* sessions (decision 0217): the table must have the session shape; the
+   session table is checked again (or created), then a session row opened */
+LDL_PG_API int ldl_pg_session(ldl_pg *p, uint32_t session_ms) {
+    uint32_t was;
+    int rc;
+    if (!p) return LDL_EINVAL;
+    if (!p->_ok) {
+        ldl__pg_err(p, "session", "ldl_pg not initialised for leases (ldl_pg_init first; not LDL_PG_FENCE)");
+        return LDL_EINVAL;
+    }
+    if (session_ms == 0 || session_ms > 0x7FFFFFFFu) {
+        ldl__pg_err(p, "session", "want session_ms in [1, 2^31-1]");
+        return LDL_EINVAL;
+    }
+    if (p->_sess_ms != 0 && p->_sess_ms != session_ms) {
+        ldl__pg_err(p, "session", "already in a session with another session_ms (its locks' renews "
+                    "would go astray)");
+        return LDL_EINVAL;
+    }
+    if (!p->_session) {
+        ldl__pg_err(p, "session", "the table has no session column: ALTER TABLE .. ADD COLUMN "
+                    "session uuid (after the owner columns; docs/postgres.md \"Sessions\"), then init again");
+        return LDL_EUNSUPPORTED;
+    }
+    if (!ldl__pg_usable(p)) return LDL_ESTORE;
+    if ((rc = ldl__pg_session_table(p)) != 0) return rc;
+    was = p->_sess_ms;
+    p->_sess_ms = session_ms;
+    if (!p->_sid[0] && ldl__pg_session_open(p) != 0) { p->_sess_ms = was; return LDL_ESTORE; }
+    p->_err[0] = '\0';
+    return LDL_OK;
 }
 
 LDL_PG_API ldl_store ldl_pg_store(ldl_pg *p) {
@@ -1282,6 +1692,19 @@ static void ldl__pg_free(ldl_pg_async *pa, ldl_pg_req *r) {
     pa->_free = r;
 }
 
+/* answer a list of session renews (ops linked through store_data); answers how many */
+static int ldl__pg_s_complete(ldl_op *head, int rc) {
+    int n = 0;
+    while (head) {
+        ldl_op *next = (ldl_op *)head->store_data;
+        head->store_data = 0;
+        ldl_op_complete(head, rc, 0);
+        head = next;
+        n++;
+    }
+    return n;
+}
+
 /* complete every live request with LDL_ESTORE; answers how many */
 static int ldl__pg_fail_all(ldl_pg_async *pa) {
     int n = 0, q;
@@ -1295,6 +1718,9 @@ static int ldl__pg_fail_all(ldl_pg_async *pa) {
             if (op) { ldl_op_complete(op, LDL_ESTORE, 0); n++; }
         }
     }
+    n += ldl__pg_s_complete(pa->_s_ride, LDL_ESTORE) + ldl__pg_s_complete(pa->_s_wait, LDL_ESTORE);
+    pa->_s_ride = pa->_s_wait = NULL;
+    pa->_s_upd = NULL;
     if (!pa->_dead) pa->_stats.link_failures++;
     pa->_dead = 1;
     pa->_flush = 0;
@@ -1328,6 +1754,29 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
         ldl_op_complete(op, 0, 0);
         return LDL_OK;
     }
+    if (pa->_pg->_sess_ms != 0 && ttl_ms == pa->_pg->_sess_ms) {
+        if (kind == LDL_OP_RENEW) {
+            /* a session lock's renew (decision 0217 section 4, 1013 rule 1): no request of
+               its own; it waits for the next session UPDATE the pump SENDS, so an UPDATE
+               sent before this submit -- even one still in flight -- never answers it */
+            pa->_stats.session_renews++;
+            if (pa->_s_lost) {
+                ldl__pg_err(pa->_pg, "renew", "the session was lost: every lock on it is lost");
+                op->store_data = 0;
+                ldl_op_complete(op, 0, 0);
+                return LDL_OK;
+            }
+            op->store_data = (uintptr_t)pa->_s_wait;
+            pa->_s_wait = op;
+            return LDL_OK;
+        }
+        if (pa->_s_lost) {
+            ldl__pg_err(pa->_pg, "submit", "the session was lost and this view never opens another "
+                        "(a lock of the old one could not be told apart): a new ldl_pg, "
+                        "ldl_pg_session, then the view");
+            return LDL_ESTORE;
+        }
+    }
     r = pa->_free;
     if (!r) {
         pa->_stats.refused_full++;
@@ -1343,6 +1792,7 @@ static int ldl__pg_submit(ldl_pg_async *pa, ldl_op *op, int kind, const char *ke
     r->_rc = LDL_ESTORE;
     r->_token = token;
     r->_ttl = ttl_ms;
+    r->_sess = kind == LDL_OP_ACQUIRE && pa->_pg->_sess_ms != 0 && ttl_ms == pa->_pg->_sess_ms;
     memcpy(r->_key, key, n + 1);
     if (owner) memcpy(r->_owner, owner, m + 1); else r->_owner[0] = '\0';
     op->store_data = (uintptr_t)r;
@@ -1370,7 +1820,21 @@ static int ldl__pg_a_release(void *ctx, ldl_op *op, const char *key, int64_t tok
 static void ldl__pg_a_cancel(void *ctx, ldl_op *op) {
     ldl_pg_async *pa = (ldl_pg_async *)ctx;
     ldl_pg_req *r;
-    if (!pa || !op || !op->store_data) return;
+    int k;
+    if (!pa || !op) return;
+    for (k = 0; k < 2; k++) {               /* a waiting or riding session renew: unlinked */
+        ldl_op *prev = NULL, *cur = k ? pa->_s_ride : pa->_s_wait;
+        while (cur && cur != op) { prev = cur; cur = (ldl_op *)cur->store_data; }
+        if (cur) {
+            ldl_op *next = (ldl_op *)cur->store_data;
+            if (prev) prev->store_data = (uintptr_t)next;
+            else if (k) pa->_s_ride = next;
+            else pa->_s_wait = next;
+            cur->store_data = 0;
+            return;
+        }
+    }
+    if (!op->store_data) return;
     r = (ldl_pg_req *)op->store_data;
     /* only a request of ours that still answers to this op */
     if (r < pa->_reqs || r >= pa->_reqs + pa->_nreqs || r->_op != op) return;
@@ -1403,6 +1867,10 @@ LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
     ldl_pg *p;
     if (!pa || !pa->_pg || !conn) return LDL_EINVAL;
     p = pa->_pg;
+    if (p->_sess_ms != 0 && !p->_sid[0] && !pa->_s_lost) {
+        ldl__pg_err(p, "async", "the session was lost: ldl_pg_session again before attaching");
+        return LDL_ESTORE;
+    }
     if (!pa->_dead) ldl__pg_fail_all(pa);       /* nothing may straddle two links */
     p->_conn = conn;
     if (PQstatus(conn) != CONNECTION_OK) {
@@ -1422,7 +1890,8 @@ LDL_PG_API int ldl_pg_async_rebind(ldl_pg_async *pa, PGconn *conn) {
     pa->_need_prep = 0;
     if (!(p->_flags & LDL_PG_UNNAMED)) {
         unsigned have = p->_pid == PQbackendPID(conn) ? p->_prepared : 0u;
-        unsigned want = 7u | (p->_owner ? 1u << LDL__PG_OWN : 0u);
+        unsigned want = 7u | (p->_owner ? 1u << LDL__PG_OWN : 0u) |
+                        (p->_sess_ms ? 1u << LDL__PG_SACQ | 1u << LDL__PG_SUPD : 0u);
         pa->_need_prep = want & ~have;
     }
     p->_pid = 0;                /* the synchronous path must never trust this backend */
@@ -1476,7 +1945,7 @@ LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
     if (events) *events = 0;
     if (!pa || !pa->_pg || pa->_dead || !pa->_pg->_conn) return -1;
     if (pa->_ahead) ev |= LDL_WANT_READ;
-    if (pa->_qhead || pa->_flush) ev |= LDL_WANT_WRITE;
+    if (pa->_qhead || pa->_flush || (pa->_s_wait && !pa->_s_upd && !pa->_s_lost)) ev |= LDL_WANT_WRITE;
     if (events) *events = ev;
     return PQsocket(pa->_pg->_conn);
 }
@@ -1485,12 +1954,17 @@ LDL_PG_API int ldl_pg_async_fd(const ldl_pg_async *pa, int *events) {
 static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
     ldl_pg *p = pa->_pg;
     char tok[24], ttl[24];
-    const char *vals[3];
-    int which = r->_kind == LDL_OP_ACQUIRE ? (r->_owner[0] ? LDL__PG_OWN : LDL__PG_ACQ)
+    const char *vals[4];
+    int which = r->_kind == LDL__PG_SKIND ? LDL__PG_SUPD
+              : r->_kind == LDL_OP_ACQUIRE ? (r->_sess ? LDL__PG_SACQ : r->_owner[0] ? LDL__PG_OWN : LDL__PG_ACQ)
               : r->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
     int n = 2, ok;
     vals[0] = r->_key;
-    if (which == LDL__PG_ACQ || which == LDL__PG_OWN) {
+    if (which == LDL__PG_SUPD || which == LDL__PG_SACQ) {
+        snprintf(ttl, sizeof ttl, "%lu", (unsigned long)p->_sess_ms);
+        if (which == LDL__PG_SUPD) { vals[0] = p->_sid; vals[1] = ttl; }
+        else { vals[1] = p->_sid; vals[2] = ttl; vals[3] = r->_owner[0] ? r->_owner : NULL; n = 4; }
+    } else if (which == LDL__PG_ACQ || which == LDL__PG_OWN) {
         snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
         vals[1] = ttl;
         if (which == LDL__PG_OWN) { vals[2] = r->_owner; n = 3; }
@@ -1501,10 +1975,13 @@ static int ldl__pg_send_one(ldl_pg_async *pa, ldl_pg_req *r) {
             snprintf(ttl, sizeof ttl, "%lu", (unsigned long)r->_ttl);
             vals[2] = ttl;
             n = 3;
+        } else if (p->_session) {               /* the session shape's release: our session's rows */
+            vals[2] = p->_sid[0] ? p->_sid : NULL;
+            n = 3;
         }
     }
     if (p->_flags & LDL_PG_UNNAMED)
-        ok = PQsendQueryParams(p->_conn, p->_sql[which], n, NULL, vals, NULL, NULL, 0);
+        ok = PQsendQueryParams(p->_conn, LDL__PG_SQL(p, which), n, NULL, vals, NULL, NULL, 0);
     else
         ok = PQsendQueryPrepared(p->_conn, p->_stmt[which], n, vals, NULL, NULL, 0);
     return ok == 1 && PQpipelineSync(p->_conn) == 1 ? 0 : -1;
@@ -1522,6 +1999,33 @@ static void ldl__pg_cork(PGconn *c, int on) {
 static int ldl__pg_send(ldl_pg_async *pa) {
     ldl_pg *p = pa->_pg;
     int sent = 0, corked = 0, rc = 0;
+    if (pa->_s_wait && !pa->_s_upd && !pa->_s_lost) {
+        /* session renews wait and no session UPDATE is in flight: one goes FIRST in this
+           burst, and what waits now rides it (later renews wait for the next) */
+        ldl_pg_req *u = pa->_free;
+        if (!u) {
+            pa->_stats.refused_full++;
+        } else {
+            pa->_free = u->_next;
+            pa->_stats.submitted++;
+            pa->_stats.session_updates++;
+            if (++pa->_stats.live > pa->_stats.max_live) pa->_stats.max_live = pa->_stats.live;
+            u->_op = NULL;
+            u->_kind = LDL__PG_SKIND;
+            u->_sess = 1;
+            u->_phase = LDL__PG_QUEUED;
+            u->_rc = LDL_ESTORE;
+            u->_token = 0;
+            u->_key[0] = '\0';
+            u->_owner[0] = '\0';
+            u->_next = pa->_qhead;
+            pa->_qhead = u;
+            if (!pa->_qtail) pa->_qtail = u;
+            pa->_s_ride = pa->_s_wait;
+            pa->_s_wait = NULL;
+            pa->_s_upd = u;
+        }
+    }
     while (pa->_qhead && sent < LDL_PG_BATCH) {
         ldl_pg_req *r = ldl__pg_pop(&pa->_qhead, &pa->_qtail);
         if (!corked) { ldl__pg_cork(p->_conn, 1); corked = 1; }
@@ -1529,7 +2033,7 @@ static int ldl__pg_send(ldl_pg_async *pa) {
             int i;
             for (i = 0; i < LDL__PG_NSTMT && rc == 0; i++)
                 if ((pa->_need_prep & (1u << i)) &&
-                    PQsendPrepare(p->_conn, p->_stmt[i], p->_sql[i], 0, NULL) != 1) rc = -1;
+                    PQsendPrepare(p->_conn, p->_stmt[i], LDL__PG_SQL(p, i), 0, NULL) != 1) rc = -1;
             if (rc == 0 && PQpipelineSync(p->_conn) != 1) rc = -1;
             pa->_stats.prepares++;
             pa->_prep._rc = LDL_OK;
@@ -1559,7 +2063,24 @@ static void ldl__pg_record(ldl_pg_async *pa, ldl_pg_req *h, const PGresult *r) {
     }
     if (h->_phase != LDL__PG_SENT) return;        /* the first result stands */
     h->_phase = LDL__PG_GOT;
-    if (st == PGRES_TUPLES_OK) {
+    if (st == PGRES_TUPLES_OK && h->_kind == LDL__PG_SKIND) {
+        int64_t one = 0;
+        int n = ldl__pg_one_token(p, r, &one);
+        h->_rc = n < 0 ? LDL_ESTORE : n;
+    } else if (st == PGRES_TUPLES_OK && h->_sess) {
+        int64_t me = 0, tok = 0;
+        h->_token = 0;
+        if (ldl__pg_pair(p, r, &me, &tok) != 0) {
+            h->_rc = LDL_ESTORE;
+        } else if (me == 0) {
+            pa->_s_lost = 1;
+            ldl__pg_err(p, "acquire", "the session was lost: every lock on it is lost");
+            h->_rc = LDL_ESTORE;
+        } else {
+            h->_rc = tok ? 1 : 0;
+            h->_token = tok;
+        }
+    } else if (st == PGRES_TUPLES_OK) {
         int which = h->_kind == LDL_OP_ACQUIRE ? LDL__PG_ACQ : h->_kind == LDL_OP_RENEW ? LDL__PG_REN : LDL__PG_REL;
         int64_t tok = 0;
         h->_rc = ldl__pg_answer(p, which, r, h->_token, &tok);
@@ -1583,10 +2104,22 @@ static int ldl__pg_finish(ldl_pg_async *pa, ldl_pg_req *h) {
         return 0;
     }
     pa->_stats.answered++;
+    if (h->_kind == LDL__PG_SKIND) {        /* the session UPDATE: it answers its ride list */
+        ldl_op *ride = pa->_s_ride;
+        pa->_s_ride = NULL;
+        pa->_s_upd = NULL;
+        ldl__pg_free(pa, h);
+        if (rc == 0) {
+            pa->_s_lost = 1;
+            ldl__pg_err(pa->_pg, "renew", "the session expired or was deleted: every lock on it is lost");
+        }
+        return ldl__pg_s_complete(ride, rc);
+    }
     if (!op && tok >= 1) {      /* a cancelled ACQUIRE was granted: hand it back */
         pa->_stats.handed_back++;
         pa->_stats.submitted++;
         h->_kind = LDL_OP_RELEASE;
+        h->_sess = 0;
         h->_token = tok;
         h->_rc = LDL_ESTORE;
         h->_phase = LDL__PG_QUEUED;
@@ -1606,7 +2139,8 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
     if (pa->_dead) return LDL_ESTORE;
     c = pa->_pg->_conn;
     if (PQstatus(c) != CONNECTION_OK) return ldl__pg_link_failed(pa, "connection");
-    if (!pa->_flush && pa->_qhead && ldl__pg_send(pa) != 0) return ldl__pg_link_failed(pa, "send");
+    if (!pa->_flush && (pa->_qhead || (pa->_s_wait && !pa->_s_upd && !pa->_s_lost)) && ldl__pg_send(pa) != 0)
+        return ldl__pg_link_failed(pa, "send");
     f = PQflush(c);
     if (f < 0) return ldl__pg_link_failed(pa, "send");
     pa->_flush = f == 1;
@@ -1641,6 +2175,10 @@ LDL_PG_API int ldl_pg_async_pump(ldl_pg_async *pa) {
         ldl__pg_err(pa->_pg, "async", "the session lost the adapter's prepared statements "
                     "(DEALLOCATE?): drop the connection and rebind a new one");
         return LDL_ESTORE;
+    }
+    if (pa->_s_lost && pa->_s_wait) {    /* the session is gone: no UPDATE will answer them */
+        done += ldl__pg_s_complete(pa->_s_wait, 0);
+        pa->_s_wait = NULL;
     }
     /* answers that queued hand-backs go out on the next pump */
     return done;
@@ -1694,15 +2232,16 @@ static int ldl__pg_fence_init(ldl_pg *p) {
             oid, sizeof oid, "fence table could not be created") != 0)   /* as the lease table */
         return LDL_ESTORE;
     if (ldl__pg_fence_shape(p, oid) != 0 || ldl__pg_grants(p, oid) != 0) return LDL_ESTORE;
-    n = (size_t)snprintf(p->_sql[LDL__PG_FEN], sizeof p->_sql[LDL__PG_FEN],
+    p->_off[LDL__PG_FEN] = 0;
+    n = (size_t)snprintf(p->_text, sizeof p->_text,
         "INSERT INTO %s AS f (resource, fence) VALUES ($1::pg_catalog.text, $2::pg_catalog.int8) "
         "ON CONFLICT (resource) DO UPDATE SET fence = EXCLUDED.fence "
         "WHERE f.fence OPERATOR(pg_catalog.<=) EXCLUDED.fence RETURNING f.fence", p->_ident);
-    if (n >= sizeof p->_sql[LDL__PG_FEN]) {
+    if (n >= sizeof p->_text) {
         ldl__pg_err(p, "init", "statement text too long");
         return LDL_ESTORE;
     }
-    ldl__pg_stmt_name(p->_sql[LDL__PG_FEN], p->_stmt[LDL__PG_FEN], sizeof p->_stmt[LDL__PG_FEN]);
+    ldl__pg_stmt_name(LDL__PG_SQL(p, LDL__PG_FEN), p->_stmt[LDL__PG_FEN], sizeof p->_stmt[LDL__PG_FEN]);
     p->_nstmt = 1;
     if (!(p->_flags & LDL_PG_UNNAMED)) {
         if (ldl__pg_prepare_one(p, LDL__PG_FEN) != 0) return LDL_ESTORE;
@@ -1732,14 +2271,14 @@ static int ldl__pg_fence_ready(ldl_pg *p) {
         return -1;
     }
     have = PQntuples(r) == 1;
-    if (have && (PQgetisnull(r, 0, 0) || strcmp(PQgetvalue(r, 0, 0), p->_sql[LDL__PG_FEN]) != 0)) {
+    if (have && (PQgetisnull(r, 0, 0) || strcmp(PQgetvalue(r, 0, 0), LDL__PG_SQL(p, LDL__PG_FEN)) != 0)) {
         PQclear(r);
         ldl__pg_err(p, "fence", "a foreign prepared statement holds the adapter's name");
         return -1;
     }
     PQclear(r);
     if (!have) {
-        r = PQprepare(p->_conn, p->_stmt[LDL__PG_FEN], p->_sql[LDL__PG_FEN], 0, NULL);
+        r = PQprepare(p->_conn, p->_stmt[LDL__PG_FEN], LDL__PG_SQL(p, LDL__PG_FEN), 0, NULL);
         if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
             ldl__pg_err_res(p, "fence", r);
             PQclear(r);
@@ -1795,7 +2334,7 @@ LDL_PG_API int ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence) {
     snprintf(num, sizeof num, "%lld", (long long)fence);
     vals[0] = resource; vals[1] = num;
     if (p->_flags & LDL_PG_UNNAMED) {
-        r = PQexecParams(p->_conn, p->_sql[LDL__PG_FEN], 2, NULL, vals, NULL, NULL, 0);
+        r = PQexecParams(p->_conn, LDL__PG_SQL(p, LDL__PG_FEN), 2, NULL, vals, NULL, NULL, 0);
     } else {
         if (ldl__pg_fence_ready(p) != 0) return LDL_ESTORE;
         r = PQexecPrepared(p->_conn, p->_stmt[LDL__PG_FEN], 2, vals, NULL, NULL, 0);
@@ -1826,7 +2365,7 @@ LDL_PG_API int ldl_pg_fence(ldl_pg *p, const char *resource, int64_t fence) {
 }
 
 LDL_PG_API const char *ldl_pg_fence_sql(const ldl_pg *p) {
-    return p && p->_fence ? p->_sql[LDL__PG_FEN] : "";
+    return p && p->_fence ? LDL__PG_SQL(p, LDL__PG_FEN) : "";
 }
 
 #ifdef __cplusplus

@@ -22,8 +22,16 @@
                                    until all answered -- vs ROUNDS times what a
                                    session renew would be, ONE UPDATE of a session
                                    row (its own transaction) on a second
-                                   connection. Prints "renews_ms renews_cpu_ms
-                                   session_ms session_cpu_ms", medians per round */
+                                   connection; and (decision 0217) the REAL session
+                                   renew: K locks held on one session row through
+                                   the statements of tests/store/pg_session_design.c
+                                   (acquired pipelined, a commit each), each round
+                                   renewed by that design's one UPDATE (prepared)
+                                   on a third connection. Prints "renews_ms
+                                   renews_cpu_ms session_ms session_cpu_ms real_ms
+                                   real_cpu_ms", medians per round, then
+                                   "acquire: per-lock K in MS ms, session K in MS ms"
+                                   (the K acquires of each kind, wall) */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -34,6 +42,8 @@
 #include <signal.h>
 #include <sys/types.h>
 #include <unistd.h>
+#define PGSD_STATEMENTS_ONLY
+#include "tests/store/pg_session_design.c"   /* the session statements of decision 0217 */
 
 typedef struct bp_lock {
     ldl_scope root, pool[2];
@@ -129,12 +139,63 @@ static int bp_cmp_d(const void *a, const void *b) {
 }
 
 static int fz_cmd(PGconn *c, const char *sql);
+static int fz_ok(PGresult *r, ExecStatusType want);
+
+/* ---- the real session (decision 0217): the design's tables on a fresh connection *c,
+   one session row (10 s), K keys acquired on it with the design's acquire statement,
+   pipelined (one Sync, so one commit, each, as the adapter sends its own); the renew
+   prepared as "bench_sd_renew". *ms: the K acquires, wall. */
+static int sd_setup(const char *conninfo, PGconn **c, char sid[64], long k, double *ms) {
+    long i, answered = 0, granted = 0;
+    PGresult *r;
+    const char *v[3];
+    char key[40];
+    uint64_t t0;
+    *c = PQconnectdb(conninfo);
+    if (PQstatus(*c) != CONNECTION_OK) return 1;
+    for (i = 0; setup[i]; i++) if (!fz_cmd(*c, setup[i])) return 1;
+    for (i = 0; setup_tables[i]; i++) if (!fz_cmd(*c, setup_tables[i])) return 1;
+    v[0] = "10000";
+    r = PQexecParams(*c, sql_open, 1, NULL, v, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) { PQclear(r); return 1; }
+    snprintf(sid, 64, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (!fz_ok(PQprepare(*c, "bench_sd_acq", sql_acq_s, 0, NULL), PGRES_COMMAND_OK) ||
+        !fz_ok(PQprepare(*c, "bench_sd_renew", sql_renew, 0, NULL), PGRES_COMMAND_OK))
+        return 1;
+    t0 = bench_ns();
+    if (PQenterPipelineMode(*c) != 1) return 1;
+    v[1] = sid;
+    v[2] = "10000";
+    for (i = 0; i < k; i++) {
+        snprintf(key, sizeof key, "bench-sd-%ld", i);
+        v[0] = key;
+        if (PQsendQueryPrepared(*c, "bench_sd_acq", 3, v, NULL, NULL, 0) != 1 || PQpipelineSync(*c) != 1) return 1;
+    }
+    while (answered < k) {
+        r = PQgetResult(*c);
+        if (!r) continue;                 /* the end of one statement's results */
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) answered++;
+        else if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 1)) granted++;
+        else if (PQresultStatus(r) != PGRES_TUPLES_OK) fprintf(stderr, "bench_pg session acquire: %s", PQresultErrorMessage(r));
+        PQclear(r);
+    }
+    *ms = (double)(bench_ns() - t0) / 1e6;
+    if (PQexitPipelineMode(*c) != 1 || granted != k) {
+        fprintf(stderr, "bench_pg session: %ld of %ld session acquires granted\n", granted, k);
+        return 1;
+    }
+    return 0;
+}
 
 /* ---- session (decision 0216): K pipelined renews per heartbeat vs one session-row UPDATE
    (a logged table, so the UPDATE commits durably as a lease row does) */
 static int session_bench(const char *conninfo, ldl_pg_async *pa, bp_lock *ls, long k, int rounds) {
-    double rw[64], rc[64], sw[64], sc[64];
-    PGconn *s2 = PQconnectdb(conninfo);
+    double rw[64], rc[64], sw[64], sc[64], xw[64], xc[64], acq_lock_ms, acq_sess_ms = 0;
+    PGconn *s2 = PQconnectdb(conninfo), *s3 = NULL;
+    char sid[64];
+    const char *xv[2];
+    uint64_t acq0;
     long i, held = 0;
     int r;
     uint64_t end = bench_ns() + 60000000000ull;
@@ -143,12 +204,15 @@ static int session_bench(const char *conninfo, ldl_pg_async *pa, bp_lock *ls, lo
         !fz_cmd(s2, "CREATE TABLE ldl_bench_session (id int PRIMARY KEY, expires timestamptz)") ||
         !fz_cmd(s2, "INSERT INTO ldl_bench_session VALUES (1, now())"))
         return 1;
+    acq0 = bench_ns();
     for (i = 0; i < k; i++) (void)ldl_lock_acquire(&ls[i].lock);
     while (held < k && bench_ns() < end) {
         (void)ldl_pg_async_pump(pa);
         for (held = 0, i = 0; i < k; i++) held += ldl_lock_poll(&ls[i].lock) == 1;
     }
     if (held < k) { fprintf(stderr, "bench_pg session: only %ld of %ld held\n", held, k); return 1; }
+    acq_lock_ms = (double)(bench_ns() - acq0) / 1e6;
+    if (sd_setup(conninfo, &s3, sid, k, &acq_sess_ms) != 0) return 1;
     for (r = 0; r < rounds; r++) {
         uint64_t t0 = bench_ns(), c0 = bp_cpu_ns();
         long pending;
@@ -175,13 +239,43 @@ static int session_bench(const char *conninfo, ldl_pg_async *pa, bp_lock *ls, lo
             return 1;
         sw[r] = (double)(bench_ns() - t0) / 1e6;
         sc[r] = (double)(bp_cpu_ns() - c0) / 1e6;
+        xv[0] = sid;
+        xv[1] = "10000";
+        t0 = bench_ns();
+        c0 = bp_cpu_ns();
+        {   /* the real session renew: one UPDATE of the session row, K locks ride it */
+            PGresult *x = PQexecPrepared(s3, "bench_sd_renew", 2, xv, NULL, NULL, 0);
+            int ok = PQresultStatus(x) == PGRES_TUPLES_OK && PQntuples(x) == 1;
+            if (!ok) fprintf(stderr, "bench_pg session renew: %s", PQresultErrorMessage(x));
+            PQclear(x);
+            if (!ok) return 1;
+        }
+        xw[r] = (double)(bench_ns() - t0) / 1e6;
+        xc[r] = (double)(bp_cpu_ns() - c0) / 1e6;
+    }
+    {   /* every session lock still held: K rows naming the live session */
+        const char *v[1];
+        PGresult *x;
+        v[0] = sid;
+        x = PQexecParams(s3, "SELECT pg_catalog.count(*) FROM " PT " AS l, " PS " AS s "
+                         "WHERE l.session = $1::uuid AND s.id = l.session AND s.expires_at > pg_catalog.clock_timestamp()",
+                         1, NULL, v, NULL, NULL, 0);
+        held = PQresultStatus(x) == PGRES_TUPLES_OK ? atol(PQgetvalue(x, 0, 0)) : -1;
+        PQclear(x);
+        if (held != k) { fprintf(stderr, "bench_pg session: %ld of %ld session locks held\n", held, k); return 1; }
     }
     qsort(rw, (size_t)rounds, sizeof rw[0], bp_cmp_d);
     qsort(rc, (size_t)rounds, sizeof rc[0], bp_cmp_d);
     qsort(sw, (size_t)rounds, sizeof sw[0], bp_cmp_d);
     qsort(sc, (size_t)rounds, sizeof sc[0], bp_cmp_d);
-    printf("%.3f %.3f %.3f %.3f\n", rw[rounds / 2], rc[rounds / 2], sw[rounds / 2], sc[rounds / 2]);
+    qsort(xw, (size_t)rounds, sizeof xw[0], bp_cmp_d);
+    qsort(xc, (size_t)rounds, sizeof xc[0], bp_cmp_d);
+    printf("%.3f %.3f %.3f %.3f %.3f %.3f\n", rw[rounds / 2], rc[rounds / 2], sw[rounds / 2], sc[rounds / 2],
+           xw[rounds / 2], xc[rounds / 2]);
+    printf("acquire: per-lock %ld in %.1f ms, session %ld in %.1f ms\n", k, acq_lock_ms, k, acq_sess_ms);
     (void)fz_cmd(s2, "DROP TABLE ldl_bench_session");
+    (void)fz_cmd(s3, "DROP SCHEMA ldl_sd CASCADE");
+    PQfinish(s3);
     PQfinish(s2);
     return 0;
 }

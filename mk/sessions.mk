@@ -11,17 +11,40 @@
 #                        (with_etcd_cluster.sh): the leader SIGKILLed under 100 session locks;
 #                        then --netns (root) the leader's peer cable pulled under them (~40 s)
 #     test-sessions-chaos    the etcd chaos slice with CHAOS_ETCD_SESSION=1
+#     test-sessions-pg       tests/store/pg_session.c (C99, ASan + UBSan) against a real
+#                        PostgreSQL it starts (with_pg.sh): the adapter's sessions through the
+#                        lock core (decisions 0217, 0218) -- ldl_pg_session's refusals and the
+#                        session table's hardening, grant/renew/release named and
+#                        LDL_PG_UNNAMED, mixing with per-lock leases, expiry, the two snapshot
+#                        races, 1,000 locks and the session row deleted by hand; the
+#                        non-blocking view's coalescing on a scripted clock, cancel, loss;
+#                        then tests/store/pg_session_design.c, the design's statements as
+#                        written, direct and behind pgbouncer tx1 and tx2rr (~20 s)
 #   make chaos-sessions  the same campaign, CHAOS_SESSION_ROUNDS (1,000) rounds (not in make test)
+#   make mutants-sessions-pg  the breaks of tests/mutants/pg_session.txt in the adapter, each
+#                        killed by tests/store/pg_session.c (not in make test)
 # Each prints its "figure:" lines and "N passed, N failed". Details: docs/etcd.md
 # "Sessions". Mutants: tests/mutants/etcd.txt (session-*), killed by
 # tests/store/etcd_mutants.sh, which runs etcd_session last.
 
 TEST_TARGETS += test-sessions
-DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iproute2
+DEPS_PKGS    += etcd-server etcd-client libcurl4-openssl-dev libcjson-dev iproute2 postgresql libpq-dev pgbouncer
 
-.PHONY: test-sessions test-sessions-single test-sessions-cluster
+.PHONY: test-sessions test-sessions-single test-sessions-cluster test-sessions-pg
 test-sessions:
-	@$(MAKE) --no-print-directory test-sessions-single test-sessions-cluster test-sessions-chaos
+	@$(MAKE) --no-print-directory test-sessions-single test-sessions-cluster test-sessions-chaos test-sessions-pg
+
+# PostgreSQL (issue 34 item 3): the adapter's sessions through the lock core
+# (tests/store/pg_session.c; its breaks: tests/mutants/pg_session.txt, make
+# mutants-sessions-pg), then the design's statements as written against the same server
+# and behind pgbouncer in transaction pooling (tx1, tx2rr: every statement through the
+# pooler, the two cases that hold a transaction open left out).
+test-sessions-pg: $(B)/pg/pg_session $(B)/pg/pg_session_design
+	@tests/store/with_pg.sh ./$(B)/pg/pg_session ./$(B)/pg/pg_session_design \
+	  $(foreach m,tx1 tx2rr,'tests/store/with_pgbouncer.sh $(m) ./$(B)/pg/pg_session_design') > $(B)/pg/session.log 2>&1; rc=$$?; \
+	  grep -E '^figure' $(B)/pg/session.log; \
+	  grep -E '^(== |behind pgbouncer|[0-9]+ passed)' $(B)/pg/session.log | grep -v '^== \[' | sed 's/^/== pg sessions: /'; \
+	  if [ $$rc != 0 ]; then cat $(B)/pg/session.log; exit 1; fi
 
 test-sessions-single: $(B)/etcd/etcd_session
 	@tests/store/with_etcd.sh ./$(B)/etcd/etcd_session > $(B)/etcd/session.log 2>&1; rc=$$?; \
@@ -43,6 +66,12 @@ test-sessions-cluster: $(B)/etcd/etcd_session_cluster
 # test-sessions, >= 1,000 rounds in chaos-sessions (not in make test)
 CHAOS_SESSION_SLICE_ROUNDS ?= 30
 CHAOS_SESSION_ROUNDS       ?= 1000
+# every break of tests/mutants/pg_session.txt (the adapter's session guards) killed by
+# tests/store/pg_session.c (~4 min; not in make test)
+.PHONY: mutants-sessions-pg
+mutants-sessions-pg:
+	@CC="$(CC)" B="$(B)" sh tests/mutants/adapters.sh tests/mutants/pg_session.txt
+
 .PHONY: test-sessions-chaos chaos-sessions
 test-sessions-chaos: $(B)/chaos/chaos
 	CHAOS_ETCD_SESSION=1 tests/chaos/run.sh etcd $(CHAOS_SESSION_SLICE_ROUNDS) $(CHAOS_SEED)
