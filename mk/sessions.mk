@@ -1,12 +1,15 @@
-# mk/sessions.mk -- sessions on etcd (issue 34, decision 1013): one lease per view, the
-# non-blocking view's renews coalesced onto keepalives sent after them.
-#   make test-sessions   (part of make test) three parts, one after the other:
+# mk/sessions.mk -- sessions (issue 34): on etcd one lease per view (decision 1013), on
+# PostgreSQL one session row (decisions 0217, 0218); the non-blocking views' renews coalesced
+# onto the session refresh sent after them.
+#   make test-sessions   (part of make test) four parts, one after the other:
 #     test-sessions-single   tests/store/etcd_session.c (C99, ASan + UBSan) against a real
 #                        single etcd member it starts (with_etcd.sh: free ports, temp dir,
 #                        stopped by pid): the coalescing rule with a scripted clock, 1,000 locks
 #                        on one session and `etcdctl lease revoke`, a key of an ended session
 #                        never renewed by the next one, session and per-lock leases on one
-#                        view, the synchronous view (~10 s)
+#                        view, the synchronous view, a retried acquire proved by its nonce
+#                        through a reply-dropping proxy ("retry", decision 1014) and the
+#                        documented maxima on a session ("maxima") (~25 s)
 #     test-sessions-cluster  tests/store/etcd_session_cluster.c on 3 members
 #                        (with_etcd_cluster.sh): the leader SIGKILLed under 100 session locks;
 #                        then --netns (root) the leader's peer cable pulled under them (~40 s)
