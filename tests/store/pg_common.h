@@ -123,8 +123,9 @@ ST_FN void pgt__on_lost_a(void *user, int reason)
     t->lost_at = st_now_ms();
 }
 
-ST_FN int pgt_alock_init(pgt_alock *t, const ldl_async_store *as, const char *key,
-                         uint32_t ttl_ms, uint32_t hb_ms)
+/* clock: the lock's clock (all-zero: the core's CLOCK_MONOTONIC) */
+ST_FN int pgt_alock_init_clock(pgt_alock *t, const ldl_async_store *as, const char *key,
+                               uint32_t ttl_ms, uint32_t hb_ms, ldl_clock clock)
 {
     ldl_lock_desc d;
     memset(t, 0, sizeof *t);
@@ -135,6 +136,7 @@ ST_FN int pgt_alock_init(pgt_alock *t, const ldl_async_store *as, const char *ke
     d.ttl_ms = ttl_ms;
     d.heartbeat_ms = hb_ms;
     d.async_store = as;
+    d.clock = clock;
     d.on_lost = pgt__on_lost_a;
     d.user = t;
     if (ldl_lock_init(&t->lock, &d) != LDL_OK) {
@@ -142,6 +144,14 @@ ST_FN int pgt_alock_init(pgt_alock *t, const ldl_async_store *as, const char *ke
         return -1;
     }
     return 0;
+}
+
+ST_FN int pgt_alock_init(pgt_alock *t, const ldl_async_store *as, const char *key,
+                         uint32_t ttl_ms, uint32_t hb_ms)
+{
+    ldl_clock core;
+    memset(&core, 0, sizeof core);
+    return pgt_alock_init_clock(t, as, key, ttl_ms, hb_ms, core);
 }
 
 /* open a connection without ever blocking: PQconnectStart + PQconnectPoll

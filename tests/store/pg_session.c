@@ -387,21 +387,13 @@ static void async_shape(void)
 static uint64_t NOW = 1000000;
 static uint64_t sclock(void *ctx) { (void)ctx; return NOW; }
 
+/* a lock of the non-blocking view on the scripted clock */
 static int alock_init(pgt_alock *t, const ldl_async_store *as, const char *key, uint32_t ttl_ms, uint32_t hb_ms)
 {
-    ldl_lock_desc d;
-    memset(t, 0, sizeof *t);
-    ldl_scope_init(&t->root, t->pool, 2);
-    memset(&d, 0, sizeof d);
-    d.container = ldl_scope_container(&t->root);
-    d.key = key;
-    d.ttl_ms = ttl_ms;
-    d.heartbeat_ms = hb_ms;
-    d.async_store = as;
-    d.clock.now_ms = sclock;
-    d.on_lost = pgt__on_lost_a;
-    d.user = t;
-    return ldl_lock_init(&t->lock, &d) == LDL_OK ? 0 : -1;
+    ldl_clock c;
+    memset(&c, 0, sizeof c);
+    c.now_ms = sclock;
+    return pgt_alock_init_clock(t, as, key, ttl_ms, hb_ms, c);
 }
 
 static int npending(pgt_alock *ls, int from, int to)
